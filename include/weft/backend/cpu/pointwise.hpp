@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+/// @file The CPU executor for pointwise kernels: rows of SIMD packets plus a scalar tail, split across OpenMP threads.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "weft/backend/cpu/simd.hpp"
+#include "weft/plan/iteration.hpp"
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+namespace weft::detail::cpu {
+
+/// Below this many elements a kernel runs on the calling thread: a fork/join
+/// costs more than the work.
+inline constexpr std::int64_t kMinElementsPerThread = 16384;
+
+inline int max_threads() {
+#if defined(_OPENMP)
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+/// Threads a kernel of n elements uses.
+inline int threads_for(std::int64_t n) {
+  return int(std::clamp<std::int64_t>(n / kMinElementsPerThread, 1, max_threads()));
+}
+
+/// Packet length a kernel uses: the native vector over its widest lane.
+template <class Kernel>
+inline constexpr int lanes_v = std::max<int>(1, simd::kBytes / int(Kernel::kLaneBytes));
+
+/// Runs elements [begin, end) of the iteration space, row by row.
+template <class Kernel>
+void run_range(Kernel& kernel, const IterationSpace& space, std::int64_t begin, std::int64_t end, bool stream) {
+  constexpr int L = lanes_v<Kernel>;
+  const std::int64_t inner = space.inner();
+  std::int64_t outer[kMaxRank] = {};
+  std::int64_t row = begin / inner, j = begin % inner;
+  row_coordinates(space, row, outer);
+  for (std::int64_t i = begin; i < end; ++row, j = 0) {
+    kernel.seek(outer);
+    std::int64_t stop = std::min(inner, j + (end - i));
+    i += stop - j;
+    if constexpr (Kernel::kPacketCapable) {
+      for (; j + L <= stop; j += L) kernel.template run_packet<L>(j, stream);
+    }
+    for (; j < stop; ++j) kernel.run_scalar(j);
+    for (int d = space.rank() - 2; d >= 0 && ++outer[d] == space.shape[d]; --d) outer[d] = 0;
+  }
+  if (stream) simd::stream_fence();
+}
+
+/// Runs the whole kernel; chunk boundaries are multiples of the packet
+/// length, so aligned destinations stay aligned in every thread (needed by
+/// the non-temporal stores).
+template <class Kernel>
+void run_pointwise(const Kernel& kernel, const IterationSpace& space, int threads, bool stream) {
+  constexpr int L = lanes_v<Kernel>;
+  const std::int64_t n = space.numel;
+  if (n == 0) return;
+  if (threads <= 1) {
+    Kernel local = kernel;
+    run_range(local, space, 0, n, stream);
+    return;
+  }
+  const std::int64_t chunk = ((n + threads - 1) / threads + L - 1) / L * L;
+  WEFT_PRAGMA_OMP(omp parallel num_threads(threads))
+  {
+#if defined(_OPENMP)
+    const std::int64_t t = omp_get_thread_num();
+#else
+    const std::int64_t t = 0;
+#endif
+    const std::int64_t begin = std::min(n, t * chunk), end = std::min(n, begin + chunk);
+    Kernel local = kernel;
+    if (begin < end) run_range(local, space, begin, end, stream);
+  }
+}
+
+}  // namespace weft::detail::cpu

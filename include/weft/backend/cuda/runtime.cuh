@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+/// @file CUDA runtime helpers: error checks, device properties, streams (nvcc only).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <mutex>
+#include <vector>
+
+#include "weft/core/error.hpp"
+
+namespace weft::detail {
+
+/// Throws weft::CudaError naming the call when a CUDA runtime call failed.
+inline void check_cuda(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) {
+    throw CudaError(cat("weft: CUDA call ", what, " failed: ", cudaGetErrorName(status), " (",
+                        cudaGetErrorString(status), ")"));
+  }
+}
+
+/// Cached per-device properties (queried once; the launch layer sizes grids from them).
+inline const cudaDeviceProp& device_properties(int device) {
+  static std::mutex mutex;
+  static std::vector<cudaDeviceProp> props;
+  static std::vector<bool> known;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (device >= int(props.size())) {
+    props.resize(device + 1);
+    known.resize(device + 1, false);
+  }
+  if (!known[device]) {
+    check_cuda(cudaGetDeviceProperties(&props[device], device), "cudaGetDeviceProperties");
+    known[device] = true;
+  }
+  return props[device];
+}
+
+/// Makes `device` current for the lifetime of the guard.
+class CudaDeviceGuard {
+ public:
+  explicit CudaDeviceGuard(int device) {
+    check_cuda(cudaGetDevice(&previous_), "cudaGetDevice");
+    if (previous_ != device) check_cuda(cudaSetDevice(device), "cudaSetDevice");
+  }
+  ~CudaDeviceGuard() { cudaSetDevice(previous_); }
+  CudaDeviceGuard(const CudaDeviceGuard&) = delete;
+  CudaDeviceGuard& operator=(const CudaDeviceGuard&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+/// Number of CUDA devices, 0 when there is no driver or no device.
+inline int cuda_device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky "no device" status
+    return 0;
+  }
+  return n;
+}
+
+}  // namespace weft::detail

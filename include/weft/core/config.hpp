@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT
+/// @file Compiler and target macros shared by every weft header.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define WEFT_HOST_DEVICE __host__ __device__
+#else
+#define WEFT_HOST_DEVICE
+#endif
+
+#if defined(__CUDACC__) && !defined(__CUDA_ARCH__)
+#define WEFT_NVCC_HOST_PASS 1
+#endif
+
+// Code that launches kernels differs between a translation unit compiled by
+// nvcc and one compiled by a host compiler. Functions whose bodies depend on
+// that live in a differently named inline namespace, so the linker never
+// merges the two versions of one inline function (an ODR violation).
+#if defined(__CUDACC__)
+#define WEFT_BACKEND_ABI cuda_tu
+#else
+#define WEFT_BACKEND_ABI host_tu
+#endif
+
+#if defined(_OPENMP)
+#define WEFT_PRAGMA_OMP(x) _Pragma(#x)
+#else
+#define WEFT_PRAGMA_OMP(x)
+#endif
+
+namespace weft {
+
+/// The largest tensor rank weft handles; extents live inline in the handle.
+inline constexpr int kMaxRank = 8;
+
+}  // namespace weft

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+/// @file Shape (extents, also used for strides), broadcasting and contiguous strides.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+#include <iterator>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "weft/core/config.hpp"
+#include "weft/core/error.hpp"
+
+namespace weft {
+
+/// Up to kMaxRank int64 extents stored inline, so that a tensor handle and
+/// every kernel argument derived from it stays a flat, copyable value.
+class Shape {
+ public:
+  Shape() = default;
+  Shape(std::initializer_list<std::int64_t> extents) : Shape(extents.begin(), extents.end()) {}
+  explicit Shape(const std::vector<std::int64_t>& extents) : Shape(extents.begin(), extents.end()) {}
+  template <std::input_iterator It>
+  Shape(It first, It last) {
+    for (; first != last; ++first) push_back(std::int64_t(*first));
+  }
+
+  static Shape filled(int rank, std::int64_t value) {
+    Shape s;
+    for (int d = 0; d < rank; ++d) s.push_back(value);
+    return s;
+  }
+
+  int rank() const { return rank_; }
+  std::int64_t operator[](int d) const { return v_[d]; }
+  std::int64_t& operator[](int d) { return v_[d]; }
+  const std::int64_t* begin() const { return v_; }
+  const std::int64_t* end() const { return v_ + rank_; }
+  std::int64_t* begin() { return v_; }
+  std::int64_t* end() { return v_ + rank_; }
+
+  void push_back(std::int64_t x) {
+    if (rank_ == kMaxRank) detail::fail("Shape", "rank above the maximum of ", kMaxRank);
+    v_[rank_++] = x;
+  }
+  void insert(int d, std::int64_t x) {
+    push_back(0);
+    for (int i = rank_ - 1; i > d; --i) v_[i] = v_[i - 1];
+    v_[d] = x;
+  }
+  void erase(int d) {
+    for (int i = d; i + 1 < rank_; ++i) v_[i] = v_[i + 1];
+    --rank_;
+  }
+
+  /// Product of the extents (1 for rank 0).
+  std::int64_t numel() const {
+    std::int64_t n = 1;
+    for (int d = 0; d < rank_; ++d) n *= v_[d];
+    return n;
+  }
+
+  std::vector<std::int64_t> to_vector() const { return {begin(), end()}; }
+
+  friend bool operator==(const Shape& a, const Shape& b) {
+    return a.rank_ == b.rank_ && std::equal(a.begin(), a.end(), b.begin());
+  }
+
+  friend std::ostream& operator<<(std::ostream& os, const Shape& s) {
+    os << '[';
+    for (int d = 0; d < s.rank_; ++d) os << (d ? ", " : "") << s.v_[d];
+    return os << ']';
+  }
+
+  std::string str() const { return detail::cat(*this); }
+
+ private:
+  std::int64_t v_[kMaxRank] = {};
+  int rank_ = 0;
+};
+
+/// Element strides of a tensor: the same inline storage as a Shape.
+using Strides = Shape;
+
+/// Row-major strides of a dense tensor of this shape.
+inline Strides contiguous_strides(const Shape& shape) {
+  Strides s = Shape::filled(shape.rank(), 1);
+  for (int d = shape.rank() - 2; d >= 0; --d) s[d] = s[d + 1] * std::max<std::int64_t>(shape[d + 1], 1);
+  return s;
+}
+
+/// numpy broadcasting: align trailing dims; each pair equal or one of them 1.
+inline bool broadcast_into(Shape& acc, const Shape& s) {
+  Shape out;
+  int rank = std::max(acc.rank(), s.rank());
+  for (int d = 0; d < rank; ++d) {
+    int da = d - (rank - acc.rank()), ds = d - (rank - s.rank());
+    std::int64_t a = da >= 0 ? acc[da] : 1, b = ds >= 0 ? s[ds] : 1;
+    if (a != b && a != 1 && b != 1) return false;
+    out.push_back(a == 1 ? b : a);
+  }
+  acc = out;
+  return true;
+}
+
+/// True when `from` broadcasts to exactly `to` (PyTorch's expand / copy_ rule).
+inline bool broadcasts_to(const Shape& from, const Shape& to) {
+  if (from.rank() > to.rank()) return false;
+  for (int d = 0; d < from.rank(); ++d) {
+    std::int64_t f = from[d], t = to[d + to.rank() - from.rank()];
+    if (f != t && f != 1) return false;
+  }
+  return true;
+}
+
+/// Strides that read a tensor of `shape`/`strides` as if expanded to `to`
+/// (stride 0 on broadcast dims). Requires broadcasts_to(shape, to).
+inline Strides broadcast_strides(const Shape& shape, const Strides& strides, const Shape& to) {
+  Strides out = Shape::filled(to.rank(), 0);
+  int lead = to.rank() - shape.rank();
+  for (int d = 0; d < shape.rank(); ++d) out[d + lead] = shape[d] == 1 ? 0 : strides[d];
+  return out;
+}
+
+/// Normalizes a possibly negative dim index against a rank, or fails naming the op.
+inline int wrap_dim(const char* op, std::int64_t dim, int rank) {
+  int r = std::max(rank, 1);
+  if (dim < -r || dim >= r) detail::fail(op, "dim ", dim, " is out of range for a tensor of rank ", rank);
+  return int(dim < 0 ? dim + r : dim);
+}
+
+}  // namespace weft

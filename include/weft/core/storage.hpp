@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: MIT
+/// @file Storage: a reference-counted byte buffer on one device, plus byte copies between devices.
+#pragma once
+
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "weft/core/config.hpp"
+#include "weft/core/device.hpp"
+#include "weft/core/error.hpp"
+
+#if defined(__CUDACC__)
+#include "weft/backend/cuda/runtime.cuh"
+#endif
+
+namespace weft {
+
+/// Owns one allocation; tensors and views share it through a shared_ptr.
+class Storage {
+ public:
+  using Release = void (*)(void*, Device);
+  Storage(void* data, std::size_t bytes, Device device, Release release)
+      : data_(data), bytes_(bytes), device_(device), release_(release) {}
+  ~Storage() {
+    if (release_ && data_) release_(data_, device_);
+  }
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const { return data_; }
+  std::size_t bytes() const { return bytes_; }
+  Device device() const { return device_; }
+
+ private:
+  void* data_;
+  std::size_t bytes_;
+  Device device_;
+  Release release_;
+};
+
+namespace detail {
+
+/// Host buffers are 64-byte aligned so that every SIMD width can use aligned
+/// (and non-temporal) stores on them.
+inline constexpr std::size_t kHostAlignment = 64;
+
+inline void release_host(void* p, Device) { std::free(p); }
+
+inline namespace WEFT_BACKEND_ABI {
+
+#if defined(__CUDACC__)
+inline void release_cuda(void* p, Device d) {
+  CudaDeviceGuard guard(d.index());
+  cudaFree(p);
+}
+#endif
+
+[[noreturn]] inline void fail_no_cuda(const char* op) {
+  fail(op, "a CUDA tensor is used from a translation unit not compiled with nvcc; compile this file "
+           "as CUDA (.cu, with the weft CUDA dependency) or keep the tensor on Device::cpu()");
+}
+
+inline std::shared_ptr<Storage> allocate(std::size_t bytes, Device device) {
+  if (device.is_cpu()) {
+    std::size_t rounded = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
+    void* p = rounded ? std::aligned_alloc(kHostAlignment, rounded) : nullptr;
+    if (rounded && !p) fail("empty", "cannot allocate ", bytes, " bytes on the host");
+    return std::make_shared<Storage>(p, bytes, device, &release_host);
+  }
+#if defined(__CUDACC__)
+  CudaDeviceGuard guard(device.index());
+  void* p = nullptr;
+  if (bytes) check_cuda(cudaMalloc(&p, bytes), "cudaMalloc");
+  return std::make_shared<Storage>(p, bytes, device, &release_cuda);
+#else
+  fail_no_cuda("empty");
+#endif
+}
+
+/// Copies `bytes` contiguous bytes between any two devices (synchronous).
+inline void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, std::size_t bytes) {
+  if (bytes == 0) return;
+  if (dst_device.is_cpu() && src_device.is_cpu()) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+#if defined(__CUDACC__)
+  cudaMemcpyKind kind = dst_device.is_cpu()   ? cudaMemcpyDeviceToHost
+                        : src_device.is_cpu() ? cudaMemcpyHostToDevice
+                                              : cudaMemcpyDeviceToDevice;
+  check_cuda(cudaMemcpy(dst, src, bytes, kind), "cudaMemcpy");
+#else
+  fail_no_cuda("to");
+#endif
+}
+
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace detail
+}  // namespace weft

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+/// @file A minimal tuple usable in CUDA device code (std::tuple's members are host-only there).
+#pragma once
+
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+#include "weft/core/config.hpp"
+
+namespace weft::detail {
+
+template <std::size_t I, class T>
+struct TupleSlot {
+  [[no_unique_address]] T value;
+};
+
+template <class Indices, class... Ts>
+struct TupleBase;
+
+template <std::size_t... Is, class... Ts>
+struct TupleBase<std::index_sequence<Is...>, Ts...> : TupleSlot<Is, Ts>... {};
+
+/// Aggregate tuple: Tuple<A, B>{a, b}; get<I>(t). Braced initialization runs left to right.
+template <class... Ts>
+struct Tuple : TupleBase<std::index_sequence_for<Ts...>, Ts...> {
+  static constexpr std::size_t size = sizeof...(Ts);
+};
+
+template <std::size_t I, class T>
+WEFT_HOST_DEVICE constexpr T& get(TupleSlot<I, T>& slot) {
+  return slot.value;
+}
+template <std::size_t I, class T>
+WEFT_HOST_DEVICE constexpr const T& get(const TupleSlot<I, T>& slot) {
+  return slot.value;
+}
+
+template <std::size_t I, class Tup>
+using tuple_element_t = std::remove_cvref_t<decltype(get<I>(std::declval<Tup&>()))>;
+
+/// Calls f(get<0>(t)), f(get<1>(t)), ... in order.
+template <class Tup, class F>
+WEFT_HOST_DEVICE constexpr void for_each_in(Tup& t, F&& f) {
+  [&]<std::size_t... Is>(std::index_sequence<Is...>) { (f(get<Is>(t)), ...); }(std::make_index_sequence<Tup::size>{});
+}
+
+/// A compile-time list of types.
+template <class... Ts>
+struct TypeList {
+  static constexpr std::size_t size = sizeof...(Ts);
+};
+
+template <class... Lists>
+struct concat;
+template <>
+struct concat<> {
+  using type = TypeList<>;
+};
+template <class... As>
+struct concat<TypeList<As...>> {
+  using type = TypeList<As...>;
+};
+template <class... As, class... Bs, class... Rest>
+struct concat<TypeList<As...>, TypeList<Bs...>, Rest...> {
+  using type = typename concat<TypeList<As..., Bs...>, Rest...>::type;
+};
+template <class... Lists>
+using concat_t = typename concat<Lists...>::type;
+
+/// Number of times T occurs in List.
+template <class T, class List>
+inline constexpr int count_in = 0;
+template <class T, class... Ts>
+inline constexpr int count_in<T, TypeList<Ts...>> = (int(std::is_same_v<T, Ts>) + ... + 0);
+
+/// Index of the first T in List, or -1.
+template <class T, class List>
+inline constexpr int index_in = -1;
+template <class T, class... Ts>
+inline constexpr int index_in<T, TypeList<Ts...>> = [] {
+  int i = 0, found = -1;
+  ((found < 0 && std::is_same_v<T, Ts> ? found = i : ++i), ...);
+  return found;
+}();
+
+}  // namespace weft::detail

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+/// @file The Expr CRTP base and the concepts that say what may appear in an expression.
+#pragma once
+
+#include <type_traits>
+
+#include "weft/core/dtype.hpp"
+#include "weft/core/tensor.hpp"
+
+namespace weft {
+
+/// Base of every expression node; nodes hold operands and a functor, nothing else.
+template <class Derived>
+struct Expr {};
+
+/// An expression node (Leaf, Scalar, Map, Cast, ...).
+template <class E>
+concept Expression = std::is_base_of_v<Expr<std::remove_cvref_t<E>>, std::remove_cvref_t<E>>;
+
+/// A C++ number that may appear in an expression (a "wrapped number" in PyTorch).
+template <class S>
+concept Number = std::is_arithmetic_v<std::remove_cvref_t<S>>;
+
+/// What the expression builders accept: nodes, tensors and numbers.
+template <class X>
+concept Operand = Expression<X> || is_tensor_v<std::remove_cvref_t<X>> || Number<X>;
+
+/// At least one operand of a builder must be a tensor or expression.
+template <class... Xs>
+concept HasTensorOperand = (... || (Expression<Xs> || is_tensor_v<std::remove_cvref_t<Xs>>));
+
+}  // namespace weft

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: MIT
+/// @file Expression builders: operators and pointwise functions over tensors, expressions and numbers.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "weft/expr/nodes.hpp"
+
+namespace weft {
+
+namespace detail {
+
+/// Wraps an operand as a node: tensors become Leafs, numbers Scalars.
+template <class X>
+auto as_expr(const X& x) {
+  if constexpr (Expression<X>) return x;
+  else if constexpr (is_tensor_v<X>) return Leaf<typename X::value_type>{{}, x};
+  else if constexpr (std::is_same_v<X, bool>) return Scalar<bool>{{}, x};
+  else if constexpr (std::is_integral_v<X>) return Scalar<std::int64_t>{{}, std::int64_t(x)};
+  else return Scalar<double>{{}, double(x)};
+}
+
+template <class X>
+using expr_t = decltype(as_expr(std::declval<X>()));
+
+template <class Op, class... Xs>
+auto make_map(const Xs&... xs) {
+  return Map<Op, expr_t<Xs>...>{{}, Op{}, {as_expr(xs)...}};
+}
+
+}  // namespace detail
+
+#define WEFT_BINARY_OPERATOR(sym, Op)                                    \
+  template <Operand A, Operand B>                                        \
+    requires HasTensorOperand<A, B>                                      \
+  auto operator sym(const A& a, const B& b) {                            \
+    return detail::make_map<ops::Op>(a, b);                              \
+  }
+WEFT_BINARY_OPERATOR(+, Add)
+WEFT_BINARY_OPERATOR(-, Sub)
+WEFT_BINARY_OPERATOR(*, Mul)
+WEFT_BINARY_OPERATOR(/, Div)
+WEFT_BINARY_OPERATOR(<, Less)
+WEFT_BINARY_OPERATOR(<=, LessEqual)
+WEFT_BINARY_OPERATOR(>, Greater)
+WEFT_BINARY_OPERATOR(>=, GreaterEqual)
+WEFT_BINARY_OPERATOR(==, Equal)
+WEFT_BINARY_OPERATOR(!=, NotEqual)
+#undef WEFT_BINARY_OPERATOR
+
+template <Operand A>
+  requires HasTensorOperand<A>
+auto operator-(const A& a) {
+  return detail::make_map<ops::Neg>(a);
+}
+
+#define WEFT_UNARY_FUNCTION(name, Op)                        \
+  template <Operand A>                                       \
+    requires HasTensorOperand<A>                             \
+  auto name(const A& a) {                                    \
+    return detail::make_map<ops::Op>(a);                     \
+  }
+WEFT_UNARY_FUNCTION(exp, Exp)
+WEFT_UNARY_FUNCTION(log, Log)
+WEFT_UNARY_FUNCTION(log1p, Log1p)
+WEFT_UNARY_FUNCTION(expm1, Expm1)
+WEFT_UNARY_FUNCTION(sqrt, Sqrt)
+WEFT_UNARY_FUNCTION(rsqrt, Rsqrt)
+WEFT_UNARY_FUNCTION(abs, Abs)
+WEFT_UNARY_FUNCTION(sin, Sin)
+WEFT_UNARY_FUNCTION(cos, Cos)
+WEFT_UNARY_FUNCTION(tanh, Tanh)
+WEFT_UNARY_FUNCTION(sigmoid, Sigmoid)
+WEFT_UNARY_FUNCTION(relu, Relu)
+WEFT_UNARY_FUNCTION(gelu, Gelu)
+WEFT_UNARY_FUNCTION(silu, Silu)
+WEFT_UNARY_FUNCTION(erf, Erf)
+WEFT_UNARY_FUNCTION(square, Square)
+WEFT_UNARY_FUNCTION(reciprocal, Reciprocal)
+WEFT_UNARY_FUNCTION(sign, Sign)
+#undef WEFT_UNARY_FUNCTION
+
+#define WEFT_BINARY_FUNCTION(name, Op)                       \
+  template <Operand A, Operand B>                            \
+    requires HasTensorOperand<A, B>                          \
+  auto name(const A& a, const B& b) {                        \
+    return detail::make_map<ops::Op>(a, b);                  \
+  }
+WEFT_BINARY_FUNCTION(pow, Pow)
+WEFT_BINARY_FUNCTION(maximum, Maximum)
+WEFT_BINARY_FUNCTION(minimum, Minimum)
+#undef WEFT_BINARY_FUNCTION
+
+/// clamp(x, lo, hi) = min(max(x, lo), hi); lo and hi may be numbers or tensors.
+template <Operand X, Operand Lo, Operand Hi>
+  requires HasTensorOperand<X, Lo, Hi>
+auto clamp(const X& x, const Lo& lo, const Hi& hi) {
+  return detail::make_map<ops::Clamp>(x, lo, hi);
+}
+
+/// where(cond, a, b) = cond ? a : b, elementwise; cond is usually a bool tensor or comparison.
+template <Operand C, Operand A, Operand B>
+  requires HasTensorOperand<C, A, B>
+auto where(const C& cond, const A& a, const B& b) {
+  return detail::make_map<ops::Where>(cond, a, b);
+}
+
+/// lerp(a, b, w) = a + w * (b - a).
+template <Operand A, Operand B, Operand W>
+  requires HasTensorOperand<A, B, W>
+auto lerp(const A& a, const B& b, const W& w) {
+  return detail::make_map<ops::Lerp>(a, b, w);
+}
+
+/// The operand converted to dtype U, rounding to U's precision.
+template <Element U, Operand X>
+  requires HasTensorOperand<X>
+auto cast(const X& x) {
+  return Cast<U, detail::expr_t<X>>{{}, detail::as_expr(x)};
+}
+
+}  // namespace weft

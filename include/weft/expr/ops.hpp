@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+/// @file The catalog of pointwise op functors: one small struct per op, with its formula.
+#pragma once
+
+#include "weft/core/config.hpp"
+#include "weft/expr/math.hpp"
+
+namespace weft::ops {
+
+/// How an op's result dtype follows from its operands (PyTorch's rules).
+enum class Kind : unsigned char {
+  arithmetic,  // promote the operands; integers stay integers
+  floating,    // promote, then integers and bool become float
+  comparison,  // compute in the promoted type, result bool
+  where,       // (cond, a, b): promote a and b; cond is only tested
+};
+
+/// How the op is printed by WEFT_LOGS=output_code.
+enum class Notation : unsigned char { infix, prefix, call };
+
+// Each functor: kind, printed name, notation, and one operator() template
+// that serves scalars (host and device) and SIMD packets alike. A functor
+// that cannot serve packets simply fails the packet requires-check, and the
+// kernel runs its scalar loop instead.
+
+#define WEFT_OP_TRAITS(k, text, notation_)             \
+  static constexpr Kind kind = Kind::k;              \
+  static constexpr const char* name = text;          \
+  static constexpr Notation notation = Notation::notation_;
+
+// ---- binary -------------------------------------------------------------------
+struct Add {  // a + b
+  WEFT_OP_TRAITS(arithmetic, "+", infix)
+  template <class V> WEFT_HOST_DEVICE V operator()(V a, V b) const { return V(a + b); }
+};
+struct Sub {  // a - b
+  WEFT_OP_TRAITS(arithmetic, "-", infix)
+  template <class V> WEFT_HOST_DEVICE V operator()(V a, V b) const { return V(a - b); }
+};
+struct Mul {  // a * b
+  WEFT_OP_TRAITS(arithmetic, "*", infix)
+  template <class V> WEFT_HOST_DEVICE V operator()(V a, V b) const { return V(a * b); }
+};
+struct Div {  // a / b, true division (integers divide as float, like torch.div)
+  WEFT_OP_TRAITS(floating, "/", infix)
+  template <class V> WEFT_HOST_DEVICE V operator()(V a, V b) const { return V(a / b); }
+};
+struct Maximum {  // maximum(a, b); NaN if either is NaN
+  WEFT_OP_TRAITS(arithmetic, "maximum", call)
+  template <class V> WEFT_HOST_DEVICE V operator()(V a, V b) const { using math::max; return max(a, b); }
+};
+struct Minimum {  // minimum(a, b); NaN if either is NaN
+  WEFT_OP_TRAITS(arithmetic, "minimum", call)
+  template <class V> WEFT_HOST_DEVICE V operator()(V a, V b) const { using math::min; return min(a, b); }
+};
+struct Pow {  // pow(a, b) = a^b
+  WEFT_OP_TRAITS(arithmetic, "pow", call)
+  template <class V> WEFT_HOST_DEVICE V operator()(V a, V b) const { using math::pow; return pow(a, b); }
+};
+
+#define WEFT_COMPARISON_OP(Name, text, fn)                                                      \
+  struct Name {                                                                                 \
+    WEFT_OP_TRAITS(comparison, text, infix)                                                     \
+    template <class V> WEFT_HOST_DEVICE auto operator()(V a, V b) const { using math::fn; return fn(a, b); } \
+  };
+WEFT_COMPARISON_OP(Less, "<", lt)            // a < b
+WEFT_COMPARISON_OP(LessEqual, "<=", le)      // a <= b
+WEFT_COMPARISON_OP(Greater, ">", gt)         // a > b
+WEFT_COMPARISON_OP(GreaterEqual, ">=", ge)   // a >= b
+WEFT_COMPARISON_OP(Equal, "==", eq)          // a == b
+WEFT_COMPARISON_OP(NotEqual, "!=", ne)       // a != b
+#undef WEFT_COMPARISON_OP
+
+// ---- unary, dtype-preserving -----------------------------------------------------
+struct Neg {  // -x
+  WEFT_OP_TRAITS(arithmetic, "-", prefix)
+  template <class V> WEFT_HOST_DEVICE V operator()(V x) const { return V(-x); }
+};
+struct Abs {  // |x|
+  WEFT_OP_TRAITS(arithmetic, "abs", call)
+  template <class V> WEFT_HOST_DEVICE V operator()(V x) const { using math::abs; return abs(x); }
+};
+struct Relu {  // relu(x) = max(x, 0)
+  WEFT_OP_TRAITS(arithmetic, "relu", call)
+  template <class V> WEFT_HOST_DEVICE V operator()(V x) const {
+    using math::max;
+    return max(x, math::constant<V>(0));
+  }
+};
+struct Square {  // square(x) = x * x
+  WEFT_OP_TRAITS(arithmetic, "square", call)
+  template <class V> WEFT_HOST_DEVICE V operator()(V x) const { return V(x * x); }
+};
+struct Sign {  // sign(x) = (x > 0) - (x < 0)
+  WEFT_OP_TRAITS(arithmetic, "sign", call)
+  template <class V> WEFT_HOST_DEVICE V operator()(V x) const { using math::sign; return sign(x); }
+};
+
+// ---- unary, float-valued (integers compute in float) -------------------------------
+#define WEFT_FLOAT_UNARY_OP(Name, text, expr)                                            \
+  struct Name {                                                                           \
+    WEFT_OP_TRAITS(floating, text, call)                                                  \
+    template <class V> WEFT_HOST_DEVICE V operator()(V x) const {                         \
+      using namespace math;                                                               \
+      return expr;                                                                        \
+    }                                                                                     \
+  };
+WEFT_FLOAT_UNARY_OP(Exp, "exp", exp(x))                   // exp(x) = e^x
+WEFT_FLOAT_UNARY_OP(Log, "log", log(x))                   // log(x), natural
+WEFT_FLOAT_UNARY_OP(Log1p, "log1p", log1p(x))             // log1p(x) = log(1 + x)
+WEFT_FLOAT_UNARY_OP(Expm1, "expm1", expm1(x))             // expm1(x) = e^x - 1
+WEFT_FLOAT_UNARY_OP(Sqrt, "sqrt", sqrt(x))                // sqrt(x)
+WEFT_FLOAT_UNARY_OP(Rsqrt, "rsqrt", rsqrt(x))             // rsqrt(x) = 1 / sqrt(x)
+WEFT_FLOAT_UNARY_OP(Sin, "sin", sin(x))                   // sin(x)
+WEFT_FLOAT_UNARY_OP(Cos, "cos", cos(x))                   // cos(x)
+WEFT_FLOAT_UNARY_OP(Tanh, "tanh", tanh(x))                // tanh(x)
+WEFT_FLOAT_UNARY_OP(Erf, "erf", erf(x))                   // erf(x) = 2/sqrt(pi) * int_0^x e^-t^2 dt
+WEFT_FLOAT_UNARY_OP(Sigmoid, "sigmoid", sigmoid(x))       // sigmoid(x) = 1 / (1 + exp(-x))
+WEFT_FLOAT_UNARY_OP(Silu, "silu", V(x * sigmoid(x)))      // silu(x) = x * sigmoid(x)
+WEFT_FLOAT_UNARY_OP(Reciprocal, "reciprocal", V(constant<V>(1) / x))  // reciprocal(x) = 1 / x
+// gelu(x) = x/2 * (1 + erf(x / sqrt(2)))  (PyTorch's default, approximate='none')
+WEFT_FLOAT_UNARY_OP(Gelu, "gelu", V(constant<V>(0.5) * x * (constant<V>(1) + erf(x * constant<V>(0.70710678118654752440)))))
+#undef WEFT_FLOAT_UNARY_OP
+
+// ---- ternary -------------------------------------------------------------------
+struct Clamp {  // clamp(x, lo, hi) = min(max(x, lo), hi)
+  WEFT_OP_TRAITS(arithmetic, "clamp", call)
+  template <class V> WEFT_HOST_DEVICE V operator()(V x, V lo, V hi) const {
+    using math::max;
+    using math::min;
+    return min(max(x, lo), hi);
+  }
+};
+struct Lerp {  // lerp(a, b, w) = a + w * (b - a)
+  WEFT_OP_TRAITS(floating, "lerp", call)
+  template <class V> WEFT_HOST_DEVICE V operator()(V a, V b, V w) const { return V(a + w * (b - a)); }
+};
+struct Where {  // where(c, a, b) = c ? a : b
+  WEFT_OP_TRAITS(where, "where", call)
+  template <class V> WEFT_HOST_DEVICE V operator()(V c, V a, V b) const {
+    using math::nonzero;
+    using math::select;
+    return select(nonzero(c), a, b);
+  }
+};
+
+#undef WEFT_OP_TRAITS
+
+}  // namespace weft::ops
+
+namespace weft::ops {
+
+/// Whether an op has a packet form for integer lanes (the float forms all exist).
+template <class Op>
+inline constexpr bool has_integer_packets = true;
+template <>
+inline constexpr bool has_integer_packets<Pow> = false;
+template <>
+inline constexpr bool has_integer_packets<Sign> = false;
+
+}  // namespace weft::ops

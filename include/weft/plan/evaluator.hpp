@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: MIT
+/// @file Evaluators: the flat, device-copyable form of an expression tree that a kernel runs.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "weft/core/tuple.hpp"
+#include "weft/expr/nodes.hpp"
+#include "weft/plan/iteration.hpp"
+
+namespace weft::detail {
+
+// Values flow through a kernel as scalars of math_t<dtype> (bool stays bool),
+// or on the host as packets of lane_t<dtype>: a bool packet is int32 lanes
+// holding 0 or 1, so comparisons and where() vectorize too.
+template <class T>
+using lane_t = std::conditional_t<std::is_same_v<T, bool>, std::int32_t, math_t<T>>;
+
+/// A math value as another dtype's math value; anything to bool tests != 0.
+template <class Want, class V>
+WEFT_HOST_DEVICE inline Want convert_value(V v) {
+  if constexpr (std::is_same_v<Want, bool>) return v != V(0);
+  else return static_cast<Want>(v);
+}
+
+#if !defined(__CUDA_ARCH__)
+template <class T, int L>
+using Packet = simd::Vec<lane_t<T>, L>;
+
+/// A packet of lanes as the packet of another dtype.
+template <class Want, class Lane, int L>
+inline Packet<Want, L> convert_packet(simd::Vec<Lane, L> v) {
+  if constexpr (std::is_same_v<Want, bool>) return math::ne(v, simd::Vec<Lane, L>::broadcast(Lane(0)));
+  else if constexpr (std::is_same_v<lane_t<Want>, Lane>) return v;
+  else return simd::convert<lane_t<Want>>(v);
+}
+
+/// L elements of dtype T, `stride` apart, as a packet of Want.
+template <class Want, int L, class T>
+inline Packet<Want, L> load_packet(const T* p, std::int64_t stride) {
+  using Lane = lane_t<Want>;
+  if (stride == 0) return Packet<Want, L>::broadcast(Lane(convert_value<Want>(math_t<T>(*p))));
+  if (stride == 1) {
+    if constexpr (is_16bit_float_v<T>) return convert_packet<Want>(simd::load_float<L>(p));
+    else if constexpr (!std::is_same_v<T, bool>) return convert_packet<Want>(simd::Vec<T, L>::load(p));
+  }
+  alignas(64) Lane lanes[L];
+  for (int l = 0; l < L; ++l) lanes[l] = Lane(convert_value<Want>(math_t<T>(p[l * stride])));
+  return Packet<Want, L>::load(lanes);
+}
+
+/// Stores a packet of T's lanes to L elements `stride` apart.
+template <class T, int L>
+inline void store_packet(T* p, std::int64_t stride, Packet<T, L> v, bool stream) {
+  if (stride == 1) {
+    if constexpr (is_16bit_float_v<T>) return simd::store_float(p, v);
+    else if constexpr (!std::is_same_v<T, bool>) return stream ? v.stream(p) : v.store(p);
+  }
+  for (int l = 0; l < L; ++l) p[l * stride] = T(v[l]);
+}
+#endif
+
+/// Where one operand lives in the iteration space. In the linear layout the
+/// element index is the offset; otherwise seek() positions a row pointer
+/// from the outer coordinates and the inner stride walks the row.
+template <class T, bool kLinear>
+struct Cursor {
+  T* data = nullptr;
+  T* row = nullptr;
+  std::int64_t strides[kLinear ? 1 : kMaxRank] = {};
+  std::int64_t inner = 1;
+  int outer_rank = 0;
+
+  Cursor() = default;
+  Cursor(T* base, const Strides& full, const IterationSpace& space) : data(base), row(base) {
+    if constexpr (!kLinear) {
+      Strides s = space.collapse(full);
+      outer_rank = space.rank() - 1;
+      for (int d = 0; d < outer_rank; ++d) strides[d] = s[d];
+      inner = s[space.rank() - 1];
+    }
+  }
+  WEFT_HOST_DEVICE void seek(const std::int64_t* outer) {
+    if constexpr (!kLinear) {
+      std::int64_t off = 0;
+      for (int d = 0; d < outer_rank; ++d) off += outer[d] * strides[d];
+      row = data + off;
+    }
+  }
+  WEFT_HOST_DEVICE T* at(std::int64_t j) const {
+    if constexpr (kLinear) return data + j;
+    else return row + j * inner;
+  }
+  std::int64_t step() const { return kLinear ? 1 : inner; }
+};
+
+/// How a shared subexpression's occurrence uses the per-element cache.
+enum class CacheRole : std::uint8_t { none, store, load };
+
+/// Host-side state while building evaluators: the first occurrence of each
+/// shared node type, against which later occurrences are compared.
+template <class Shared>
+struct BuildContext {
+  const void* first[Shared::size == 0 ? 1 : Shared::size] = {};
+  const IterationSpace* space = nullptr;
+};
+
+template <class Node, class Want, bool kLinear, class Shared>
+struct Evaluator;
+
+/// Reads a tensor (converted to Want).
+template <class T, class Want, bool kLinear, class Shared>
+struct Evaluator<Leaf<T>, Want, kLinear, Shared> {
+  Cursor<const T, kLinear> cursor;
+
+  Evaluator(const Leaf<T>& leaf, BuildContext<Shared>& ctx)
+      : cursor(leaf.tensor.data(), broadcast_strides(leaf.tensor.shape(), leaf.tensor.strides(), ctx.space->full),
+               *ctx.space) {}
+
+  WEFT_HOST_DEVICE void seek(const std::int64_t* outer) { cursor.seek(outer); }
+  template <class Cache>
+  WEFT_HOST_DEVICE Want coeff(std::int64_t j, Cache&) const {
+    return convert_value<Want>(math_t<T>(*cursor.at(j)));
+  }
+#if !defined(__CUDA_ARCH__)
+  template <int L, class Cache>
+  Packet<Want, L> packet(std::int64_t j, Cache&) const {
+    return load_packet<Want, L>(cursor.at(j), cursor.step());
+  }
+#endif
+};
+
+/// A number, converted once to Want when the kernel is built.
+template <class S, class Want, bool kLinear, class Shared>
+struct Evaluator<Scalar<S>, Want, kLinear, Shared> {
+  Want value;
+  Evaluator(const Scalar<S>& s, BuildContext<Shared>&) : value(convert_value<Want>(s.value)) {}
+  WEFT_HOST_DEVICE void seek(const std::int64_t*) {}
+  template <class Cache>
+  WEFT_HOST_DEVICE Want coeff(std::int64_t, Cache&) const {
+    return value;
+  }
+#if !defined(__CUDA_ARCH__)
+  template <int L, class Cache>
+  Packet<Want, L> packet(std::int64_t, Cache&) const {
+    return Packet<Want, L>::broadcast(lane_t<Want>(value));
+  }
+#endif
+};
+
+/// op(children...) in the op's compute type; a shared node computes once per
+/// element and later occurrences read the per-element cache.
+template <class Op, class... Args, class Want, bool kLinear, class Shared>
+struct Evaluator<Map<Op, Args...>, Want, kLinear, Shared> {
+  using Node = Map<Op, Args...>;
+  using C = typename Node::compute_type;
+  using R = std::conditional_t<std::is_same_v<typename Node::value_type, bool>, bool, C>;
+  static constexpr int kSlot = index_in<Node, Shared>;
+
+  // Declared first: the role is decided before the children are built, so
+  // roles follow evaluation order (a node, then its operands left to right).
+  CacheRole role;
+  [[no_unique_address]] Op op;
+  Tuple<Evaluator<Args, C, kLinear, Shared>...> children;
+
+  Evaluator(const Node& node, BuildContext<Shared>& ctx)
+      : role(decide_role(node, ctx)),
+        op(node.op),
+        children(build_children(node, ctx, std::index_sequence_for<Args...>{})) {}
+
+  WEFT_HOST_DEVICE void seek(const std::int64_t* outer) {
+    for_each_in(children, [&](auto& c) { c.seek(outer); });
+  }
+
+  template <class Cache>
+  WEFT_HOST_DEVICE Want coeff(std::int64_t j, Cache& cache) const {
+    if constexpr (kSlot >= 0) {
+      if (role == CacheRole::load) return convert_value<Want>(get<kSlot>(cache));
+      R v = compute(j, cache, std::index_sequence_for<Args...>{});
+      if (role == CacheRole::store) get<kSlot>(cache) = v;
+      return convert_value<Want>(v);
+    } else {
+      return convert_value<Want>(compute(j, cache, std::index_sequence_for<Args...>{}));
+    }
+  }
+
+#if !defined(__CUDA_ARCH__)
+  template <int L, class Cache>
+  Packet<Want, L> packet(std::int64_t j, Cache& cache) const {
+    if constexpr (kSlot >= 0) {
+      if (role == CacheRole::load) return convert_packet<Want>(get<kSlot>(cache));
+      Packet<R, L> v = compute_packet<L>(j, cache, std::index_sequence_for<Args...>{});
+      if (role == CacheRole::store) get<kSlot>(cache) = v;
+      return convert_packet<Want>(v);
+    } else {
+      return convert_packet<Want>(compute_packet<L>(j, cache, std::index_sequence_for<Args...>{}));
+    }
+  }
+#endif
+
+ private:
+  // The first occurrence of a shared node type stores its value; later
+  // occurrences that are the same tree load it; different trees of the same
+  // type just compute.
+  static CacheRole decide_role(const Node& node, BuildContext<Shared>& ctx) {
+    if constexpr (kSlot >= 0) {
+      const void*& first = ctx.first[kSlot];
+      if (!first) {
+        first = &node;
+        return CacheRole::store;
+      }
+      return same_tree(*static_cast<const Node*>(first), node) ? CacheRole::load : CacheRole::none;
+    } else {
+      return CacheRole::none;
+    }
+  }
+
+  template <std::size_t... Is>
+  static Tuple<Evaluator<Args, C, kLinear, Shared>...> build_children(const Node& node, BuildContext<Shared>& ctx,
+                                                                     std::index_sequence<Is...>) {
+    return {Evaluator<Args, C, kLinear, Shared>(get<Is>(node.args), ctx)...};
+  }
+
+  // Operands are evaluated left to right (braced initialization), which is
+  // the order BuildContext assigned cache roles in.
+  template <class Cache, std::size_t... Is>
+  WEFT_HOST_DEVICE R compute(std::int64_t j, Cache& cache, std::index_sequence<Is...>) const {
+    Tuple<std::conditional_t<true, C, Args>...> v{get<Is>(children).coeff(j, cache)...};
+    return R(op(get<Is>(v)...));
+  }
+#if !defined(__CUDA_ARCH__)
+  template <int L, class Cache, std::size_t... Is>
+  Packet<R, L> compute_packet(std::int64_t j, Cache& cache, std::index_sequence<Is...>) const {
+    Tuple<std::conditional_t<true, Packet<C, L>, Args>...> v{get<Is>(children).template packet<L>(j, cache)...};
+    return op(get<Is>(v)...);
+  }
+#endif
+};
+
+/// cast<U>(e): e rounded to U, then read as Want.
+template <class U, class E, class Want, bool kLinear, class Shared>
+struct Evaluator<Cast<U, E>, Want, kLinear, Shared> {
+  using From = std::conditional_t<std::is_same_v<typename E::value_type, bool>, bool, math_t<typename E::value_type>>;
+  Evaluator<E, From, kLinear, Shared> child;
+
+  Evaluator(const Cast<U, E>& node, BuildContext<Shared>& ctx) : child(node.arg, ctx) {}
+  WEFT_HOST_DEVICE void seek(const std::int64_t* outer) { child.seek(outer); }
+  template <class Cache>
+  WEFT_HOST_DEVICE Want coeff(std::int64_t j, Cache& cache) const {
+    U rounded = U(convert_value<math_t<U>>(child.coeff(j, cache)));
+    return convert_value<Want>(math_t<U>(rounded));
+  }
+#if !defined(__CUDA_ARCH__)
+  template <int L, class Cache>
+  Packet<Want, L> packet(std::int64_t j, Cache& cache) const {
+    Packet<U, L> v = convert_packet<U>(child.template packet<L>(j, cache));
+    if constexpr (is_16bit_float_v<U>) {
+      alignas(64) U rounded[L];
+      simd::store_float(rounded, v);
+      v = simd::load_float<L>(rounded);
+    }
+    return convert_packet<Want>(v);
+  }
+#endif
+};
+
+/// Whether every op in the tree has a packet form for its lane type.
+template <class N>
+inline constexpr bool packet_capable_v = true;
+template <class Op, class... Args>
+inline constexpr bool packet_capable_v<Map<Op, Args...>> =
+    (std::is_floating_point_v<typename Map<Op, Args...>::compute_type> || ops::has_integer_packets<Op>) &&
+    (packet_capable_v<Args> && ...);
+template <class U, class E>
+inline constexpr bool packet_capable_v<Cast<U, E>> = packet_capable_v<E>;
+
+/// Widest lane (bytes) a tree's values take; sets the kernel's packet length.
+template <class N>
+inline constexpr std::size_t lane_bytes_v = 0;  // numbers adopt their parent's lane
+template <class T>
+inline constexpr std::size_t lane_bytes_v<Leaf<T>> = sizeof(lane_t<T>);
+template <class Op, class... Args>
+inline constexpr std::size_t lane_bytes_v<Map<Op, Args...>> =
+    std::max({sizeof(lane_t<typename Map<Op, Args...>::compute_type>),
+              sizeof(lane_t<typename Map<Op, Args...>::value_type>), lane_bytes_v<Args>...});
+template <class U, class E>
+inline constexpr std::size_t lane_bytes_v<Cast<U, E>> = std::max({sizeof(lane_t<U>), sizeof(float), lane_bytes_v<E>});
+
+}  // namespace weft::detail

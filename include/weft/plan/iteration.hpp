@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+/// @file The iteration space of a pointwise kernel: dims merged where every operand allows it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "weft/core/shape.hpp"
+
+namespace weft::detail {
+
+/// The destination's shape with size-1 dims dropped and neighbouring dims
+/// merged wherever every operand's strides let a single stride walk both.
+/// A contiguous, same-shape assignment collapses to rank 1 with unit
+/// strides: the `linear` fast path (no index arithmetic at all).
+struct IterationSpace {
+  Shape full;                        // the destination's shape
+  Shape shape;                       // collapsed extents, rank >= 1
+  int source_dim[kMaxRank] = {};     // original dim whose stride each collapsed dim takes (-1: none)
+  std::int64_t numel = 0;
+  bool linear = false;
+
+  int rank() const { return shape.rank(); }
+  std::int64_t inner() const { return shape[shape.rank() - 1]; }
+
+  /// An operand's strides (over the original shape) in the collapsed space.
+  Strides collapse(const Strides& full) const {
+    Strides out = Shape::filled(rank(), 0);
+    for (int d = 0; d < rank(); ++d) out[d] = source_dim[d] < 0 ? 0 : full[source_dim[d]];
+    return out;
+  }
+};
+
+/// `operands` holds every destination's strides and every input's strides
+/// broadcast to `shape`.
+inline IterationSpace plan_iteration(const Shape& shape, const std::vector<Strides>& operands) {
+  IterationSpace space;
+  space.full = shape;
+  space.numel = shape.numel();
+  int last = -1;  // original dim ending the current group
+  for (int d = 0; d < shape.rank(); ++d) {
+    if (shape[d] == 1) continue;
+    bool mergeable = last >= 0;
+    for (const Strides& s : operands)
+      if (mergeable && s[last] != s[d] * shape[d]) mergeable = false;
+    if (mergeable) {
+      space.shape[space.rank() - 1] *= shape[d];
+    } else {
+      space.shape.push_back(shape[d]);
+    }
+    space.source_dim[space.rank() - 1] = d;
+    last = d;
+  }
+  if (space.rank() == 0) {
+    space.shape.push_back(shape.numel() == 0 ? 0 : 1);
+    space.source_dim[0] = -1;
+  }
+  space.linear = space.rank() == 1;
+  for (const Strides& s : operands)
+    if (space.linear && space.source_dim[0] >= 0 && s[space.source_dim[0]] != 1) space.linear = false;
+  if (space.source_dim[0] < 0) space.linear = false;
+  return space;
+}
+
+/// Writes the outer coordinates (all but the innermost) of row `row`.
+inline void row_coordinates(const IterationSpace& space, std::int64_t row, std::int64_t* outer) {
+  for (int d = space.rank() - 2; d >= 0; --d) {
+    outer[d] = row % space.shape[d];
+    row /= space.shape[d];
+  }
+}
+
+}  // namespace weft::detail

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+/// @file PointwiseKernel: the statements of one fused kernel (destinations + evaluators) over one iteration space.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "weft/plan/evaluator.hpp"
+
+namespace weft {
+
+/// One statement of a fused kernel: `*dst = rhs` (built by weft::assign).
+template <Element T, class E>
+struct Assignment {
+  using dest_type = T;
+  using expr_type = E;
+  Tensor<T>* dst;
+  E rhs;
+};
+
+namespace detail {
+
+template <class All, class Pending, class Acc>
+struct select_shared;
+template <class All, class Acc>
+struct select_shared<All, TypeList<>, Acc> {
+  using type = Acc;
+};
+template <class All, class T, class... Rest, class... Acc>
+struct select_shared<All, TypeList<T, Rest...>, TypeList<Acc...>> {
+  static constexpr bool take = count_in<T, All> >= 2 && count_in<T, TypeList<Acc...>> == 0;
+  using type = typename select_shared<All, TypeList<Rest...>,
+                                      std::conditional_t<take, TypeList<Acc..., T>, TypeList<Acc...>>>::type;
+};
+
+/// Map node types that occur more than once across the statements: these get
+/// a per-element cache slot, so a subexpression named once in C++ and used in
+/// several outputs is computed once.
+template <class... Exprs>
+using shared_nodes_t = typename select_shared<concat_t<typename map_types_in<Exprs>::type...>,
+                                              concat_t<typename map_types_in<Exprs>::type...>, TypeList<>>::type;
+
+/// The value a statement computes for a destination of dtype T.
+template <class T>
+using dest_value_t = std::conditional_t<std::is_same_v<T, bool>, bool, math_t<T>>;
+
+template <class N>
+using node_value_t = std::conditional_t<std::is_same_v<typename N::value_type, bool>, bool, typename N::compute_type>;
+
+template <class List>
+struct scalar_cache;
+template <class... Ns>
+struct scalar_cache<TypeList<Ns...>> {
+  using type = Tuple<node_value_t<Ns>...>;
+};
+
+#if !defined(__CUDA_ARCH__)
+template <class List, int L>
+struct packet_cache;
+template <class... Ns, int L>
+struct packet_cache<TypeList<Ns...>, L> {
+  using type = Tuple<Packet<node_value_t<Ns>, L>...>;
+};
+#endif
+
+/// Destinations and right-hand sides of the statements of one kernel. Each
+/// element is computed in two phases: every right-hand side first, then every
+/// store, so each statement reads the values from before the kernel.
+template <bool kLinear, class... Stmts>
+struct PointwiseKernel {
+  using Shared = shared_nodes_t<typename Stmts::expr_type...>;
+  static constexpr int kStatements = sizeof...(Stmts);
+  static constexpr bool kPacketCapable = (packet_capable_v<typename Stmts::expr_type> && ...);
+  static constexpr std::size_t kLaneBytes =
+      std::max({lane_bytes_v<typename Stmts::expr_type>..., sizeof(lane_t<typename Stmts::dest_type>)...});
+
+  Tuple<Cursor<typename Stmts::dest_type, kLinear>...> dests;
+  Tuple<Evaluator<typename Stmts::expr_type, dest_value_t<typename Stmts::dest_type>, kLinear, Shared>...> rhs;
+
+  PointwiseKernel(const IterationSpace& space, BuildContext<Shared>&& ctx, const Stmts&... stmts)
+      : dests{Cursor<typename Stmts::dest_type, kLinear>(stmts.dst->data(), stmts.dst->strides(), space)...},
+        rhs{Evaluator<typename Stmts::expr_type, dest_value_t<typename Stmts::dest_type>, kLinear, Shared>(
+            stmts.rhs, ctx)...} {}
+
+  WEFT_HOST_DEVICE void seek(const std::int64_t* outer) {
+    for_each_in(dests, [&](auto& d) { d.seek(outer); });
+    for_each_in(rhs, [&](auto& e) { e.seek(outer); });
+  }
+
+  /// Element j of the current row (the linear index in the linear layout).
+  WEFT_HOST_DEVICE void run_scalar(std::int64_t j) {
+    typename scalar_cache<Shared>::type cache{};
+    run_scalar_impl(j, cache, std::index_sequence_for<Stmts...>{});
+  }
+
+#if !defined(__CUDA_ARCH__)
+  /// Elements j .. j+L-1 of the current row as packets.
+  template <int L>
+  void run_packet(std::int64_t j, bool stream) {
+    typename packet_cache<Shared, L>::type cache{};
+    run_packet_impl<L>(j, stream, cache, std::index_sequence_for<Stmts...>{});
+  }
+#endif
+
+ private:
+  template <class Cache, std::size_t... Is>
+  WEFT_HOST_DEVICE void run_scalar_impl(std::int64_t j, Cache& cache, std::index_sequence<Is...>) {
+    Tuple<dest_value_t<typename Stmts::dest_type>...> values{get<Is>(rhs).coeff(j, cache)...};
+    ((*get<Is>(dests).at(j) = typename Stmts::dest_type(get<Is>(values))), ...);
+  }
+#if !defined(__CUDA_ARCH__)
+  template <int L, class Cache, std::size_t... Is>
+  void run_packet_impl(std::int64_t j, bool stream, Cache& cache, std::index_sequence<Is...>) {
+    Tuple<Packet<typename Stmts::dest_type, L>...> values{get<Is>(rhs).template packet<L>(j, cache)...};
+    (store_packet<typename Stmts::dest_type, L>(get<Is>(dests).at(j), get<Is>(dests).step(), get<Is>(values), stream),
+     ...);
+  }
+#endif
+};
+
+}  // namespace detail
+}  // namespace weft

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: MIT
+/// @file Runs fused statements: checks shapes, devices and aliasing, plans the iteration, dispatches to a backend.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "weft/backend/cpu/pointwise.hpp"
+#include "weft/expr/print.hpp"
+#include "weft/log/log.hpp"
+#include "weft/plan/kernel.hpp"
+
+#if defined(__CUDACC__)
+#include "weft/backend/cuda/pointwise.cuh"
+#endif
+
+namespace weft::detail {
+
+/// Destinations at least this large are written with non-temporal stores on
+/// the CPU: they would not stay in cache anyway, and streaming skips reading
+/// each line before overwriting it (DESIGN.md section 5: ~1.15x).
+inline constexpr std::int64_t kStreamingBytes = std::int64_t(8) << 20;
+
+/// The bytes a view can touch: [lo, hi) within its storage.
+struct ByteRange {
+  const Storage* storage;
+  std::int64_t lo, hi;
+};
+
+template <class T>
+ByteRange byte_range(const Tensor<T>& t) {
+  std::int64_t lo = t.offset(), hi = t.offset();
+  for (int d = 0; d < t.dim(); ++d) {
+    if (t.shape()[d] == 0) return {t.storage().get(), 0, 0};
+    std::int64_t reach = (t.shape()[d] - 1) * t.strides()[d];
+    (reach < 0 ? lo : hi) += reach;
+  }
+  return {t.storage().get(), lo * std::int64_t(sizeof(T)), (hi + 1) * std::int64_t(sizeof(T))};
+}
+
+inline bool overlaps(const ByteRange& a, const ByteRange& b) {
+  return a.storage && a.storage == b.storage && a.lo < b.hi && b.lo < a.hi;
+}
+
+/// True when `t`, broadcast to `shape`, reads exactly the element `dst` writes at every index.
+template <class T, class U>
+bool elementwise_identical(const Tensor<T>& t, const Tensor<U>& dst, const Shape& shape) {
+  if (sizeof(T) != sizeof(U) || t.data() != static_cast<const void*>(dst.data())) return false;
+  if (!broadcasts_to(t.shape(), shape)) return false;
+  Strides s = broadcast_strides(t.shape(), t.strides(), shape);
+  for (int d = 0; d < shape.rank(); ++d)
+    if (shape[d] != 1 && s[d] != dst.strides()[d]) return false;
+  return true;
+}
+
+/// Shapes of all tensors an expression reads, left to right.
+template <class E>
+std::vector<Shape> leaf_shapes(E& e) {
+  std::vector<Shape> shapes;
+  for_each_leaf(e, [&](auto& leaf) { shapes.push_back(leaf.tensor.shape()); });
+  return shapes;
+}
+
+inline std::string join_shapes(const std::vector<Shape>& shapes) {
+  std::string s;
+  for (std::size_t i = 0; i < shapes.size(); ++i) s += (i ? ", " : "") + shapes[i].str();
+  return s;
+}
+
+/// Pseudo-source of a kernel, for WEFT_LOGS=output_code (and a one-line form for fusion).
+template <class Kernel, class... Stmts>
+std::string describe_kernel(const IterationSpace& space, const std::string& where, bool one_line,
+                            const Stmts&... stmts) {
+  using Shared = typename Kernel::Shared;
+  PrintContext ctx;
+  ctx.counting = true;  // first pass: which shared subexpressions are really reused
+  (print_expr<Shared>(stmts.rhs, ctx), ...);
+  std::vector<int> uses = ctx.shared_uses;
+  ctx = PrintContext{};
+  ctx.shared_uses = uses;
+  (ctx.name(*stmts.dst, true), ...);
+  std::vector<std::string> lines;
+  ((lines.push_back(cat(ctx.name(*stmts.dst, true), "[i] = ", strip_parens(print_expr<Shared>(stmts.rhs, ctx))))),
+   ...);
+  std::string body;
+  for (auto& l : ctx.lets) body += (one_line ? "" : "    ") + l + (one_line ? "; " : ";\n");
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    body += (one_line ? "" : "    ") + lines[i] + (one_line ? (i + 1 < lines.size() ? "; " : "") : ";\n");
+  if (one_line) return body;
+  std::int64_t read = 0, written = 0;
+  std::string ins, outs;
+  for (auto& t : ctx.tensors) {
+    std::int64_t bytes = t.dtype == "float64" || t.dtype == "int64" ? 8
+                         : t.dtype == "float32" || t.dtype == "int32" ? 4
+                         : t.dtype == "bool" ? 1 : 2;
+    if (t.output) written += bytes;
+    if (t.read) read += bytes;
+    (t.output ? outs : ins) += cat(t.output ? outs.empty() ? "" : ", " : ins.empty() ? "" : ", ", t.name, ": ",
+                                   t.dtype, t.shape, t.strides == contiguous_strides(t.shape) ? "" : " strided");
+  }
+  return cat("kernel pointwise (", where, ")\n", "  // inputs:  ", ins.empty() ? "none" : ins, "\n",
+             "  // outputs: ", outs, "\n", "  // bytes per element: ", read + written, " (", read, " read, ", written,
+             " written); ", Shared::size, " shared subexpression(s)\n", "  // iteration: ",
+             space.linear ? "contiguous, i in [0, " : "strided rows over collapsed shape ", space.linear ? "" : space.shape.str(),
+             space.linear ? cat(space.numel, ")") : "", "\n", "  for each i {\n", body, "  }");
+}
+
+inline namespace WEFT_BACKEND_ABI {
+
+/// Logs a kernel: the first run of each kernel type at info level (fusion,
+/// output_code), every run at debug level (+fusion).
+template <class Kernel, class... Stmts>
+void log_kernel(const IterationSpace& space, const std::string& where, const Stmts&... stmts) {
+  static std::atomic<bool> seen{false};
+  bool first = !seen.exchange(true, std::memory_order_relaxed);
+  if (log_enabled(LogComponent::fusion, first ? LogLevel::info : LogLevel::debug))
+    log_write(LogComponent::fusion, cat("fused ", sizeof...(Stmts), " statement(s) into 1 kernel: ",
+                                        describe_kernel<Kernel>(space, where, true, stmts...), "  [", where, "]"));
+  if (first && log_enabled(LogComponent::output_code))
+    log_write(LogComponent::output_code, describe_kernel<Kernel>(space, where, false, stmts...));
+}
+
+template <bool kLinear, class... Stmts>
+void dispatch(const IterationSpace& space, Device device, bool stream, Stmts&... stmts) {
+  using Kernel = PointwiseKernel<kLinear, Stmts...>;
+  BuildContext<typename Kernel::Shared> ctx;
+  ctx.space = &space;
+  Kernel kernel(space, std::move(ctx), stmts...);
+  if (device.is_cpu()) {
+    int threads = cpu::threads_for(space.numel);
+    if (log_enabled(LogComponent::fusion))
+      log_kernel<Kernel>(space,
+                         cat("cpu, ", kLinear ? "contiguous" : "strided", ", ", space.numel, " elements, ",
+                             Kernel::kPacketCapable ? cat(simd::kIsaName, " x", cpu::lanes_v<Kernel>, " packets")
+                                                    : std::string("scalar loop"),
+                             ", ", threads, " thread(s)", stream ? ", streaming stores" : ""),
+                         stmts...);
+    cpu::run_pointwise(kernel, space, threads, stream);
+  } else {
+#if defined(__CUDACC__)
+    std::string launch = cuda::describe_launch(space, device);
+    if (log_enabled(LogComponent::fusion))
+      log_kernel<Kernel>(space, cat("cuda:", device.index(), ", ", kLinear ? "contiguous" : "strided", ", ",
+                                    space.numel, " elements, ", launch),
+                         stmts...);
+    cuda::run_pointwise(kernel, space, device);
+#else
+    fail_no_cuda("assign");
+#endif
+  }
+}
+
+/// Evaluates statements `*dst_k = rhs_k` in one kernel (see DESIGN.md: fuse).
+/// Every check runs before anything is allocated or written.
+template <class... Stmts>
+void run_statements(const char* op, Stmts&... stmts) {
+  // Devices and shapes.
+  Device device = Device::cpu();
+  bool have_device = false;
+  auto use_device = [&](Device d, const char* what, const Shape& shape) {
+    if (!have_device) device = d, have_device = true;
+    else if (d != device)
+      fail(op, what, " of shape ", shape, " is on ", d, " but the kernel runs on ", device,
+           "; move operands with .to(device) first");
+  };
+  ((stmts.dst->defined() ? use_device(stmts.dst->device(), "destination", stmts.dst->shape()) : void()), ...);
+  auto check_leaves = [&](auto& rhs) {
+    for_each_leaf(rhs, [&](auto& leaf) {
+      if (!leaf.tensor.defined()) fail(op, "an operand is an empty (default-constructed) tensor");
+      use_device(leaf.tensor.device(), "an operand", leaf.tensor.shape());
+    });
+  };
+  (check_leaves(stmts.rhs), ...);
+
+  auto expr_shape = [&](auto& rhs) {
+    Shape s;
+    for (const Shape& leaf : leaf_shapes(rhs))
+      if (!broadcast_into(s, leaf))
+        fail(op, "operands of shapes ", join_shapes(leaf_shapes(rhs)),
+             " cannot be broadcast together (numpy rule: trailing dims must be equal or 1)");
+    return s;
+  };
+  Shape exprs[] = {expr_shape(stmts.rhs)...};
+  Shape shape;
+  bool have_shape = false;
+  ((stmts.dst->defined() && !have_shape ? (shape = stmts.dst->shape(), have_shape = true) : false), ...);
+  if (!have_shape) shape = exprs[0];
+  int k = 0;
+  auto check_statement = [&](auto& s) {
+    if (s.dst->defined() && !(s.dst->shape() == shape))
+      fail(op, "outputs of one kernel must have one shape, got ", shape, " and ", s.dst->shape());
+    if (!broadcasts_to(exprs[k], shape))
+      fail(op, "cannot write an expression of shape ", exprs[k], " into a destination of shape ", shape,
+           "; the expression must broadcast to the destination (PyTorch's copy_ rule)");
+    ++k;
+  };
+  (check_statement(stmts), ...);
+
+  // Destinations must not overlap each other.
+  std::vector<ByteRange> dst_ranges = {(stmts.dst->defined() ? byte_range(*stmts.dst) : ByteRange{nullptr, 0, 0})...};
+  for (std::size_t a = 0; a < dst_ranges.size(); ++a)
+    for (std::size_t b = a + 1; b < dst_ranges.size(); ++b)
+      if (overlaps(dst_ranges[a], dst_ranges[b]))
+        fail(op, "outputs ", a, " and ", b, " overlap in memory; each output of a fused kernel needs its own storage");
+
+  // All checks passed: allocate empty destinations.
+  auto allocate_empty = [&](auto& s) {
+    using T = typename std::remove_cvref_t<decltype(s)>::dest_type;
+    if (!s.dst->defined())
+      *s.dst = Tensor<T>(allocate(std::size_t(shape.numel()) * sizeof(T), device), shape, contiguous_strides(shape), 0);
+  };
+  (allocate_empty(stmts), ...);
+  if (shape.numel() == 0) return;
+
+  // An input that overlaps a destination without reading exactly the element
+  // being written (y = transpose(y), y = y[0] broadcast) is copied first.
+  bool destination_read = false;
+  auto make_safe = [&](auto& rhs) {
+    for_each_leaf(rhs, [&](auto& leaf) {
+      auto check_against = [&](auto& s) {
+        if (!overlaps(byte_range(leaf.tensor), byte_range(*s.dst))) return;
+        destination_read = true;
+        if (elementwise_identical(leaf.tensor, *s.dst, shape)) return;
+        log(LogComponent::fusion, LogLevel::info, op, ": an input of shape ", leaf.tensor.shape(),
+            " overlaps the output of shape ", shape, " without matching it elementwise; reading a copy");
+        leaf.tensor = leaf.tensor.clone();
+      };
+      (check_against(stmts), ...);
+    });
+  };
+  (make_safe(stmts.rhs), ...);
+
+  // Plan the iteration over every operand's strides.
+  std::vector<Strides> strides = {stmts.dst->strides()...};
+  auto add_leaf_strides = [&](auto& rhs) {
+    for_each_leaf(rhs, [&](auto& leaf) {
+      strides.push_back(broadcast_strides(leaf.tensor.shape(), leaf.tensor.strides(), shape));
+    });
+  };
+  (add_leaf_strides(stmts.rhs), ...);
+  IterationSpace space = plan_iteration(shape, strides);
+
+  bool aligned = ((reinterpret_cast<std::uintptr_t>(stmts.dst->data()) % kHostAlignment == 0) && ...);
+  std::int64_t dst_bytes = (std::int64_t(sizeof(typename Stmts::dest_type)) + ...) * space.numel;
+  bool stream = space.linear && aligned && !destination_read && dst_bytes >= kStreamingBytes;
+  if (space.linear) dispatch<true>(space, device, stream, stmts...);
+  else dispatch<false>(space, device, false, stmts...);
+}
+
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace weft::detail

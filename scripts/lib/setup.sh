@@ -1,0 +1,100 @@
+# Shared by scripts/test, demo, bench and gpu-check (sourced, not run):
+# installs missing build tools with apt-get, puts nvcc on PATH, configures
+# build directories and lists a build's programs.
+
+WEFT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+
+# Options every scripts/* release build shares, so test, demo and bench
+# reuse one build/release without reconfiguring it back and forth.
+WEFT_RELEASE_OPTS=(--buildtype=release -Dtests=true -Dbench=true -Dexamples=true -Dcuda=auto)
+
+weft_log() { printf '== %s\n' "$*" >&2; }
+
+# Installs what is missing (Debian/Ubuntu); does nothing when all is there.
+weft_install_deps() {
+  local missing=()
+  command -v meson >/dev/null 2>&1 || missing+=(meson)
+  command -v ninja >/dev/null 2>&1 || missing+=(ninja-build)
+  command -v g++ >/dev/null 2>&1 || missing+=(g++)
+  command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+  command -v python3 >/dev/null 2>&1 || missing+=(python3)
+  if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists eigen3; then
+    missing+=(libeigen3-dev)
+  fi
+  [[ -f /usr/include/doctest/doctest.h ]] || missing+=(doctest-dev)
+  ((${#missing[@]} == 0)) && return 0
+
+  weft_log "installing: ${missing[*]}"
+  local sudo=()
+  if ((EUID != 0)); then
+    command -v sudo >/dev/null 2>&1 || {
+      echo "missing ${missing[*]}; run as root or install them" >&2
+      return 1
+    }
+    sudo=(sudo)
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+# Meson finds nvcc only on PATH (Meson 1.0 ignores $NVCC).
+weft_cuda_env() {
+  if [[ -d /usr/local/cuda/bin ]]; then
+    case ":$PATH:" in
+      *:/usr/local/cuda/bin:*) ;;
+      *) PATH="/usr/local/cuda/bin:$PATH" ;;
+    esac
+    export PATH
+  fi
+  if command -v nvcc >/dev/null 2>&1; then
+    NVCC="$(command -v nvcc)"
+    export NVCC
+  fi
+}
+
+weft_setup() {
+  weft_install_deps
+  weft_cuda_env
+}
+
+# weft_configure DIR MESON_ARGS...: set up DIR, or apply the arguments to an
+# existing DIR (an incremental rebuild follows); a DIR that cannot be
+# reconfigured is wiped.
+weft_configure() {
+  local dir="$1"
+  shift
+  if [[ -f "$dir/meson-private/coredata.dat" ]]; then
+    meson setup --reconfigure "$dir" "$@" >"$dir.configure.log" 2>&1 ||
+      meson setup --wipe "$dir" "$@" >"$dir.configure.log" 2>&1 || {
+      cat "$dir.configure.log" >&2
+      return 1
+    }
+  else
+    mkdir -p "$(dirname "$dir")"
+    meson setup "$dir" "$@" >"$dir.configure.log" 2>&1 || {
+      cat "$dir.configure.log" >&2
+      return 1
+    }
+  fi
+  awk '/^  weft$/ { on = 1; next } on && /^$/ { exit } on' "$dir.configure.log" >&2 || true
+}
+
+# weft_programs DIR SUBDIR: the executables SUBDIR/meson.build defines in
+# build DIR, one path per line relative to DIR (usable as a ninja target).
+weft_programs() {
+  meson introspect --targets "$1" | python3 -c '
+import json, os, sys
+build, sub = os.path.realpath(sys.argv[1]), sys.argv[2]
+for t in json.load(sys.stdin):
+    where = os.path.dirname(os.path.realpath(t["defined_in"]))
+    if t["type"] == "executable" and where.endswith(os.sep + sub):
+        print(os.path.relpath(t["filename"][0], build))
+' "$1" "$2"
+}
+
+# weft_is_built DIR TARGET: true when ninja has nothing left to do for
+# TARGET, so an old binary from an earlier build is never run as current.
+weft_is_built() {
+  [[ -x "$1/$2" ]] && ninja -C "$1" -n "$2" 2>/dev/null | grep -q 'no work to do'
+}
