@@ -46,12 +46,21 @@ struct PrintContext {
 
 template <class Shared, class T>
 std::string print_expr(const Leaf<T>& leaf, PrintContext& ctx) {
-  return cat(ctx.name(leaf.tensor, false), "[i]");
+  return ctx.name(leaf.tensor, false) + "[i]";
 }
 
 template <class Shared, class S>
 std::string print_expr(const Scalar<S>& s, PrintContext&) {
   return cat(s.value);
+}
+
+/// "(a op b)", "op a" or "op(a, b, ...)".
+[[gnu::cold]] inline std::string format_op(const char* name, ops::Notation notation, const std::vector<std::string>& a) {
+  if (notation == ops::Notation::infix) return cat("(", a[0], " ", name, " ", a[1], ")");
+  if (notation == ops::Notation::prefix) return cat(name, a[0]);
+  std::string body = cat(name, "(");
+  for (std::size_t i = 0; i < a.size(); ++i) body += (i ? ", " : "") + a[i];
+  return body + ")";
 }
 
 template <class Shared, class Op, class... Args>
@@ -69,14 +78,7 @@ std::string print_expr(const Map<Op, Args...>& node, PrintContext& ctx) {
   }
   std::vector<std::string> a;
   for_each_in(node.args, [&](const auto& child) { a.push_back(print_expr<Shared>(child, ctx)); });
-  std::string body;
-  if constexpr (Op::notation == ops::Notation::infix) body = cat("(", a[0], " ", Op::name, " ", a[1], ")");
-  else if constexpr (Op::notation == ops::Notation::prefix) body = cat(Op::name, a[0]);
-  else {
-    body = cat(Op::name, "(");
-    for (std::size_t i = 0; i < a.size(); ++i) body += (i ? ", " : "") + a[i];
-    body += ")";
-  }
+  std::string body = format_op(Op::name, Op::notation, a);
   if constexpr (slot >= 0) {
     if (!ctx.shared_first[slot]) {
       ctx.shared_first[slot] = &node;

@@ -37,18 +37,34 @@ inline Packet<Want, L> convert_packet(simd::Vec<Lane, L> v) {
   else return simd::convert<lane_t<Want>>(v);
 }
 
-/// L elements of dtype T, `stride` apart, as a packet of Want.
+/// L elements of dtype T, `stride` apart (not 1), as a packet of Want.
+/// Kept out of line: it is the cold path of every kernel, and inlining it
+/// into each leaf of each kernel multiplies compile time.
 template <class Want, int L, class T>
-inline Packet<Want, L> load_packet(const T* p, std::int64_t stride) {
+[[gnu::noinline]] Packet<Want, L> gather_packet(const T* p, std::int64_t stride) {
   using Lane = lane_t<Want>;
   if (stride == 0) return Packet<Want, L>::broadcast(Lane(convert_value<Want>(math_t<T>(*p))));
-  if (stride == 1) {
-    if constexpr (is_16bit_float_v<T>) return convert_packet<Want>(simd::load_float<L>(p));
-    else if constexpr (!std::is_same_v<T, bool>) return convert_packet<Want>(simd::Vec<T, L>::load(p));
-  }
   alignas(64) Lane lanes[L];
   for (int l = 0; l < L; ++l) lanes[l] = Lane(convert_value<Want>(math_t<T>(p[l * stride])));
   return Packet<Want, L>::load(lanes);
+}
+
+/// L elements of dtype T, `stride` apart, as a packet of Want.
+template <class Want, int L, class T>
+inline Packet<Want, L> load_packet(const T* p, std::int64_t stride) {
+  if constexpr (!std::is_same_v<T, bool>) {
+    if (stride == 1) {
+      if constexpr (is_16bit_float_v<T>) return convert_packet<Want>(simd::load_float<L>(p));
+      else return convert_packet<Want>(simd::Vec<T, L>::load(p));
+    }
+  }
+  return gather_packet<Want, L>(p, stride);
+}
+
+/// Scatter counterpart of gather_packet, out of line for the same reason.
+template <class T, int L>
+[[gnu::noinline]] void scatter_packet(T* p, std::int64_t stride, Packet<T, L> v) {
+  for (int l = 0; l < L; ++l) p[l * stride] = T(v[l]);
 }
 
 /// Stores a packet of T's lanes to L elements `stride` apart.
@@ -58,7 +74,7 @@ inline void store_packet(T* p, std::int64_t stride, Packet<T, L> v, bool stream)
     if constexpr (is_16bit_float_v<T>) return simd::store_float(p, v);
     else if constexpr (!std::is_same_v<T, bool>) return stream ? v.stream(p) : v.store(p);
   }
-  for (int l = 0; l < L; ++l) p[l * stride] = T(v[l]);
+  scatter_packet<T, L>(p, stride, v);
 }
 #endif
 

@@ -70,10 +70,41 @@ inline std::string join_shapes(const std::vector<Shape>& shapes) {
   return s;
 }
 
+/// Lays out a printed kernel: one line for `fusion`, a block for `output_code`.
+/// Not a template, so each translation unit compiles the string work once.
+[[gnu::cold]] inline std::string format_kernel(const PrintContext& ctx, const std::vector<std::string>& lines,
+                                               const IterationSpace& space, const std::string& where,
+                                               std::size_t shared, bool one_line) {
+  std::string body;
+  for (auto& l : ctx.lets) body += (one_line ? "" : "    ") + l + (one_line ? "; " : ";\n");
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    body += (one_line ? "" : "    ") + lines[i] + (one_line ? (i + 1 < lines.size() ? "; " : "") : ";\n");
+  if (one_line) return body;
+  std::int64_t read = 0, written = 0;
+  std::string ins, outs;
+  for (auto& t : ctx.tensors) {
+    std::int64_t bytes = t.dtype == "float64" || t.dtype == "int64"   ? 8
+                         : t.dtype == "float32" || t.dtype == "int32" ? 4
+                         : t.dtype == "bool"                          ? 1
+                                                                      : 2;
+    if (t.output) written += bytes;
+    if (t.read) read += bytes;
+    std::string& list = t.output ? outs : ins;
+    list += cat(list.empty() ? "" : ", ", t.name, ": ", t.dtype, t.shape,
+                t.strides == contiguous_strides(t.shape) ? "" : " strided");
+  }
+  std::string iteration = space.linear ? cat("contiguous, i in [0, ", space.numel, ")")
+                                       : cat("strided rows over collapsed shape ", space.shape);
+  return cat("kernel pointwise (", where, ")\n", "  // inputs:  ", ins.empty() ? "none" : ins, "\n",
+             "  // outputs: ", outs, "\n", "  // bytes per element: ", read + written, " (", read, " read, ", written,
+             " written); ", shared, " shared subexpression(s)\n", "  // iteration: ", iteration, "\n",
+             "  for each i {\n", body, "  }");
+}
+
 /// Pseudo-source of a kernel, for WEFT_LOGS=output_code (and a one-line form for fusion).
 template <class Kernel, class... Stmts>
-std::string describe_kernel(const IterationSpace& space, const std::string& where, bool one_line,
-                            const Stmts&... stmts) {
+[[gnu::cold]] std::string describe_kernel(const IterationSpace& space, const std::string& where, bool one_line,
+                                          const Stmts&... stmts) {
   using Shared = typename Kernel::Shared;
   PrintContext ctx;
   ctx.counting = true;  // first pass: which shared subexpressions are really reused
@@ -83,29 +114,8 @@ std::string describe_kernel(const IterationSpace& space, const std::string& wher
   ctx.shared_uses = uses;
   (ctx.name(*stmts.dst, true), ...);
   std::vector<std::string> lines;
-  ((lines.push_back(cat(ctx.name(*stmts.dst, true), "[i] = ", strip_parens(print_expr<Shared>(stmts.rhs, ctx))))),
-   ...);
-  std::string body;
-  for (auto& l : ctx.lets) body += (one_line ? "" : "    ") + l + (one_line ? "; " : ";\n");
-  for (std::size_t i = 0; i < lines.size(); ++i)
-    body += (one_line ? "" : "    ") + lines[i] + (one_line ? (i + 1 < lines.size() ? "; " : "") : ";\n");
-  if (one_line) return body;
-  std::int64_t read = 0, written = 0;
-  std::string ins, outs;
-  for (auto& t : ctx.tensors) {
-    std::int64_t bytes = t.dtype == "float64" || t.dtype == "int64" ? 8
-                         : t.dtype == "float32" || t.dtype == "int32" ? 4
-                         : t.dtype == "bool" ? 1 : 2;
-    if (t.output) written += bytes;
-    if (t.read) read += bytes;
-    (t.output ? outs : ins) += cat(t.output ? outs.empty() ? "" : ", " : ins.empty() ? "" : ", ", t.name, ": ",
-                                   t.dtype, t.shape, t.strides == contiguous_strides(t.shape) ? "" : " strided");
-  }
-  return cat("kernel pointwise (", where, ")\n", "  // inputs:  ", ins.empty() ? "none" : ins, "\n",
-             "  // outputs: ", outs, "\n", "  // bytes per element: ", read + written, " (", read, " read, ", written,
-             " written); ", Shared::size, " shared subexpression(s)\n", "  // iteration: ",
-             space.linear ? "contiguous, i in [0, " : "strided rows over collapsed shape ", space.linear ? "" : space.shape.str(),
-             space.linear ? cat(space.numel, ")") : "", "\n", "  for each i {\n", body, "  }");
+  (lines.push_back(ctx.name(*stmts.dst, true) + "[i] = " + strip_parens(print_expr<Shared>(stmts.rhs, ctx))), ...);
+  return format_kernel(ctx, lines, space, where, Shared::size, one_line);
 }
 
 inline namespace WEFT_BACKEND_ABI {
@@ -113,7 +123,7 @@ inline namespace WEFT_BACKEND_ABI {
 /// Logs a kernel: the first run of each kernel type at info level (fusion,
 /// output_code), every run at debug level (+fusion).
 template <class Kernel, class... Stmts>
-void log_kernel(const IterationSpace& space, const std::string& where, const Stmts&... stmts) {
+[[gnu::cold]] void log_kernel(const IterationSpace& space, const std::string& where, const Stmts&... stmts) {
   static std::atomic<bool> seen{false};
   bool first = !seen.exchange(true, std::memory_order_relaxed);
   if (log_enabled(LogComponent::fusion, first ? LogLevel::info : LogLevel::debug))
@@ -123,35 +133,46 @@ void log_kernel(const IterationSpace& space, const std::string& where, const Stm
     log_write(LogComponent::output_code, describe_kernel<Kernel>(space, where, false, stmts...));
 }
 
+/// Builds the kernel for one layout over `space` and logs it.
 template <bool kLinear, class... Stmts>
-void dispatch(const IterationSpace& space, Device device, bool stream, Stmts&... stmts) {
+PointwiseKernel<kLinear, Stmts...> build_kernel(const IterationSpace& space, const std::string& where,
+                                                Stmts&... stmts) {
   using Kernel = PointwiseKernel<kLinear, Stmts...>;
   BuildContext<typename Kernel::Shared> ctx;
   ctx.space = &space;
-  Kernel kernel(space, std::move(ctx), stmts...);
-  if (device.is_cpu()) {
-    int threads = cpu::threads_for(space.numel);
-    if (log_enabled(LogComponent::fusion))
-      log_kernel<Kernel>(space,
-                         cat("cpu, ", kLinear ? "contiguous" : "strided", ", ", space.numel, " elements, ",
-                             Kernel::kPacketCapable ? cat(simd::kIsaName, " x", cpu::lanes_v<Kernel>, " packets")
-                                                    : std::string("scalar loop"),
-                             ", ", threads, " thread(s)", stream ? ", streaming stores" : ""),
-                         stmts...);
-    cpu::run_pointwise(kernel, space, threads, stream);
-  } else {
-#if defined(__CUDACC__)
-    std::string launch = cuda::describe_launch(space, device);
-    if (log_enabled(LogComponent::fusion))
-      log_kernel<Kernel>(space, cat("cuda:", device.index(), ", ", kLinear ? "contiguous" : "strided", ", ",
-                                    space.numel, " elements, ", launch),
-                         stmts...);
-    cuda::run_pointwise(kernel, space, device);
-#else
-    fail_no_cuda("assign");
-#endif
-  }
+  if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code))
+    log_kernel<Kernel>(space, where, stmts...);
+  return Kernel(space, std::move(ctx), stmts...);
 }
+
+/// The CPU runs every statement in the strided layout: a contiguous statement
+/// is the rank-1, unit-stride case of it, whose per-packet stride test is
+/// predicted perfectly, and one layout halves the code compiled per statement.
+template <class... Stmts>
+void dispatch_cpu(const IterationSpace& space, bool stream, Stmts&... stmts) {
+  using Kernel = PointwiseKernel<false, Stmts...>;
+  int threads = cpu::threads_for(space.numel);
+  std::string where;
+  if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code))
+    where = cat("cpu, ", space.linear ? "contiguous" : "strided", ", ", space.numel, " elements, ",
+                Kernel::kPacketCapable ? cat(simd::kIsaName, " x", cpu::lanes_v<Kernel>, " packets")
+                                       : std::string("scalar loop"),
+                ", ", threads, " thread(s)", stream ? ", streaming stores" : "");
+  cpu::run_pointwise(build_kernel<false>(space, where, stmts...), space, threads, stream);
+}
+
+#if defined(__CUDACC__)
+/// CUDA keeps the linear layout: it is what lets every thread issue 16-byte vector loads.
+template <class... Stmts>
+void dispatch_cuda(const IterationSpace& space, Device device, Stmts&... stmts) {
+  std::string where;
+  if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code))
+    where = cat("cuda:", device.index(), ", ", space.linear ? "contiguous" : "strided", ", ", space.numel,
+                " elements, ", cuda::describe_launch(space, device));
+  if (space.linear) cuda::run_pointwise(build_kernel<true>(space, where, stmts...), space, device);
+  else cuda::run_pointwise(build_kernel<false>(space, where, stmts...), space, device);
+}
+#endif
 
 /// Evaluates statements `*dst_k = rhs_k` in one kernel (see DESIGN.md: fuse).
 /// Every check runs before anything is allocated or written.
@@ -246,8 +267,12 @@ void run_statements(const char* op, Stmts&... stmts) {
   bool aligned = ((reinterpret_cast<std::uintptr_t>(stmts.dst->data()) % kHostAlignment == 0) && ...);
   std::int64_t dst_bytes = (std::int64_t(sizeof(typename Stmts::dest_type)) + ...) * space.numel;
   bool stream = space.linear && aligned && !destination_read && dst_bytes >= kStreamingBytes;
-  if (space.linear) dispatch<true>(space, device, stream, stmts...);
-  else dispatch<false>(space, device, false, stmts...);
+  if (device.is_cpu()) return dispatch_cpu(space, stream, stmts...);
+#if defined(__CUDACC__)
+  dispatch_cuda(space, device, stmts...);
+#else
+  fail_no_cuda(op);
+#endif
 }
 
 }  // namespace WEFT_BACKEND_ABI
