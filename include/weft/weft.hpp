@@ -17,3 +17,7 @@
 #include "weft/expr/operators.hpp"
 #include "weft/expr/fuse.hpp"
 #include "weft/core/factories.hpp"
+#include "weft/dense/reduce.hpp"
+#include "weft/dense/softmax.hpp"
+#include "weft/dense/layer_norm.hpp"
+#include "weft/dense/matmul.hpp"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by scripts/test, demo, bench and gpu-check (sourced, not run):
 # installs missing build tools with apt-get, puts nvcc on PATH, configures
 # build directories and lists a build's programs.
@@ -6,22 +7,31 @@ WEFT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
 # Options every scripts/* release build shares, so test, demo and bench
 # reuse one build/release without reconfiguring it back and forth.
+# shellcheck disable=SC2034  # used by the scripts that source this file
 WEFT_RELEASE_OPTS=(--buildtype=release -Dtests=true -Dbench=true -Dexamples=true -Dcuda=auto)
 
 weft_log() { printf '== %s\n' "$*" >&2; }
 
+# A machine that cannot install packages (the GPU machines reach no
+# network) gets Eigen and doctest from $WEFT_ROOT/.deps, which
+# scripts/pack-deps fills and meson.build falls back to.
+weft_has_packed_deps() { [[ -d "$WEFT_ROOT/.deps/include" ]]; }
+
 # Installs what is missing (Debian/Ubuntu); does nothing when all is there.
 weft_install_deps() {
-  local missing=()
+  local missing=() packed=0
+  weft_has_packed_deps && packed=1
   command -v meson >/dev/null 2>&1 || missing+=(meson)
   command -v ninja >/dev/null 2>&1 || missing+=(ninja-build)
   command -v g++ >/dev/null 2>&1 || missing+=(g++)
-  command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
   command -v python3 >/dev/null 2>&1 || missing+=(python3)
-  if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists eigen3; then
-    missing+=(libeigen3-dev)
+  if ((!packed)); then
+    command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+    if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists eigen3; then
+      missing+=(libeigen3-dev)
+    fi
+    [[ -f /usr/include/doctest/doctest.h ]] || missing+=(doctest-dev)
   fi
-  [[ -f /usr/include/doctest/doctest.h ]] || missing+=(doctest-dev)
   ((${#missing[@]} == 0)) && return 0
 
   weft_log "installing: ${missing[*]}"

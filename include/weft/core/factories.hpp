@@ -23,7 +23,7 @@ Tensor<T> empty(const Shape& shape, Device device = Device::cpu()) {
 template <Element T>
 Tensor<T> full(const Shape& shape, T value, Device device = Device::cpu()) {
   Tensor<T> t = empty<T>(shape, device);
-  t = value;
+  t = math_t<T>(value);  // half/bfloat16 are not C++ numbers (Operand); their float value is exact
   return t;
 }
 

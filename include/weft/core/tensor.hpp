@@ -185,9 +185,11 @@ class Tensor {
   /// Broadcast view: size-1 dims (and new leading dims) repeat with stride 0; -1 keeps a dim.
   Tensor expand(Shape to) const {
     int lead = to.rank() - dim();
-    for (int d = lead; d < to.rank(); ++d)
+    bool valid = lead >= 0;  // checked first: a lower rank would index shape_ at negative dims
+    for (int d = std::max(lead, 0); valid && d < to.rank(); ++d)
       if (to[d] == -1) to[d] = shape_[d - lead];
-    if (lead < 0 || !broadcasts_to(shape_, to))
+    for (std::int64_t e : to) valid = valid && e >= 0;  // -1 only keeps an existing dim
+    if (!valid || !broadcasts_to(shape_, to))
       detail::fail("expand", "cannot expand shape ", shape_, " to ", to,
                    "; only size-1 dims (and new leading dims) can grow");
     return Tensor(storage_, to, broadcast_strides(shape_, strides_, to), offset_);
@@ -245,7 +247,9 @@ class Tensor {
       }
     }
     if (infer >= 0 && known != 0 && numel() % known == 0) to[infer] = numel() / known;
-    if (to.numel() != numel()) detail::fail(op, "shape ", to, " is invalid for a tensor of shape ", shape_);
+    // A -1 beside a 0 extent could be anything (PyTorch refuses it too).
+    if (to.numel() != numel() || (infer >= 0 && known == 0))
+      detail::fail(op, "shape ", to, " is invalid for a tensor of shape ", shape_);
     return to;
   }
 

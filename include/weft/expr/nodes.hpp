@@ -141,6 +141,28 @@ struct map_types_in<Cast<U, E>> {
   using type = typename map_types_in<E>::type;
 };
 
+// The tree walkers recurse into children of any node type. Nodes live in
+// namespace weft, so argument-dependent lookup does not find these
+// weft::detail overloads: each is declared before any is defined (otherwise
+// a Map over a Cast only compiles when the callback happens to come from
+// weft::detail).
+template <class F, class T>
+void for_each_leaf(Leaf<T>& leaf, F&& f);
+template <class F, class S>
+void for_each_leaf(Scalar<S>&, F&&);
+template <class F, class Op, class... Args>
+void for_each_leaf(Map<Op, Args...>& node, F&& f);
+template <class F, class U, class E>
+void for_each_leaf(Cast<U, E>& node, F&& f);
+template <class T>
+bool same_tree(const Leaf<T>& a, const Leaf<T>& b);
+template <class S>
+bool same_tree(const Scalar<S>& a, const Scalar<S>& b);
+template <class Op, class... Args>
+bool same_tree(const Map<Op, Args...>& a, const Map<Op, Args...>& b);
+template <class U, class E>
+bool same_tree(const Cast<U, E>& a, const Cast<U, E>& b);
+
 /// Calls f(leaf) for every Leaf in the tree, left to right.
 template <class F, class T>
 void for_each_leaf(Leaf<T>& leaf, F&& f) {

@@ -78,6 +78,66 @@ inline void store_packet(T* p, std::int64_t stride, Packet<T, L> v, bool stream)
 }
 #endif
 
+// The CUDA executor's vector path: a thread evaluates V consecutive elements
+// at once, as arrays of lanes (registers once the lane loops are unrolled),
+// and moves each operand's V elements with one aligned vector access.
+#if defined(__CUDA_ARCH__)
+#define WEFT_UNROLL _Pragma("unroll")
+#else
+#define WEFT_UNROLL
+#endif
+
+/// V values of one node, one per element: the vector path's value type.
+template <class T, int V>
+struct Lanes {
+  T v[V];
+};
+
+/// V consecutive elements of T in memory, aligned to their size, so a
+/// 16-byte group is one 128-bit load or store (ld/st.global.v4).
+template <class T, int V>
+struct alignas(sizeof(T) * V) AlignedLanes {
+  T v[V];
+};
+
+/// Lanes of one math type as lanes of another (convert_value lane by lane).
+template <class Want, class From, int V>
+WEFT_HOST_DEVICE inline Lanes<Want, V> convert_lanes(const Lanes<From, V>& x) {
+  if constexpr (std::is_same_v<Want, From>) {
+    return x;
+  } else {
+    Lanes<Want, V> out;
+    WEFT_UNROLL
+    for (int l = 0; l < V; ++l) out.v[l] = convert_value<Want>(x.v[l]);
+    return out;
+  }
+}
+
+/// V elements of T at p (aligned to sizeof(T) * V) as lanes of Want.
+template <class Want, int V, class T>
+WEFT_HOST_DEVICE inline Lanes<Want, V> load_lanes(const T* p) {
+  const AlignedLanes<T, V> raw = *reinterpret_cast<const AlignedLanes<T, V>*>(p);
+  Lanes<Want, V> out;
+  WEFT_UNROLL
+  for (int l = 0; l < V; ++l) out.v[l] = convert_value<Want>(math_t<T>(raw.v[l]));
+  return out;
+}
+
+/// Stores lanes of T's math values to V elements at p (aligned to sizeof(T) * V).
+template <class T, int V, class From>
+WEFT_HOST_DEVICE inline void store_lanes(T* p, const Lanes<From, V>& x) {
+  AlignedLanes<T, V> raw;
+  WEFT_UNROLL
+  for (int l = 0; l < V; ++l) raw.v[l] = T(x.v[l]);
+  *reinterpret_cast<AlignedLanes<T, V>*>(p) = raw;
+}
+
+/// Whether p can be accessed V elements at a time by load_lanes/store_lanes.
+template <int V, class T>
+inline bool lanes_aligned(const T* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % (sizeof(T) * V) == 0;
+}
+
 /// Where one operand lives in the iteration space. In the linear layout the
 /// element index is the offset; otherwise seek() positions a row pointer
 /// from the outer coordinates and the inner stride walks the row.
@@ -100,8 +160,13 @@ struct Cursor {
   }
   WEFT_HOST_DEVICE void seek(const std::int64_t* outer) {
     if constexpr (!kLinear) {
+      // A constant trip count with a guard: unrolled, every index is a
+      // constant, so a GPU thread keeps strides and coordinates in registers
+      // instead of a local-memory copy of the kernel.
       std::int64_t off = 0;
-      for (int d = 0; d < outer_rank; ++d) off += outer[d] * strides[d];
+      WEFT_UNROLL
+      for (int d = 0; d < kMaxRank - 1; ++d)
+        if (d < outer_rank) off += outer[d] * strides[d];
       row = data + off;
     }
   }
@@ -146,6 +211,17 @@ struct Evaluator<Leaf<T>, Want, kLinear, Shared> {
     return load_packet<Want, L>(cursor.at(j), cursor.step());
   }
 #endif
+
+  /// Elements j .. j+V-1 (the vector path); they must be contiguous and
+  /// aligned, which the launcher checks with vec_aligned<V>().
+  template <int V, class Cache>
+  WEFT_HOST_DEVICE Lanes<Want, V> vec(std::int64_t j, Cache&) const {
+    return load_lanes<Want, V>(cursor.at(j));
+  }
+  template <int V>
+  bool vec_aligned() const {
+    return lanes_aligned<V>(cursor.data);
+  }
 };
 
 /// A number, converted once to Want when the kernel is built.
@@ -164,6 +240,18 @@ struct Evaluator<Scalar<S>, Want, kLinear, Shared> {
     return Packet<Want, L>::broadcast(lane_t<Want>(value));
   }
 #endif
+
+  template <int V, class Cache>
+  WEFT_HOST_DEVICE Lanes<Want, V> vec(std::int64_t, Cache&) const {
+    Lanes<Want, V> out;
+    WEFT_UNROLL
+    for (int l = 0; l < V; ++l) out.v[l] = value;
+    return out;
+  }
+  template <int V>
+  bool vec_aligned() const {
+    return true;
+  }
 };
 
 /// op(children...) in the op's compute type; a shared node computes once per
@@ -216,6 +304,26 @@ struct Evaluator<Map<Op, Args...>, Want, kLinear, Shared> {
   }
 #endif
 
+  /// Elements j .. j+V-1 as lanes; a shared node's cache slot holds its lanes.
+  template <int V, class Cache>
+  WEFT_HOST_DEVICE Lanes<Want, V> vec(std::int64_t j, Cache& cache) const {
+    if constexpr (kSlot >= 0) {
+      if (role == CacheRole::load) return convert_lanes<Want>(get<kSlot>(cache));
+      Lanes<R, V> v = compute_vec<V>(j, cache, std::index_sequence_for<Args...>{});
+      if (role == CacheRole::store) get<kSlot>(cache) = v;
+      return convert_lanes<Want>(v);
+    } else {
+      return convert_lanes<Want>(compute_vec<V>(j, cache, std::index_sequence_for<Args...>{}));
+    }
+  }
+
+  template <int V>
+  bool vec_aligned() const {
+    bool aligned = true;
+    for_each_in(children, [&](const auto& c) { aligned = aligned && c.template vec_aligned<V>(); });
+    return aligned;
+  }
+
  private:
   // The first occurrence of a shared node type stores its value; later
   // occurrences that are the same tree load it; different trees of the same
@@ -253,6 +361,15 @@ struct Evaluator<Map<Op, Args...>, Want, kLinear, Shared> {
     return op(get<Is>(v)...);
   }
 #endif
+  // Operands left to right, as in compute(); then the op lane by lane.
+  template <int V, class Cache, std::size_t... Is>
+  WEFT_HOST_DEVICE Lanes<R, V> compute_vec(std::int64_t j, Cache& cache, std::index_sequence<Is...>) const {
+    Tuple<std::conditional_t<true, Lanes<C, V>, Args>...> v{get<Is>(children).template vec<V>(j, cache)...};
+    Lanes<R, V> out;
+    WEFT_UNROLL
+    for (int l = 0; l < V; ++l) out.v[l] = R(op(get<Is>(v).v[l]...));
+    return out;
+  }
 };
 
 /// cast<U>(e): e rounded to U, then read as Want.
@@ -280,6 +397,22 @@ struct Evaluator<Cast<U, E>, Want, kLinear, Shared> {
     return convert_packet<Want>(v);
   }
 #endif
+
+  template <int V, class Cache>
+  WEFT_HOST_DEVICE Lanes<Want, V> vec(std::int64_t j, Cache& cache) const {
+    Lanes<From, V> x = child.template vec<V>(j, cache);
+    Lanes<Want, V> out;
+    WEFT_UNROLL
+    for (int l = 0; l < V; ++l) {
+      U rounded = U(convert_value<math_t<U>>(x.v[l]));
+      out.v[l] = convert_value<Want>(math_t<U>(rounded));
+    }
+    return out;
+  }
+  template <int V>
+  bool vec_aligned() const {
+    return child.template vec_aligned<V>();
+  }
 };
 
 /// Whether every op in the tree has a packet form for its lane type.
@@ -303,5 +436,15 @@ inline constexpr std::size_t lane_bytes_v<Map<Op, Args...>> =
               sizeof(lane_t<typename Map<Op, Args...>::value_type>), lane_bytes_v<Args>...});
 template <class U, class E>
 inline constexpr std::size_t lane_bytes_v<Cast<U, E>> = std::max({sizeof(lane_t<U>), sizeof(float), lane_bytes_v<E>});
+
+/// Widest element (bytes) a tree reads from memory; sets the CUDA vector width.
+template <class N>
+inline constexpr std::size_t element_bytes_v = 0;  // numbers are kernel arguments
+template <class T>
+inline constexpr std::size_t element_bytes_v<Leaf<T>> = sizeof(T);
+template <class Op, class... Args>
+inline constexpr std::size_t element_bytes_v<Map<Op, Args...>> = std::max({std::size_t(0), element_bytes_v<Args>...});
+template <class U, class E>
+inline constexpr std::size_t element_bytes_v<Cast<U, E>> = element_bytes_v<E>;
 
 }  // namespace weft::detail

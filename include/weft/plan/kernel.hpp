@@ -54,6 +54,14 @@ struct scalar_cache<TypeList<Ns...>> {
   using type = Tuple<node_value_t<Ns>...>;
 };
 
+/// The vector path's cache: V lanes per shared node.
+template <class List, int V>
+struct vector_cache;
+template <class... Ns, int V>
+struct vector_cache<TypeList<Ns...>, V> {
+  using type = Tuple<Lanes<node_value_t<Ns>, V>...>;
+};
+
 #if !defined(__CUDA_ARCH__)
 template <class List, int L>
 struct packet_cache;
@@ -73,6 +81,9 @@ struct PointwiseKernel {
   static constexpr bool kPacketCapable = (packet_capable_v<typename Stmts::expr_type> && ...);
   static constexpr std::size_t kLaneBytes =
       std::max({lane_bytes_v<typename Stmts::expr_type>..., sizeof(lane_t<typename Stmts::dest_type>)...});
+  /// Widest element any operand (input or output) moves, in bytes.
+  static constexpr std::size_t kElementBytes =
+      std::max({element_bytes_v<typename Stmts::expr_type>..., sizeof(typename Stmts::dest_type)...});
 
   Tuple<Cursor<typename Stmts::dest_type, kLinear>...> dests;
   Tuple<Evaluator<typename Stmts::expr_type, dest_value_t<typename Stmts::dest_type>, kLinear, Shared>...> rhs;
@@ -93,6 +104,24 @@ struct PointwiseKernel {
     run_scalar_impl(j, cache, std::index_sequence_for<Stmts...>{});
   }
 
+  /// Elements j .. j+V-1 as arrays of V lanes (the CUDA vector path): every
+  /// operand must be contiguous from j and aligned, see vec_aligned<V>().
+  template <int V>
+  WEFT_HOST_DEVICE void run_vector(std::int64_t j) {
+    typename vector_cache<Shared, V>::type cache{};
+    run_vector_impl<V>(j, cache, std::index_sequence_for<Stmts...>{});
+  }
+
+  /// Whether every operand's first element is aligned to V of its elements,
+  /// so that run_vector<V> at multiples of V uses aligned vector accesses.
+  template <int V>
+  bool vec_aligned() const {
+    bool aligned = true;
+    for_each_in(dests, [&](const auto& d) { aligned = aligned && lanes_aligned<V>(d.data); });
+    for_each_in(rhs, [&](const auto& e) { aligned = aligned && e.template vec_aligned<V>(); });
+    return aligned;
+  }
+
 #if !defined(__CUDA_ARCH__)
   /// Elements j .. j+L-1 of the current row as packets.
   template <int L>
@@ -107,6 +136,11 @@ struct PointwiseKernel {
   WEFT_HOST_DEVICE void run_scalar_impl(std::int64_t j, Cache& cache, std::index_sequence<Is...>) {
     Tuple<dest_value_t<typename Stmts::dest_type>...> values{get<Is>(rhs).coeff(j, cache)...};
     ((*get<Is>(dests).at(j) = typename Stmts::dest_type(get<Is>(values))), ...);
+  }
+  template <int V, class Cache, std::size_t... Is>
+  WEFT_HOST_DEVICE void run_vector_impl(std::int64_t j, Cache& cache, std::index_sequence<Is...>) {
+    Tuple<Lanes<dest_value_t<typename Stmts::dest_type>, V>...> values{get<Is>(rhs).template vec<V>(j, cache)...};
+    (store_lanes<typename Stmts::dest_type, V>(get<Is>(dests).at(j), get<Is>(values)), ...);
   }
 #if !defined(__CUDA_ARCH__)
   template <int L, class Cache, std::size_t... Is>

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -145,6 +146,9 @@ PointwiseKernel<kLinear, Stmts...> build_kernel(const IterationSpace& space, con
   return Kernel(space, std::move(ctx), stmts...);
 }
 
+// nvcc's device pass parses host code too, but sees no CPU executor (the
+// SIMD layer is host-only): the CPU dispatch exists in host passes only.
+#if !defined(__CUDA_ARCH__)
 /// The CPU runs every statement in the strided layout: a contiguous statement
 /// is the rank-1, unit-stride case of it, whose per-packet stride test is
 /// predicted perfectly, and one layout halves the code compiled per statement.
@@ -160,6 +164,7 @@ void dispatch_cpu(const IterationSpace& space, bool stream, Stmts&... stmts) {
                 ", ", threads, " thread(s)", stream ? ", streaming stores" : "");
   cpu::run_pointwise(build_kernel<false>(space, where, stmts...), space, threads, stream);
 }
+#endif
 
 #if defined(__CUDACC__)
 /// CUDA keeps the linear layout: it is what lets every thread issue 16-byte vector loads.
@@ -247,7 +252,11 @@ void run_statements(const char* op, Stmts&... stmts) {
         if (elementwise_identical(leaf.tensor, *s.dst, shape)) return;
         log(LogComponent::fusion, LogLevel::info, op, ": an input of shape ", leaf.tensor.shape(),
             " overlaps the output of shape ", shape, " without matching it elementwise; reading a copy");
-        leaf.tensor = leaf.tensor.clone();
+        // Rebind the leaf to the copy: Tensor's operator= would write the
+        // copy's values back into the overlapping view instead.
+        auto copy = leaf.tensor.clone();
+        std::destroy_at(&leaf.tensor);
+        std::construct_at(&leaf.tensor, std::move(copy));
       };
       (check_against(stmts), ...);
     });
@@ -267,7 +276,11 @@ void run_statements(const char* op, Stmts&... stmts) {
   bool aligned = ((reinterpret_cast<std::uintptr_t>(stmts.dst->data()) % kHostAlignment == 0) && ...);
   std::int64_t dst_bytes = (std::int64_t(sizeof(typename Stmts::dest_type)) + ...) * space.numel;
   bool stream = space.linear && aligned && !destination_read && dst_bytes >= kStreamingBytes;
+#if !defined(__CUDA_ARCH__)
   if (device.is_cpu()) return dispatch_cpu(space, stream, stmts...);
+#else
+  (void)stream;  // the device pass has no CPU dispatch
+#endif
 #if defined(__CUDACC__)
   dispatch_cuda(space, device, stmts...);
 #else

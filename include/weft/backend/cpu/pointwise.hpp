@@ -12,6 +12,9 @@
 #include <omp.h>
 #endif
 
+// Host code only: nvcc's device pass has no SIMD layer (see simd.hpp).
+#if !defined(__CUDA_ARCH__)
+
 namespace weft::detail::cpu {
 
 /// Below this many elements a kernel runs on the calling thread: a fork/join
@@ -84,3 +87,5 @@ void run_pointwise(const Kernel& kernel, const IterationSpace& space, int thread
 }
 
 }  // namespace weft::detail::cpu
+
+#endif  // !defined(__CUDA_ARCH__)

@@ -17,6 +17,7 @@
 
 #if !defined(__CUDA_ARCH__)
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -29,6 +30,16 @@
 #if defined(__ARM_NEON) && defined(__aarch64__)
 #include <arm_neon.h>
 #endif
+
+// A Vec wider than the target's registers would be passed differently between
+// translation units built for different ISAs; GCC says so (-Wpsabi) for each
+// such function. Every function here is inline, so the note is noise.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+// Packet functions are small or sit in hot loops: always inlined, so their
+// constants hoist out of the caller's loop instead of being rebuilt per call.
+#define WEFT_SIMD_INLINE inline __attribute__((always_inline))
 
 namespace weft::simd {
 
@@ -73,14 +84,26 @@ using lane_int_t = std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t
 template <class T>
 using lane_uint_t = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
 
+// Alignment of a vector of `bytes`: natural up to one native register, one
+// register beyond. Natural 32- or 64-byte alignment on a narrower target changes
+// how GCC passes the value, and GCC says so (-Wpsabi notes no pragma silences).
+constexpr int vector_align(int bytes) { return bytes > kBytes ? kBytes : bytes; }
+
 // A GCC vector of N lanes of any arithmetic T. GCC ignores vector_size on an
 // alias-declaration of a dependent type; the typedef form keeps it.
 template <class T, int N>
 struct raw_vec {
-  typedef T type __attribute__((vector_size(N * sizeof(T))));
+  typedef T type __attribute__((vector_size(N * sizeof(T)), aligned(vector_align(N * sizeof(T)))));
 };
 template <class T, int N>
 using raw_t = typename raw_vec<T, N>::type;
+
+// A raw vector wrapped in a struct. Helpers return these rather than raw vectors:
+// GCC warns (-Wpsabi) about returning a vector wider than the target's registers.
+template <class T, int N>
+struct Lanes {
+  raw_t<T, N> raw;
+};
 
 }  // namespace detail
 
@@ -94,40 +117,40 @@ struct Vec {
   static_assert(is_lane_type_v<T>, "Vec lanes are float, double, int32_t or int64_t");
   static_assert(N >= 2 && (N & (N - 1)) == 0 && N * sizeof(T) <= 128, "Vec is 2+ lanes, a power of two, <= 128 bytes");
 
-  typedef T Raw __attribute__((vector_size(N * sizeof(T))));
+  typedef T Raw __attribute__((vector_size(N * sizeof(T)), aligned(detail::vector_align(N * sizeof(T)))));
   Raw raw;
 
   static constexpr int size = N;
 
   /// Unaligned load of N values.
-  static Vec load(const T* p) {
+  WEFT_SIMD_INLINE static Vec load(const T* p) {
     Vec v;
     std::memcpy(&v.raw, p, sizeof(Raw));
     return v;
   }
-  static Vec broadcast(T x) {
+  WEFT_SIMD_INLINE static Vec broadcast(T x) {
     Vec v;
     for (int i = 0; i < N; ++i) v.raw[i] = x;
     return v;
   }
   /// Unaligned store of N values.
-  void store(T* p) const { std::memcpy(p, &raw, sizeof(Raw)); }
+  WEFT_SIMD_INLINE void store(T* p) const { std::memcpy(p, &raw, sizeof(Raw)); }
   /// Non-temporal store, bypassing the cache; p aligned to N * sizeof(T). Stores
   /// narrower than a native register are plain stores. Follow a run of streams by stream_fence().
   void stream(T* p) const;
-  T operator[](int i) const { return raw[i]; }
+  WEFT_SIMD_INLINE T operator[](int i) const { return raw[i]; }
 };
 
 /// Per-lane truth for Vec<T, N>: all ones or all zeros in a signed integer lane as wide as T.
 template <class T, int N>
 struct Mask {
   using Lane = detail::lane_int_t<T>;
-  typedef Lane Raw __attribute__((vector_size(N * sizeof(T))));
+  typedef Lane Raw __attribute__((vector_size(N * sizeof(T)), aligned(detail::vector_align(N * sizeof(T)))));
   Raw raw;
 
   static constexpr int size = N;
 
-  bool operator[](int i) const { return raw[i] != 0; }
+  WEFT_SIMD_INLINE bool operator[](int i) const { return raw[i] != 0; }
 };
 
 namespace detail {
@@ -136,36 +159,36 @@ template <class T, int N>
 using int_vec_t = Vec<lane_int_t<T>, N>;
 
 template <class T, int N>
-Vec<lane_int_t<T>, N> to_bits(Vec<T, N> v) {
+WEFT_SIMD_INLINE Vec<lane_int_t<T>, N> to_bits(Vec<T, N> v) {
   return {(typename Vec<lane_int_t<T>, N>::Raw)v.raw};
 }
 template <class T, int N>
-Vec<T, N> from_bits(Vec<lane_int_t<T>, N> v) {
+WEFT_SIMD_INLINE Vec<T, N> from_bits(Vec<lane_int_t<T>, N> v) {
   return {(typename Vec<T, N>::Raw)v.raw};
 }
 template <class T, int N>
-raw_t<lane_uint_t<T>, N> to_ubits(Vec<T, N> v) {
-  return (raw_t<lane_uint_t<T>, N>)v.raw;
+WEFT_SIMD_INLINE Lanes<lane_uint_t<T>, N> to_ubits(Vec<T, N> v) {
+  return {(raw_t<lane_uint_t<T>, N>)v.raw};
 }
 template <class T, int N>
-Vec<T, N> from_ubits(raw_t<lane_uint_t<T>, N> u) {
+WEFT_SIMD_INLINE Vec<T, N> from_ubits(const raw_t<lane_uint_t<T>, N>& u) {
   return {(typename Vec<T, N>::Raw)u};
 }
 
 template <class T, int N>
-Vec<T, N / 2> lower_half(Vec<T, N> v) {
+WEFT_SIMD_INLINE Vec<T, N / 2> lower_half(Vec<T, N> v) {
   Vec<T, N / 2> r;
   std::memcpy(&r.raw, &v.raw, sizeof(r.raw));
   return r;
 }
 template <class T, int N>
-Vec<T, N / 2> upper_half(Vec<T, N> v) {
+WEFT_SIMD_INLINE Vec<T, N / 2> upper_half(Vec<T, N> v) {
   Vec<T, N / 2> r;
   std::memcpy(&r.raw, reinterpret_cast<const char*>(&v.raw) + sizeof(r.raw), sizeof(r.raw));
   return r;
 }
 template <class T, int N>
-Vec<T, 2 * N> concat(Vec<T, N> lo, Vec<T, N> hi) {
+WEFT_SIMD_INLINE Vec<T, 2 * N> concat(Vec<T, N> lo, Vec<T, N> hi) {
   Vec<T, 2 * N> r;
   std::memcpy(&r.raw, &lo.raw, sizeof(lo.raw));
   std::memcpy(reinterpret_cast<char*>(&r.raw) + sizeof(lo.raw), &hi.raw, sizeof(hi.raw));
@@ -186,32 +209,43 @@ Vec<T, N> map_lanes(Vec<T, N> x, Vec<T, N> y, F f) {
   return r;
 }
 
-// Native-width non-temporal stores; `stream_native(p, v)` exists only where the ISA has one.
+// Each ISA section below adds overloads of these; the deleted templates make
+// `requires { f(args); }` a plain "no" where a target has none.
+template <class... A>
+void stream_native(A...) = delete;
+template <class... A>
+void load_half_native(A...) = delete;
+template <class... A>
+void store_half_native(A...) = delete;
+template <class... A>
+void sqrt_native(A...) = delete;
+
+// Native-width non-temporal stores.
 #if defined(__AVX512F__)
-inline void stream_native(float* p, Vec<float, 16> v) { _mm512_stream_ps(p, (__m512)v.raw); }
-inline void stream_native(double* p, Vec<double, 8> v) { _mm512_stream_pd(p, (__m512d)v.raw); }
-inline void stream_native(std::int32_t* p, Vec<std::int32_t, 16> v) {
+WEFT_SIMD_INLINE void stream_native(float* p, Vec<float, 16> v) { _mm512_stream_ps(p, (__m512)v.raw); }
+WEFT_SIMD_INLINE void stream_native(double* p, Vec<double, 8> v) { _mm512_stream_pd(p, (__m512d)v.raw); }
+WEFT_SIMD_INLINE void stream_native(std::int32_t* p, Vec<std::int32_t, 16> v) {
   _mm512_stream_si512(reinterpret_cast<__m512i*>(p), (__m512i)v.raw);
 }
-inline void stream_native(std::int64_t* p, Vec<std::int64_t, 8> v) {
+WEFT_SIMD_INLINE void stream_native(std::int64_t* p, Vec<std::int64_t, 8> v) {
   _mm512_stream_si512(reinterpret_cast<__m512i*>(p), (__m512i)v.raw);
 }
 #elif defined(__AVX__)
-inline void stream_native(float* p, Vec<float, 8> v) { _mm256_stream_ps(p, (__m256)v.raw); }
-inline void stream_native(double* p, Vec<double, 4> v) { _mm256_stream_pd(p, (__m256d)v.raw); }
-inline void stream_native(std::int32_t* p, Vec<std::int32_t, 8> v) {
+WEFT_SIMD_INLINE void stream_native(float* p, Vec<float, 8> v) { _mm256_stream_ps(p, (__m256)v.raw); }
+WEFT_SIMD_INLINE void stream_native(double* p, Vec<double, 4> v) { _mm256_stream_pd(p, (__m256d)v.raw); }
+WEFT_SIMD_INLINE void stream_native(std::int32_t* p, Vec<std::int32_t, 8> v) {
   _mm256_stream_si256(reinterpret_cast<__m256i*>(p), (__m256i)v.raw);
 }
-inline void stream_native(std::int64_t* p, Vec<std::int64_t, 4> v) {
+WEFT_SIMD_INLINE void stream_native(std::int64_t* p, Vec<std::int64_t, 4> v) {
   _mm256_stream_si256(reinterpret_cast<__m256i*>(p), (__m256i)v.raw);
 }
 #elif defined(__SSE2__)
-inline void stream_native(float* p, Vec<float, 4> v) { _mm_stream_ps(p, (__m128)v.raw); }
-inline void stream_native(double* p, Vec<double, 2> v) { _mm_stream_pd(p, (__m128d)v.raw); }
-inline void stream_native(std::int32_t* p, Vec<std::int32_t, 4> v) {
+WEFT_SIMD_INLINE void stream_native(float* p, Vec<float, 4> v) { _mm_stream_ps(p, (__m128)v.raw); }
+WEFT_SIMD_INLINE void stream_native(double* p, Vec<double, 2> v) { _mm_stream_pd(p, (__m128d)v.raw); }
+WEFT_SIMD_INLINE void stream_native(std::int32_t* p, Vec<std::int32_t, 4> v) {
   _mm_stream_si128(reinterpret_cast<__m128i*>(p), (__m128i)v.raw);
 }
-inline void stream_native(std::int64_t* p, Vec<std::int64_t, 2> v) {
+WEFT_SIMD_INLINE void stream_native(std::int64_t* p, Vec<std::int64_t, 2> v) {
   _mm_stream_si128(reinterpret_cast<__m128i*>(p), (__m128i)v.raw);
 }
 #endif
@@ -222,7 +256,7 @@ concept has_native_stream = requires(T* p, Vec<T, native_lanes<T>> v) { stream_n
 }  // namespace detail
 
 template <class T, int N>
-void Vec<T, N>::stream(T* p) const {
+WEFT_SIMD_INLINE void Vec<T, N>::stream(T* p) const {
   constexpr int kNative = native_lanes<T>;
   if constexpr (N >= kNative && detail::has_native_stream<T>) {
     // A register at a time: a vector wider than the target is several registers.
@@ -237,7 +271,7 @@ void Vec<T, N>::stream(T* p) const {
 }
 
 /// Orders earlier non-temporal stores before later stores (sfence on x86; nothing elsewhere).
-inline void stream_fence() {
+WEFT_SIMD_INLINE void stream_fence() {
 #if defined(__SSE2__)
   _mm_sfence();
 #endif
@@ -251,28 +285,28 @@ inline void stream_fence() {
 #define WEFT_SIMD_BINARY_OP(op, constraint)                                                          \
   template <class T, int N>                                                                          \
     requires(constraint)                                                                             \
-  Vec<T, N> operator op(Vec<T, N> a, Vec<T, N> b) {                                                  \
+  WEFT_SIMD_INLINE Vec<T, N> operator op(Vec<T, N> a, Vec<T, N> b) {                                                  \
     return {a.raw op b.raw};                                                                         \
   }                                                                                                  \
   template <class T, int N>                                                                          \
     requires(constraint)                                                                             \
-  Vec<T, N> operator op(Vec<T, N> a, std::type_identity_t<T> b) {                                    \
+  WEFT_SIMD_INLINE Vec<T, N> operator op(Vec<T, N> a, std::type_identity_t<T> b) {                                    \
     return {a.raw op b};                                                                             \
   }                                                                                                  \
   template <class T, int N>                                                                          \
     requires(constraint)                                                                             \
-  Vec<T, N> operator op(std::type_identity_t<T> a, Vec<T, N> b) {                                    \
+  WEFT_SIMD_INLINE Vec<T, N> operator op(std::type_identity_t<T> a, Vec<T, N> b) {                                    \
     return {a op b.raw};                                                                             \
   }                                                                                                  \
   template <class T, int N>                                                                          \
     requires(constraint)                                                                             \
-  Vec<T, N>& operator op##=(Vec<T, N>& a, Vec<T, N> b) {                                             \
+  WEFT_SIMD_INLINE Vec<T, N>& operator op##=(Vec<T, N>& a, Vec<T, N> b) {                                             \
     a.raw = a.raw op b.raw;                                                                          \
     return a;                                                                                        \
   }                                                                                                  \
   template <class T, int N>                                                                          \
     requires(constraint)                                                                             \
-  Vec<T, N>& operator op##=(Vec<T, N>& a, std::type_identity_t<T> b) {                               \
+  WEFT_SIMD_INLINE Vec<T, N>& operator op##=(Vec<T, N>& a, std::type_identity_t<T> b) {                               \
     a.raw = a.raw op b;                                                                              \
     return a;                                                                                        \
   }
@@ -287,23 +321,23 @@ WEFT_SIMD_BINARY_OP(^, std::is_integral_v<T>)
 #undef WEFT_SIMD_BINARY_OP
 
 template <class T, int N>
-Vec<T, N> operator-(Vec<T, N> a) {
+WEFT_SIMD_INLINE Vec<T, N> operator-(Vec<T, N> a) {
   return {-a.raw};
 }
 template <class T, int N>
   requires std::is_integral_v<T>
-Vec<T, N> operator~(Vec<T, N> a) {
+WEFT_SIMD_INLINE Vec<T, N> operator~(Vec<T, N> a) {
   return {~a.raw};
 }
 /// Shifts of every lane by s bits; >> is arithmetic (the lanes are signed).
 template <class T, int N>
   requires std::is_integral_v<T>
-Vec<T, N> operator<<(Vec<T, N> a, int s) {
+WEFT_SIMD_INLINE Vec<T, N> operator<<(Vec<T, N> a, int s) {
   return {a.raw << s};
 }
 template <class T, int N>
   requires std::is_integral_v<T>
-Vec<T, N> operator>>(Vec<T, N> a, int s) {
+WEFT_SIMD_INLINE Vec<T, N> operator>>(Vec<T, N> a, int s) {
   return {a.raw >> s};
 }
 
@@ -314,11 +348,11 @@ Vec<T, N> operator>>(Vec<T, N> a, int s) {
 // C++ comparison semantics per lane: every comparison with a NaN is false except cmp_ne.
 #define WEFT_SIMD_COMPARE(name, op)                                               \
   template <class T, int N>                                                       \
-  Mask<T, N> name(Vec<T, N> a, Vec<T, N> b) {                                     \
+  WEFT_SIMD_INLINE Mask<T, N> name(Vec<T, N> a, Vec<T, N> b) {                                     \
     return {(typename Mask<T, N>::Raw)(a.raw op b.raw)};                          \
   }                                                                               \
   template <class T, int N>                                                       \
-  Mask<T, N> name(Vec<T, N> a, std::type_identity_t<T> b) {                       \
+  WEFT_SIMD_INLINE Mask<T, N> name(Vec<T, N> a, std::type_identity_t<T> b) {                       \
     return {(typename Mask<T, N>::Raw)(a.raw op b)};                              \
   }
 
@@ -332,31 +366,31 @@ WEFT_SIMD_COMPARE(cmp_ne, !=)
 
 /// Lanes of a where m is set, else lanes of b (a bitwise blend: m must be all ones or zeros per lane).
 template <class T, int N>
-Vec<T, N> select(Mask<T, N> m, Vec<T, N> a, Vec<T, N> b) {
+WEFT_SIMD_INLINE Vec<T, N> select(Mask<T, N> m, Vec<T, N> a, Vec<T, N> b) {
   using I = typename Mask<T, N>::Raw;
   return {(typename Vec<T, N>::Raw)((((I)a.raw) & m.raw) | (((I)b.raw) & ~m.raw))};
 }
 
 template <class T, int N>
-Mask<T, N> mask_and(Mask<T, N> a, Mask<T, N> b) {
+WEFT_SIMD_INLINE Mask<T, N> mask_and(Mask<T, N> a, Mask<T, N> b) {
   return {a.raw & b.raw};
 }
 template <class T, int N>
-Mask<T, N> mask_or(Mask<T, N> a, Mask<T, N> b) {
+WEFT_SIMD_INLINE Mask<T, N> mask_or(Mask<T, N> a, Mask<T, N> b) {
   return {a.raw | b.raw};
 }
 template <class T, int N>
-Mask<T, N> mask_xor(Mask<T, N> a, Mask<T, N> b) {
+WEFT_SIMD_INLINE Mask<T, N> mask_xor(Mask<T, N> a, Mask<T, N> b) {
   return {a.raw ^ b.raw};
 }
 template <class T, int N>
-Mask<T, N> mask_not(Mask<T, N> a) {
+WEFT_SIMD_INLINE Mask<T, N> mask_not(Mask<T, N> a) {
   return {~a.raw};
 }
 
 /// The same lanes as a mask over U (lanes widen by sign extension, narrow by truncation).
 template <class U, class T, int N>
-Mask<U, N> mask_cast(Mask<T, N> m) {
+WEFT_SIMD_INLINE Mask<U, N> mask_cast(Mask<T, N> m) {
   if constexpr (sizeof(U) == sizeof(T)) {
     return {(typename Mask<U, N>::Raw)m.raw};
   } else {
@@ -366,7 +400,7 @@ Mask<U, N> mask_cast(Mask<T, N> m) {
 
 /// 1 where m is set, 0 elsewhere, as Vec<U, N> (U defaults to the mask's own lane type).
 template <class U = void, class T, int N>
-Vec<std::conditional_t<std::is_void_v<U>, T, U>, N> mask_to_ones(Mask<T, N> m) {
+WEFT_SIMD_INLINE Vec<std::conditional_t<std::is_void_v<U>, T, U>, N> mask_to_ones(Mask<T, N> m) {
   using R = std::conditional_t<std::is_void_v<U>, T, U>;
   auto mr = mask_cast<R>(m);
   auto ones = detail::to_bits(Vec<R, N>::broadcast(R(1)));
@@ -375,7 +409,7 @@ Vec<std::conditional_t<std::is_void_v<U>, T, U>, N> mask_to_ones(Mask<T, N> m) {
 
 /// True if any / every lane of m is set.
 template <class T, int N>
-bool mask_any(Mask<T, N> m) {
+WEFT_SIMD_INLINE bool mask_any(Mask<T, N> m) {
   if constexpr (sizeof(m.raw) == 8) {
     std::uint64_t u;
     std::memcpy(&u, &m.raw, 8);
@@ -388,13 +422,13 @@ bool mask_any(Mask<T, N> m) {
   }
 }
 template <class T, int N>
-bool mask_all(Mask<T, N> m) {
+WEFT_SIMD_INLINE bool mask_all(Mask<T, N> m) {
   return !mask_any(mask_not(m));
 }
 
 /// Lane-wise value conversion (C++ rules: float to int truncates toward zero).
 template <class U, class T, int N>
-Vec<U, N> convert(Vec<T, N> v) {
+WEFT_SIMD_INLINE Vec<U, N> convert(Vec<T, N> v) {
   if constexpr (std::is_same_v<U, T>) {
     return v;
   } else {
@@ -408,7 +442,7 @@ Vec<U, N> convert(Vec<T, N> v) {
 
 /// Sum of the lanes, added pairwise (halves first), not left to right.
 template <class T, int N>
-T reduce_add(Vec<T, N> v) {
+WEFT_SIMD_INLINE T reduce_add(Vec<T, N> v) {
   if constexpr (N == 2) {
     return v.raw[0] + v.raw[1];
   } else {
@@ -426,13 +460,13 @@ template <int N>
 struct lanes_t {};
 
 template <int N>
-raw_t<std::uint32_t, N> load_u16_widened(const void* p) {
+WEFT_SIMD_INLINE Lanes<std::uint32_t, N> load_u16_widened(const void* p) {
   raw_t<std::uint16_t, N> h;
   std::memcpy(&h, p, sizeof(h));
-  return __builtin_convertvector(h, raw_t<std::uint32_t, N>);
+  return {__builtin_convertvector(h, raw_t<std::uint32_t, N>)};
 }
 template <int N>
-void store_u32_narrowed(void* p, raw_t<std::uint32_t, N> v) {
+WEFT_SIMD_INLINE void store_u32_narrowed(void* p, const raw_t<std::uint32_t, N>& v) {
   auto h = __builtin_convertvector(v, raw_t<std::uint16_t, N>);
   std::memcpy(p, &h, sizeof(h));
 }
@@ -441,7 +475,7 @@ void store_u32_narrowed(void* p, raw_t<std::uint32_t, N> v) {
 // into place and rebias (127 - 15); subnormals are mantissa * 2^-24; inf and
 // NaN keep their mantissa bits (signaling NaNs stay signaling).
 template <int N>
-Vec<float, N> half_bits_to_float(raw_t<std::uint32_t, N> h) {
+WEFT_SIMD_INLINE Vec<float, N> half_bits_to_float(const raw_t<std::uint32_t, N>& h) {
   using U = raw_t<std::uint32_t, N>;
   using I = raw_t<std::int32_t, N>;
   U sign = (h & 0x8000u) << 16;
@@ -452,7 +486,7 @@ Vec<float, N> half_bits_to_float(raw_t<std::uint32_t, N> h) {
   I is_sub = (I)em < 0x400;
   I is_special = (I)em >= 0x7c00;
   U bits = (normal & (U)~is_special) | (special & (U)is_special);
-  bits = (bits & (U)~is_sub) | (to_ubits(sub) & (U)is_sub);
+  bits = (bits & (U)~is_sub) | (to_ubits(sub).raw & (U)is_sub);
   return from_ubits<float, N>(bits | sign);
 }
 
@@ -461,14 +495,14 @@ Vec<float, N> half_bits_to_float(raw_t<std::uint32_t, N> h) {
 // normal results, let a float add of 0.5 round subnormal ones, saturate to inf
 // from 65520 up, and quiet every NaN to sign | 0x7e00.
 template <int N>
-raw_t<std::uint32_t, N> float_to_half_bits(Vec<float, N> v) {
+WEFT_SIMD_INLINE Lanes<std::uint32_t, N> float_to_half_bits(Vec<float, N> v) {
   using U = raw_t<std::uint32_t, N>;
   using I = raw_t<std::int32_t, N>;
-  U x = to_ubits(v);
+  U x = to_ubits(v).raw;
   U sign = (x >> 16) & 0x8000u;
   U ax = x & 0x7fffffffu;
   U normal = (ax + 0xc8000fffu + ((ax >> 13) & 1u)) >> 13;
-  U sub = to_ubits(from_ubits<float, N>(ax) + 0.5f) - 0x3f000000u;
+  U sub = to_ubits(from_ubits<float, N>(ax) + 0.5f).raw - 0x3f000000u;
   I sax = (I)ax;
   I is_sub = sax < 0x38800000;
   I is_inf = sax >= 0x477ff000;
@@ -476,29 +510,29 @@ raw_t<std::uint32_t, N> float_to_half_bits(Vec<float, N> v) {
   U bits = (normal & (U)~is_sub) | (sub & (U)is_sub);
   bits = (bits & (U)~is_inf) | (0x7c00u & (U)is_inf);
   bits |= 0x0200u & (U)is_nan;
-  return bits | sign;
+  return {bits | sign};
 }
 
 // bfloat16 is the top half of a binary32: round to nearest even on bit 16,
 // and quiet NaNs by setting bit 6 of the result (as weft::detail::float_to_bfloat16_bits).
 template <int N>
-raw_t<std::uint32_t, N> float_to_bfloat16_bits(Vec<float, N> v) {
+WEFT_SIMD_INLINE Lanes<std::uint32_t, N> float_to_bfloat16_bits(Vec<float, N> v) {
   using U = raw_t<std::uint32_t, N>;
   using I = raw_t<std::int32_t, N>;
-  U x = to_ubits(v);
+  U x = to_ubits(v).raw;
   U rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
   U quiet = (x >> 16) | 0x40u;
   I is_nan = (I)(x & 0x7fffffffu) > 0x7f800000;
-  return (rounded & (U)~is_nan) | (quiet & (U)is_nan);
+  return {(rounded & (U)~is_nan) | (quiet & (U)is_nan)};
 }
 
 template <int N>
-Vec<float, N> load_half_portable(const weft::half* p) {
-  return half_bits_to_float<N>(load_u16_widened<N>(p));
+WEFT_SIMD_INLINE Vec<float, N> load_half_portable(const weft::half* p) {
+  return half_bits_to_float<N>(load_u16_widened<N>(p).raw);
 }
 template <int N>
-void store_half_portable(weft::half* p, Vec<float, N> v) {
-  store_u32_narrowed<N>(p, float_to_half_bits(v));
+WEFT_SIMD_INLINE void store_half_portable(weft::half* p, Vec<float, N> v) {
+  store_u32_narrowed<N>(p, float_to_half_bits(v).raw);
 }
 
 // F16C converts in one instruction. It quiets signaling NaNs on the way in and
@@ -506,46 +540,49 @@ void store_half_portable(weft::half* p, Vec<float, N> v) {
 // and drops payloads; the selects below restore those bits exactly.
 #if defined(__F16C__)
 template <int N>
-Vec<float, N> restore_signaling_nans(Vec<float, N> f, const weft::half* p) {
+WEFT_SIMD_INLINE Vec<float, N> restore_signaling_nans(Vec<float, N> f, const weft::half* p) {
   using U = raw_t<std::uint32_t, N>;
   using I = raw_t<std::int32_t, N>;
-  U quiet_from_half = (load_u16_widened<N>(p) << 13) & 0x00400000u;
-  U bits = to_ubits(f);
+  U quiet_from_half = (load_u16_widened<N>(p).raw << 13) & 0x00400000u;
+  U bits = to_ubits(f).raw;
   I nan = (I)(f.raw != f.raw);
   U fixed = (bits & ~0x00400000u) | quiet_from_half;
   return from_ubits<float, N>((bits & (U)~nan) | (fixed & (U)nan));
 }
 template <int N>
-Vec<float, N> canonicalize_nans_for_half(Vec<float, N> v) {
+WEFT_SIMD_INLINE Vec<float, N> canonicalize_nans_for_half(Vec<float, N> v) {
   using I = raw_t<std::int32_t, N>;
   I nan = (I)(v.raw != v.raw);
-  I quiet = ((I)v.raw & (I)0x80000000u) | 0x7fc00000;
+  I quiet = ((I)v.raw & std::numeric_limits<std::int32_t>::min()) | 0x7fc00000;
   return {(typename Vec<float, N>::Raw)((((I)v.raw) & ~nan) | (quiet & nan))};
 }
-inline Vec<float, 4> load_half_native(const weft::half* p, lanes_t<4>) {
+WEFT_SIMD_INLINE Vec<float, 4> load_half_native(const weft::half* p, lanes_t<4>) {
   Vec<float, 4> f{(Vec<float, 4>::Raw)_mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)))};
   return restore_signaling_nans(f, p);
 }
-inline Vec<float, 8> load_half_native(const weft::half* p, lanes_t<8>) {
+WEFT_SIMD_INLINE Vec<float, 8> load_half_native(const weft::half* p, lanes_t<8>) {
   Vec<float, 8> f{(Vec<float, 8>::Raw)_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)))};
   return restore_signaling_nans(f, p);
 }
-inline void store_half_native(weft::half* p, Vec<float, 4> v) {
+WEFT_SIMD_INLINE void store_half_native(weft::half* p, Vec<float, 4> v) {
   __m128i h = _mm_cvtps_ph((__m128)canonicalize_nans_for_half(v).raw, _MM_FROUND_TO_NEAREST_INT);
   _mm_storel_epi64(reinterpret_cast<__m128i*>(p), h);
 }
-inline void store_half_native(weft::half* p, Vec<float, 8> v) {
+WEFT_SIMD_INLINE void store_half_native(weft::half* p, Vec<float, 8> v) {
   __m128i h = _mm256_cvtps_ph((__m256)canonicalize_nans_for_half(v).raw, _MM_FROUND_TO_NEAREST_INT);
   _mm_storeu_si128(reinterpret_cast<__m128i*>(p), h);
 }
 #endif
 #if defined(__AVX512F__)
-inline Vec<float, 16> load_half_native(const weft::half* p, lanes_t<16>) {
-  Vec<float, 16> f{(Vec<float, 16>::Raw)_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)))};
+// The all-lanes masked forms: the unmasked ones trip -Wuninitialized in GCC 12's headers.
+WEFT_SIMD_INLINE Vec<float, 16> load_half_native(const weft::half* p, lanes_t<16>) {
+  __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  Vec<float, 16> f{(Vec<float, 16>::Raw)_mm512_mask_cvtph_ps(_mm512_setzero_ps(), __mmask16(0xffff), h)};
   return restore_signaling_nans(f, p);
 }
-inline void store_half_native(weft::half* p, Vec<float, 16> v) {
-  __m256i h = _mm512_cvtps_ph((__m512)canonicalize_nans_for_half(v).raw, _MM_FROUND_TO_NEAREST_INT);
+WEFT_SIMD_INLINE void store_half_native(weft::half* p, Vec<float, 16> v) {
+  __m256i h = _mm512_mask_cvtps_ph(_mm256_setzero_si256(), __mmask16(0xffff),
+                                   (__m512)canonicalize_nans_for_half(v).raw, _MM_FROUND_TO_NEAREST_INT);
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), h);
 }
 #endif
@@ -554,7 +591,7 @@ inline void store_half_native(weft::half* p, Vec<float, 16> v) {
 
 /// N binary16 values, widened to float exactly (bit-identical to float(weft::half)).
 template <int N>
-Vec<float, N> load_float(const weft::half* p) {
+WEFT_SIMD_INLINE Vec<float, N> load_float(const weft::half* p) {
   if constexpr (requires { detail::load_half_native(p, detail::lanes_t<N>{}); }) {
     return detail::load_half_native(p, detail::lanes_t<N>{});
   } else if constexpr (N > native_lanes<float>) {
@@ -566,13 +603,13 @@ Vec<float, N> load_float(const weft::half* p) {
 
 /// N bfloat16 values, widened to float exactly.
 template <int N>
-Vec<float, N> load_float(const weft::bfloat16* p) {
-  return detail::from_ubits<float, N>(detail::load_u16_widened<N>(p) << 16);
+WEFT_SIMD_INLINE Vec<float, N> load_float(const weft::bfloat16* p) {
+  return detail::from_ubits<float, N>(detail::load_u16_widened<N>(p).raw << 16);
 }
 
 /// N floats rounded to binary16 (bit-identical to weft::half(float)).
 template <int N>
-void store_float(weft::half* p, Vec<float, N> v) {
+WEFT_SIMD_INLINE void store_float(weft::half* p, Vec<float, N> v) {
   if constexpr (requires { detail::store_half_native(p, v); }) {
     detail::store_half_native(p, v);
   } else if constexpr (N > native_lanes<float>) {
@@ -585,10 +622,529 @@ void store_float(weft::half* p, Vec<float, N> v) {
 
 /// N floats rounded to bfloat16 (bit-identical to weft::bfloat16(float)).
 template <int N>
-void store_float(weft::bfloat16* p, Vec<float, N> v) {
-  detail::store_u32_narrowed<N>(p, detail::float_to_bfloat16_bits(v));
+WEFT_SIMD_INLINE void store_float(weft::bfloat16* p, Vec<float, N> v) {
+  detail::store_u32_narrowed<N>(p, detail::float_to_bfloat16_bits(v).raw);
+}
+
+// ---------------------------------------------------------------------------
+// Math: float and double lanes (abs, min, max also for int32 / int64)
+// ---------------------------------------------------------------------------
+
+namespace detail {
+
+template <class T>
+struct FloatTraits;
+
+template <>
+struct FloatTraits<float> {
+  static constexpr int kMantBits = 23;
+  static constexpr int kExpBias = 127;
+  static constexpr std::uint32_t kMantMask = 0x007fffffu;
+  static constexpr std::uint32_t kSqrtHalfBits = 0x3f3504f3u;  // sqrt(1/2)
+  static constexpr float kTwoPowMant = 0x1p+23f;
+  static constexpr float kRoundMagic = 0x1.8p+23f;  // 1.5 * 2^23
+  static constexpr float kLog2e = 0x1.715476p+0f;
+  // ln2 = kLn2Hi + kLn2Lo; kLn2Hi has 9 significant bits, so k * kLn2Hi is exact for |k| < 2^15.
+  static constexpr float kLn2Hi = 0x1.63p-1f;
+  static constexpr float kLn2Lo = -0x1.bd0106p-13f;
+  static constexpr float kMinNormal = 0x1p-126f;
+  static constexpr float kSubnormalScale = 0x1p+23f;
+  static constexpr int kSubnormalScaleLog2 = 23;
+};
+
+template <>
+struct FloatTraits<double> {
+  static constexpr int kMantBits = 52;
+  static constexpr int kExpBias = 1023;
+  static constexpr std::uint64_t kMantMask = 0x000fffffffffffffull;
+  static constexpr std::uint64_t kSqrtHalfBits = 0x3fe6a09e667f3bcdull;
+  static constexpr double kTwoPowMant = 0x1p+52;
+  static constexpr double kRoundMagic = 0x1.8p+52;
+  static constexpr double kLog2e = 0x1.71547652b82fep+0;
+  // kLn2Hi has 29 significant bits, so k * kLn2Hi is exact for |k| < 2^24.
+  static constexpr double kLn2Hi = 0x1.62e42ffp-1;
+  static constexpr double kLn2Lo = -0x1.718432a1b0e26p-35;
+  static constexpr double kMinNormal = 0x1p-1022;
+  static constexpr double kSubnormalScale = 0x1p+54;
+  static constexpr int kSubnormalScaleLog2 = 54;
+};
+
+template <class T, int N>
+WEFT_SIMD_INLINE Vec<T, N> splat(T x) {
+  return Vec<T, N>::broadcast(x);
+}
+
+// c0 + x (c1 + x (c2 + ...)), Horner's rule.
+template <class T, int N, class C>
+WEFT_SIMD_INLINE Vec<T, N> horner(Vec<T, N>, C c0) {
+  return splat<T, N>(T(c0));
+}
+template <class T, int N, class C, class... Cs>
+WEFT_SIMD_INLINE Vec<T, N> horner(Vec<T, N> x, C c0, Cs... cs) {
+  return horner(x, cs...) * x + T(c0);
+}
+
+template <class T, int N>
+WEFT_SIMD_INLINE Vec<T, N> copysign(Vec<T, N> magnitude, Vec<T, N> sign) {
+  using I = lane_int_t<T>;
+  constexpr I kSign = std::numeric_limits<I>::min();
+  return from_bits<T, N>((to_bits(magnitude) & ~kSign) | (to_bits(sign) & kSign));
+}
+
+// x limited to [lo, hi]; a NaN passes through (both comparisons are false).
+template <class T, int N>
+WEFT_SIMD_INLINE Vec<T, N> clamp_keep_nan(Vec<T, N> x, T lo, T hi) {
+  x = select(cmp_lt(x, lo), splat<T, N>(lo), x);
+  return select(cmp_gt(x, hi), splat<T, N>(hi), x);
+}
+
+template <class T, int N>
+struct Rounded {
+  Vec<T, N> k;             // the integer, as T
+  int_vec_t<T, N> k_int;   // the same integer in an integer lane
+};
+
+// k = y rounded to nearest even, |y| < 2^(p - 2): adding 1.5 * 2^p leaves k in the low mantissa bits.
+template <class T, int N>
+WEFT_SIMD_INLINE Rounded<T, N> round_nearest(Vec<T, N> y) {
+  constexpr T kMagic = FloatTraits<T>::kRoundMagic;
+  Vec<T, N> t = y + kMagic;
+  return {t - kMagic, to_bits(t) - std::bit_cast<lane_int_t<T>>(kMagic)};
+}
+
+// x * 2^k for k in [2 (emin - 1), 2 emax]: two factors 2^(k/2) stay normal, so only the last product rounds.
+template <class T, int N>
+WEFT_SIMD_INLINE Vec<T, N> mul_pow2(Vec<T, N> x, int_vec_t<T, N> k) {
+  using Tr = FloatTraits<T>;
+  using I = lane_int_t<T>;
+  int_vec_t<T, N> k1 = k >> 1;
+  int_vec_t<T, N> k2 = k - k1;
+  Vec<T, N> s1 = from_bits<T, N>((k1 + I(Tr::kExpBias)) << Tr::kMantBits);
+  Vec<T, N> s2 = from_bits<T, N>((k2 + I(Tr::kExpBias)) << Tr::kMantBits);
+  return x * s1 * s2;
+}
+
+// exp(r) on |r| <= ln2/2: 1 + r + r^2 P(r), P minimax for relative error (2^-28 float, 2^-56 double).
+template <class T, int N>
+WEFT_SIMD_INLINE Vec<T, N> exp_reduced(Vec<T, N> r) {
+  Vec<T, N> p;
+  if constexpr (std::is_same_v<T, float>) {
+    p = horner(r, 4.999999404e-01f, 1.666651517e-01f, 4.166845605e-02f, 8.369418792e-03f, 1.381314476e-03f);
+  } else {
+    p = horner(r, 5.00000000000001110e-01, 1.66666666666666741e-01, 4.16666666665101229e-02,
+               8.33333333332129424e-03, 1.38888889514111706e-03, 1.98412698893518386e-04,
+               2.48014833047790866e-05, 2.75572392444585326e-06, 2.76341565695036390e-07,
+               2.51112039763078908e-08);
+  }
+  return (r + r * r * p) + T(1);
+}
+
+// expm1(r) on |r| <= ln2/2: r + r^2/2 + r^3 Q(r), Q minimax for relative error (2^-31 float, 2^-60 double).
+template <class T, int N>
+WEFT_SIMD_INLINE Vec<T, N> expm1_reduced(Vec<T, N> r) {
+  Vec<T, N> q;
+  if constexpr (std::is_same_v<T, float>) {
+    q = horner(r, 1.666666567e-01f, 4.166647419e-02f, 8.333423175e-03f, 1.393414102e-03f, 1.982408867e-04f);
+  } else {
+    q = horner(r, 1.66666666666666741e-01, 4.16666666666666713e-02, 8.33333333332128903e-03,
+               1.38888888888799513e-03, 1.98412698893666271e-04, 2.48015873367754219e-05,
+               2.75572392280559217e-06, 2.75572612664610185e-07, 2.51112100377814246e-08,
+               2.09192481672728133e-09);
+  }
+  return r + r * r * (r * q + T(0.5));
+}
+
+template <class T, int N>
+struct LogSplit {
+  Vec<T, N> k;  // exponent, as T
+  Vec<T, N> f;  // m - 1, m in [sqrt(1/2), sqrt(2))
+};
+
+// x = 2^k m for positive normal x. Subtracting sqrt(1/2)'s bits moves the exponent
+// boundary to sqrt(1/2); k is read with a 2^(w-2) offset so the shift is logical, and
+// becomes T through the 2^p trick (no int64 -> double conversion, which AVX2 lacks).
+template <class T, int N>
+WEFT_SIMD_INLINE LogSplit<T, N> log_split(Vec<T, N> x) {
+  using Tr = FloatTraits<T>;
+  using U = lane_uint_t<T>;
+  constexpr int kWidth = 8 * sizeof(T);
+  constexpr U kOffset = U(1) << (kWidth - 2 - Tr::kMantBits);
+  raw_t<U, N> d = to_ubits(x).raw - Tr::kSqrtHalfBits;
+  Vec<T, N> m = from_ubits<T, N>((d & Tr::kMantMask) + Tr::kSqrtHalfBits);
+  raw_t<U, N> k_biased = (d + (U(1) << (kWidth - 2))) >> Tr::kMantBits;
+  Vec<T, N> k = from_ubits<T, N>(k_biased | std::bit_cast<U>(Tr::kTwoPowMant)) - (Tr::kTwoPowMant + T(kOffset));
+  return {k, m - T(1)};
+}
+
+// k ln2 + log(1 + f) + c for |f| <= sqrt(2) - 1 and a small correction c.
+// float: log(1+f) = f - f^2/2 + f^3 P(f), P minimax degree 7 (2^-27 relative).
+// double: s = f / (2 + f), log(1+f) = 2 atanh(s) = f - (f^2/2 - s (f^2/2 + R(s^2))),
+//         R(z) = z L(z), L minimax degree 6 (2^-57 absolute in R).
+template <class T, int N>
+WEFT_SIMD_INLINE Vec<T, N> log_reduced(Vec<T, N> k, Vec<T, N> f, Vec<T, N> c) {
+  using Tr = FloatTraits<T>;
+  if constexpr (std::is_same_v<T, float>) {
+    Vec<T, N> p = horner(f, 3.333333135e-01f, -2.500082850e-01f, 2.000123262e-01f, -1.662313044e-01f,
+                         1.420144141e-01f, -1.316222548e-01f, 1.276499182e-01f, -7.633193582e-02f);
+    Vec<T, N> y = f + f * f * (f * p - 0.5f);
+    return k * Tr::kLn2Hi + (y + (k * Tr::kLn2Lo + c));
+  } else {
+    Vec<T, N> s = f / (f + 2.0);
+    Vec<T, N> z = s * s;
+    Vec<T, N> r = z * horner(z, 6.66666666666671293e-01, 3.99999999994900490e-01, 2.85714287374266018e-01,
+                             2.22221981370717636e-01, 1.81836258447739457e-01, 1.53116807157894691e-01,
+                             1.48261077844977107e-01);
+    Vec<T, N> hfsq = 0.5 * f * f;
+    return k * Tr::kLn2Hi + (f - (hfsq - (s * (hfsq + r) + (k * Tr::kLn2Lo + c))));
+  }
+}
+
+template <class T, int N>
+struct QuarterTurns {
+  Vec<T, N> r;             // x - j pi/2, |r| <= pi/4 (plus rounding)
+  int_vec_t<T, N> j;
+};
+
+// x = j pi/2 + r, Cody-Waite with pi/2 = C1 + C2 + C3 (27 + 25 + 53 significant bits),
+// so j C1 and j C2 are exact for |j| < 2^26, i.e. |x| < 1e8.
+template <int N>
+WEFT_SIMD_INLINE QuarterTurns<double, N> reduce_quarter_turns(Vec<double, N> x) {
+  constexpr double kC1 = 0x1.921fb54p+0;
+  constexpr double kC2 = 0x1.10b461p-30;
+  constexpr double kC3 = 0x1.a62633145c06ep-58;
+  auto [j, j_int] = round_nearest(x * 0x1.45f306dc9c883p-1);  // x * 2/pi
+  return {((x - j * kC1) - j * kC2) - j * kC3, j_int};
+}
+
+// sin(x) from x = j pi/2 + r and q = j (q = j + 1 gives cos):
+// q even: +-sin(r), q odd: +-cos(r), negated when bit 1 of q is set.
+// sin(r) = r + r^3 S(r^2), cos(r) = 1 - r^2/2 + r^4 C(r^2) on |r| <= pi/4, S and C minimax
+// (float degree 3: 2^-35 / 2^-39 relative; double degree 6: 2^-64 / 2^-69).
+template <class T, int N>
+WEFT_SIMD_INLINE Vec<T, N> sin_quadrant(Vec<T, N> r, int_vec_t<T, N> q) {
+  Vec<T, N> z = r * r;
+  Vec<T, N> s, c;
+  if constexpr (std::is_same_v<T, float>) {
+    s = horner(z, -1.666666716e-01f, 8.333331905e-03f, -1.984008559e-04f, 2.724381147e-06f);
+    c = horner(z, 4.166666791e-02f, -1.388888806e-03f, 2.480059993e-05f, -2.729585162e-07f);
+  } else {
+    s = horner(z, -1.66666666666666657e-01, 8.33333333333333322e-03, -1.98412698412684562e-04,
+               2.75573192217702830e-06, -2.50521069867532146e-08, 1.60586365822314619e-10,
+               -7.59207691030735658e-13);
+    c = horner(z, 4.16666666666666644e-02, -1.38888888888888894e-03, 2.48015873015865325e-05,
+               -2.75573192227543130e-07, 2.08767562104080776e-09, -1.14705192378310191e-11,
+               4.74886257735895265e-14);
+  }
+  s = r + r * z * s;
+  c = z * (z * c - T(0.5)) + T(1);
+  Mask<T, N> odd{cmp_ne(q & 1, 0).raw};
+  Vec<T, N> y = select(odd, c, s);
+  return from_bits<T, N>(to_bits(y) ^ ((q & 2) << (8 * int(sizeof(T)) - 2)));
+}
+
+// Beyond this |x| the reduction's j C1 is no longer exact; such vectors go lane by lane to std::sin / std::cos.
+template <class T>
+inline constexpr T kSinCosVectorLimit = T(1e8);
+
+template <class T, int N>
+WEFT_SIMD_INLINE Vec<T, N> sin_or_cos(Vec<T, N> x, int quarter) {
+  if constexpr (std::is_same_v<T, float> && N * sizeof(double) > 64) {
+    // Keep the double vectors at most 64 bytes (one AVX-512 register).
+    return concat(sin_or_cos(lower_half(x), quarter), sin_or_cos(upper_half(x), quarter));
+  } else {
+    Vec<T, N> ax = from_bits<T, N>(to_bits(x) & std::numeric_limits<lane_int_t<T>>::max());
+    if (mask_any(cmp_gt(ax, kSinCosVectorLimit<T>))) {
+      return map_lanes(x, [quarter](T v) { return quarter ? std::cos(v) : std::sin(v); });
+    }
+    if constexpr (std::is_same_v<T, float>) {
+      // float reduces in double: |r| error < 2^-70, far below a float ulp of r.
+      auto red = reduce_quarter_turns(convert<double>(x));
+      return sin_quadrant(convert<float>(red.r), convert<std::int32_t>(red.j) + quarter);
+    } else {
+      auto red = reduce_quarter_turns(x);
+      return sin_quadrant(red.r, red.j + std::int64_t(quarter));
+    }
+  }
+}
+
+}  // namespace detail
+
+// |x|; for integers, the minimum value maps to itself (two's complement wrap).
+template <class T, int N>
+WEFT_SIMD_INLINE Vec<T, N> abs(Vec<T, N> x) {
+  using I = detail::lane_int_t<T>;
+  if constexpr (std::is_floating_point_v<T>) {
+    return detail::from_bits<T, N>(detail::to_bits(x) & std::numeric_limits<I>::max());
+  } else {
+    Vec<T, N> s = x >> (8 * int(sizeof(T)) - 1);
+    return (x ^ s) - s;
+  }
+}
+
+// min / max as torch.minimum / torch.maximum: a NaN in either lane gives NaN;
+// of +0 and -0, min is -0 and max is +0 (IEEE 754-2019 minimum / maximum).
+template <class T, int N>
+WEFT_SIMD_INLINE Vec<T, N> min(Vec<T, N> a, Vec<T, N> b) {
+  Vec<T, N> r = select(cmp_lt(a, b), a, b);
+  if constexpr (std::is_floating_point_v<T>) {
+    r = select(cmp_eq(a, b), detail::from_bits<T, N>(detail::to_bits(a) | detail::to_bits(b)), r);
+    r = select(cmp_ne(a, a), a, r);  // b NaN already gave b
+  }
+  return r;
+}
+template <class T, int N>
+WEFT_SIMD_INLINE Vec<T, N> max(Vec<T, N> a, Vec<T, N> b) {
+  Vec<T, N> r = select(cmp_gt(a, b), a, b);
+  if constexpr (std::is_floating_point_v<T>) {
+    r = select(cmp_eq(a, b), detail::from_bits<T, N>(detail::to_bits(a) & detail::to_bits(b)), r);
+    r = select(cmp_ne(a, a), a, r);
+  }
+  return r;
+}
+
+/// Smallest / largest lane (NaN if any lane is NaN), reduced pairwise.
+template <class T, int N>
+WEFT_SIMD_INLINE T reduce_min(Vec<T, N> v) {
+  if constexpr (N == 2) {
+    return min(v, Vec<T, N>{(typename Vec<T, N>::Raw){v.raw[1], v.raw[0]}}).raw[0];
+  } else {
+    return reduce_min(min(detail::lower_half(v), detail::upper_half(v)));
+  }
+}
+template <class T, int N>
+WEFT_SIMD_INLINE T reduce_max(Vec<T, N> v) {
+  if constexpr (N == 2) {
+    return max(v, Vec<T, N>{(typename Vec<T, N>::Raw){v.raw[1], v.raw[0]}}).raw[0];
+  } else {
+    return reduce_max(max(detail::lower_half(v), detail::upper_half(v)));
+  }
+}
+
+// sign(x) = (x > 0) - (x < 0), as torch.sign: sign(NaN) = 0 and sign(-0) = +0
+// (ATen's sign kernel is this expression; see pytorch/pytorch#41245).
+template <class T, int N>
+WEFT_SIMD_INLINE Vec<T, N> sign(Vec<T, N> x) {
+  return mask_to_ones(cmp_gt(x, T(0))) - mask_to_ones(cmp_lt(x, T(0)));
+}
+
+namespace detail {
+#if defined(__SSE2__)
+WEFT_SIMD_INLINE Vec<float, 4> sqrt_native(Vec<float, 4> x) { return {(Vec<float, 4>::Raw)_mm_sqrt_ps((__m128)x.raw)}; }
+WEFT_SIMD_INLINE Vec<double, 2> sqrt_native(Vec<double, 2> x) { return {(Vec<double, 2>::Raw)_mm_sqrt_pd((__m128d)x.raw)}; }
+#endif
+#if defined(__AVX__)
+WEFT_SIMD_INLINE Vec<float, 8> sqrt_native(Vec<float, 8> x) { return {(Vec<float, 8>::Raw)_mm256_sqrt_ps((__m256)x.raw)}; }
+WEFT_SIMD_INLINE Vec<double, 4> sqrt_native(Vec<double, 4> x) { return {(Vec<double, 4>::Raw)_mm256_sqrt_pd((__m256d)x.raw)}; }
+#endif
+#if defined(__AVX512F__)
+// GCC 12's unmasked forms start from _mm512_undefined_*(), which -Wuninitialized flags
+// once inlined; the all-lanes masked forms compile to the same instruction.
+WEFT_SIMD_INLINE Vec<float, 16> sqrt_native(Vec<float, 16> x) {
+  return {(Vec<float, 16>::Raw)_mm512_mask_sqrt_ps((__m512)x.raw, __mmask16(0xffff), (__m512)x.raw)};
+}
+WEFT_SIMD_INLINE Vec<double, 8> sqrt_native(Vec<double, 8> x) {
+  return {(Vec<double, 8>::Raw)_mm512_mask_sqrt_pd((__m512d)x.raw, __mmask8(0xff), (__m512d)x.raw)};
+}
+#endif
+#if defined(__ARM_NEON) && defined(__aarch64__)
+WEFT_SIMD_INLINE Vec<float, 4> sqrt_native(Vec<float, 4> x) { return {(Vec<float, 4>::Raw)vsqrtq_f32((float32x4_t)x.raw)}; }
+WEFT_SIMD_INLINE Vec<double, 2> sqrt_native(Vec<double, 2> x) { return {(Vec<double, 2>::Raw)vsqrtq_f64((float64x2_t)x.raw)}; }
+#endif
+}  // namespace detail
+
+// sqrt(x), correctly rounded: the ISA's square root per register, std::sqrt per lane where there is none.
+template <class T, int N>
+  requires std::is_floating_point_v<T>
+WEFT_SIMD_INLINE Vec<T, N> sqrt(Vec<T, N> x) {
+  if constexpr (requires { detail::sqrt_native(x); }) {
+    return detail::sqrt_native(x);
+  } else if constexpr (N * sizeof(T) > 16) {
+    return detail::concat(sqrt(detail::lower_half(x)), sqrt(detail::upper_half(x)));
+  } else {
+    return detail::map_lanes(x, [](T v) { return std::sqrt(v); });
+  }
+}
+
+// rsqrt(x) = 1 / sqrt(x), both steps correctly rounded (no hardware estimate).
+template <class T, int N>
+  requires std::is_floating_point_v<T>
+WEFT_SIMD_INLINE Vec<T, N> rsqrt(Vec<T, N> x) {
+  return T(1) / sqrt(x);
+}
+
+// floor(x): round |x| to an integer with the 2^p trick, restore the sign, step down where that
+// rounded above x; |x| >= 2^p (and inf, NaN) is already integral and passes through.
+template <class T, int N>
+  requires std::is_floating_point_v<T>
+WEFT_SIMD_INLINE Vec<T, N> floor(Vec<T, N> x) {
+  constexpr T kTwoPowMant = detail::FloatTraits<T>::kTwoPowMant;
+  Vec<T, N> ax = abs(x);
+  Vec<T, N> r = detail::copysign((ax + kTwoPowMant) - kTwoPowMant, x);
+  r = r - mask_to_ones(cmp_gt(r, x));
+  return select(cmp_lt(ax, kTwoPowMant), r, x);
+}
+
+// exp(x) = 2^k exp(r), x = k ln2 + r, |r| <= ln2/2 (ln2 in two parts); exp(r) = 1 + r + r^2 P(r),
+// P minimax degree 4 (float) / 9 (double); 2^k applied as two factors so subnormal results round once.
+template <class T, int N>
+  requires std::is_floating_point_v<T>
+WEFT_SIMD_INLINE Vec<T, N> exp(Vec<T, N> x) {
+  using Tr = detail::FloatTraits<T>;
+  constexpr bool kF32 = std::is_same_v<T, float>;
+  // Outside [lo, hi] the result rounds to 0 or inf; the clamp keeps k in mul_pow2's range.
+  x = detail::clamp_keep_nan(x, kF32 ? T(-104) : T(-746), kF32 ? T(89) : T(710));
+  auto [k, k_int] = detail::round_nearest(x * Tr::kLog2e);
+  Vec<T, N> r = (x - k * Tr::kLn2Hi) - k * Tr::kLn2Lo;
+  return detail::mul_pow2(detail::exp_reduced(r), k_int);
+}
+
+// expm1(x) = 2^k (expm1(r) + 1 - 2^-k), x = k ln2 + r; expm1(r) = r + r^2/2 + r^3 Q(r) keeps full
+// relative precision near 0 (k = 0 adds nothing to it). 1 - 2^-k is exact for the k that matter.
+template <class T, int N>
+  requires std::is_floating_point_v<T>
+WEFT_SIMD_INLINE Vec<T, N> expm1(Vec<T, N> x) {
+  using Tr = detail::FloatTraits<T>;
+  using I = detail::lane_int_t<T>;
+  constexpr bool kF32 = std::is_same_v<T, float>;
+  // Below lo, expm1 rounds to -1; above hi, to inf.
+  Vec<T, N> xc = detail::clamp_keep_nan(x, kF32 ? T(-30) : T(-40), kF32 ? T(89) : T(710));
+  auto [k, k_int] = detail::round_nearest(xc * Tr::kLog2e);
+  Vec<T, N> r = (xc - k * Tr::kLn2Hi) - k * Tr::kLn2Lo;
+  // For k above the cap, 1 - 2^-k rounds to 1 anyway.
+  constexpr I kCap = kF32 ? 30 : 60;
+  auto kc = select(cmp_gt(k_int, kCap), Vec<I, N>::broadcast(kCap), k_int);
+  Vec<T, N> two_pow_neg_k = detail::from_bits<T, N>((I(Tr::kExpBias) - kc) << Tr::kMantBits);
+  Vec<T, N> y = detail::mul_pow2(detail::expm1_reduced(r) + (T(1) - two_pow_neg_k), k_int);
+  return select(cmp_eq(x, T(0)), x, y);  // keeps the sign of zero
+}
+
+// log(x) = k ln2 + log(m), x = 2^k m, m in [sqrt(1/2), sqrt(2)) (subnormals scaled up first);
+// log(m) = log1p(m - 1) by a minimax polynomial (float) or the atanh series shape (double), see log_reduced.
+template <class T, int N>
+  requires std::is_floating_point_v<T>
+WEFT_SIMD_INLINE Vec<T, N> log(Vec<T, N> x) {
+  using Tr = detail::FloatTraits<T>;
+  using V = Vec<T, N>;
+  auto tiny = cmp_lt(x, Tr::kMinNormal);
+  auto [k, f] = detail::log_split(select(tiny, x * Tr::kSubnormalScale, x));
+  k = k - select(tiny, V::broadcast(T(Tr::kSubnormalScaleLog2)), V::broadcast(T(0)));
+  V y = detail::log_reduced(k, f, V::broadcast(T(0)));
+  constexpr T kInf = std::numeric_limits<T>::infinity();
+  y = select(cmp_eq(x, kInf), x, y);
+  y = select(mask_not(cmp_ge(x, T(0))), V::broadcast(std::numeric_limits<T>::quiet_NaN()), y);  // x < 0, NaN
+  return select(cmp_eq(x, T(0)), V::broadcast(-kInf), y);
+}
+
+// log1p(x) = log(u) + (x - (u - 1)) / u with u = 1 + x rounded: the quotient restores what rounding u lost.
+template <class T, int N>
+  requires std::is_floating_point_v<T>
+WEFT_SIMD_INLINE Vec<T, N> log1p(Vec<T, N> x) {
+  using V = Vec<T, N>;
+  V u = x + T(1);
+  V c = (x - (u - T(1))) / u;
+  auto [k, f] = detail::log_split(u);
+  V y = detail::log_reduced(k, f, c);
+  constexpr T kInf = std::numeric_limits<T>::infinity();
+  y = select(cmp_eq(x, kInf), x, y);
+  y = select(mask_not(cmp_ge(x, T(-1))), V::broadcast(std::numeric_limits<T>::quiet_NaN()), y);
+  y = select(cmp_eq(x, T(-1)), V::broadcast(-kInf), y);
+  return select(cmp_eq(x, T(0)), x, y);  // keeps the sign of zero
+}
+
+// sin(x): x = j pi/2 + r (Cody-Waite in double, also for float lanes), then +-sin(r) or +-cos(r)
+// by j mod 4, minimax polynomials on |r| <= pi/4. |x| > 1e8 goes lane by lane to std::sin.
+template <class T, int N>
+  requires std::is_floating_point_v<T>
+WEFT_SIMD_INLINE Vec<T, N> sin(Vec<T, N> x) {
+  return select(cmp_eq(x, T(0)), x, detail::sin_or_cos(x, 0));  // sin(-0) = -0
+}
+
+// cos(x) = sin(x + pi/2): the same reduction with the quadrant advanced by one.
+template <class T, int N>
+  requires std::is_floating_point_v<T>
+WEFT_SIMD_INLINE Vec<T, N> cos(Vec<T, N> x) {
+  return detail::sin_or_cos(x, 1);
+}
+
+// tanh(x) = expm1(2x) / (expm1(2x) + 2); |x| capped where tanh rounds to +-1 (10 float, 20 double).
+template <class T, int N>
+  requires std::is_floating_point_v<T>
+WEFT_SIMD_INLINE Vec<T, N> tanh(Vec<T, N> x) {
+  constexpr T kCap = std::is_same_v<T, float> ? T(10) : T(20);
+  Vec<T, N> e = expm1(detail::clamp_keep_nan(x, -kCap, kCap) * T(2));
+  return e / (e + T(2));
+}
+
+// sigmoid(x) = 1 / (1 + exp(-x)), computed as (x < 0 ? e : 1) / (1 + e) with e = exp(-|x|) <= 1:
+// neither tail overflows and the negative tail keeps full relative precision down to subnormals.
+template <class T, int N>
+  requires std::is_floating_point_v<T>
+WEFT_SIMD_INLINE Vec<T, N> sigmoid(Vec<T, N> x) {
+  Vec<T, N> e = exp(-abs(x));
+  return select(cmp_lt(x, T(0)), e, Vec<T, N>::broadcast(T(1))) / (e + T(1));
+}
+
+// erf(x): float: |x| < 1: x + x Q(x^2), Q minimax degree 6 (2^-29 relative; the leading x stays exact);
+//         1 <= |x|: 1 - exp(-x^2) Q(|x| - 2.5), Q minimax degree 8 on [1, 3.93] (2^-28 absolute),
+//         |x| clamped at 3.93 where erf rounds to 1.
+// double: std::erf lane by lane.
+template <class T, int N>
+  requires std::is_floating_point_v<T>
+WEFT_SIMD_INLINE Vec<T, N> erf(Vec<T, N> x) {
+  if constexpr (std::is_same_v<T, float>) {
+    Vec<T, N> ax = abs(x);
+    Vec<T, N> small = x + x * detail::horner(x * x, 1.283791661e-01f, -3.761262596e-01f, 1.128358543e-01f,
+                                             -2.685381286e-02f, 5.188327748e-03f, -8.010193706e-04f,
+                                             7.853861462e-05f);
+    Vec<T, N> t = detail::clamp_keep_nan(ax, 1.0f, 3.93f);
+    Vec<T, N> q = detail::horner(t - 2.5f, 2.108076066e-01f, -7.434218377e-02f, 2.491462417e-02f,
+                                 -8.132254705e-03f, 2.302501816e-03f, -6.611178978e-04f, 5.433242768e-04f,
+                                 2.250650723e-04f, 1.068436395e-04f);
+    Vec<T, N> large = detail::copysign(1.0f - exp(-(t * t)) * q, x);
+    return select(cmp_lt(ax, 1.0f), small, large);
+  } else {
+    return detail::map_lanes(x, [](T v) { return std::erf(v); });
+  }
+}
+
+// pow(x, y) with C's special cases (pow(x, 0) = 1, pow(1, y) = 1, odd integer y keeps the sign of x, ...).
+// float: exp(y log|x|) evaluated in double (error < 2^-44 before the final rounding), then the sign and
+// special-case fix-ups. double: std::pow lane by lane.
+template <class T, int N>
+  requires std::is_floating_point_v<T>
+WEFT_SIMD_INLINE Vec<T, N> pow(Vec<T, N> x, Vec<T, N> y) {
+  if constexpr (std::is_same_v<T, float> && N * sizeof(double) > 64) {
+    return detail::concat(pow(detail::lower_half(x), detail::lower_half(y)),
+                          pow(detail::upper_half(x), detail::upper_half(y)));
+  } else if constexpr (std::is_same_v<T, float>) {
+    using D = Vec<double, N>;
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    D xd = convert<double>(x);
+    D yd = convert<double>(y);
+    D ax = abs(xd);
+    D r = exp(yd * log(ax));
+    auto y_int = cmp_eq(floor(yd), yd);
+    auto y_odd = mask_and(y_int, cmp_ne(floor(yd * 0.5), yd * 0.5));
+    Mask<double, N> x_sign{(typename Mask<double, N>::Raw)(detail::to_bits(xd).raw < 0)};
+    r = select(mask_and(x_sign, y_odd), -r, r);
+    auto no_real_power = mask_and(mask_and(cmp_lt(xd, 0.0), cmp_gt(xd, -kInf)), mask_not(y_int));
+    r = select(no_real_power, D::broadcast(std::numeric_limits<double>::quiet_NaN()), r);
+    auto one = mask_or(cmp_eq(yd, 0.0), cmp_eq(xd, 1.0));
+    one = mask_or(one, mask_and(cmp_eq(ax, 1.0), cmp_eq(abs(yd), kInf)));  // pow(-1, +-inf) = 1
+    return convert<float>(select(one, D::broadcast(1.0), r));
+  } else {
+    return detail::map_lanes(x, y, [](T a, T b) { return std::pow(a, b); });
+  }
+}
+template <class T, int N>
+  requires std::is_floating_point_v<T>
+WEFT_SIMD_INLINE Vec<T, N> pow(Vec<T, N> x, std::type_identity_t<T> y) {
+  return pow(x, Vec<T, N>::broadcast(y));
 }
 
 }  // namespace weft::simd
+
+#undef WEFT_SIMD_INLINE
+#pragma GCC diagnostic pop
 
 #endif  // !defined(__CUDA_ARCH__)

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+/// @file The CPU GEMM executor: batched row-major matrix products through Eigen's GEMM, OpenMP over the batch.
+#pragma once
+
+#include <cstdint>
+
+#include <Eigen/Core>
+
+#include "weft/backend/cpu/pointwise.hpp"
+#include "weft/core/shape.hpp"
+#include "weft/dense/reduce_plan.hpp"
+
+// Host code only: nvcc's device pass has no SIMD layer (see simd.hpp).
+#if !defined(__CUDA_ARCH__)
+
+namespace weft::detail::cpu {
+
+/// Below this many multiply-adds per product, a batch runs one product per
+/// thread; above it (or with a single product) Eigen threads each product.
+inline constexpr std::int64_t kSmallGemm = std::int64_t(1) << 21;
+
+/// c[b] = a[b] * b[b] for every batch index b of `batch` (row-major):
+/// a[b] is n x k with row stride lda, at a + sum_d coord_d * a_batch[d];
+/// likewise b[b] (k x m, ldb); c is contiguous (batch..., n, m).
+/// Row strides must be at least the row length (the caller copies other layouts).
+template <class S>
+void gemm_batched(const S* a, std::int64_t lda, const Strides& a_batch, const S* b, std::int64_t ldb,
+                  const Strides& b_batch, S* c, const Shape& batch, std::int64_t n, std::int64_t k, std::int64_t m) {
+  using Matrix = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  using In = Eigen::Map<const Matrix, Eigen::Unaligned, Eigen::OuterStride<>>;
+  using Out = Eigen::Map<Matrix, Eigen::Unaligned>;
+  const std::int64_t count = batch.numel();
+  auto product = [&](std::int64_t bi) {
+    std::int64_t coords[kMaxRank] = {};
+    unravel(bi, batch.begin(), batch.rank(), coords);
+    std::int64_t oa = 0, ob = 0;
+    for (int d = 0; d < batch.rank(); ++d) oa += coords[d] * a_batch[d], ob += coords[d] * b_batch[d];
+    In A(a + oa, n, k, Eigen::OuterStride<>(lda));
+    In B(b + ob, k, m, Eigen::OuterStride<>(ldb));
+    Out C(c + bi * n * m, n, m);
+    C.noalias() = A * B;
+  };
+  const bool over_batch = count > 1 && (count >= max_threads() || n * k * m < kSmallGemm);
+  if (over_batch) {
+    const int threads = int(std::min<std::int64_t>(count, max_threads()));
+    WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(static))
+    for (std::int64_t bi = 0; bi < count; ++bi) product(bi);
+  } else {
+    for (std::int64_t bi = 0; bi < count; ++bi) product(bi);
+  }
+}
+
+}  // namespace weft::detail::cpu
+
+#endif  // !defined(__CUDA_ARCH__)

@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: MIT
+/// @file The CPU reduction executor: pairwise-blocked SIMD accumulation of an expression over a ReducePlan, OpenMP over outputs or over chunks of the reduced range.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "weft/backend/cpu/pointwise.hpp"
+#include "weft/backend/cpu/simd.hpp"
+#include "weft/dense/reduce_plan.hpp"
+#include "weft/dense/reducers.hpp"
+#include "weft/plan/kernel.hpp"
+
+// Host code only: nvcc's device pass has no SIMD layer (see simd.hpp).
+#if !defined(__CUDA_ARCH__)
+
+namespace weft::detail::cpu {
+
+/// Independent accumulators per row run: enough to hide the add latency.
+inline constexpr int kReduceAccumulators = 4;
+/// Values each accumulator lane folds before its block joins the cascade.
+inline constexpr int kReduceBlockSteps = 8;
+/// Most pieces one output's reduced range is split into across threads.
+inline constexpr std::int64_t kMaxChunks = 64;
+
+/// Pairwise summation in streaming form. Block results are pushed in order;
+/// level l holds the combination of 2^l blocks, and a push carries like a
+/// binary counter, so the total is a balanced tree over the blocks: the
+/// rounding error of a sum of n values grows like log2(n), not n. (For max
+/// and min the tree changes nothing and costs one combine per block.)
+template <class Item>
+struct Cascade {
+  Item level[64];
+  std::uint64_t count = 0;
+
+  template <class Combine>
+  void push(Item v, const Combine& combine) {
+    int l = 0;
+    for (std::uint64_t k = count; k & 1; k >>= 1, ++l) v = combine(level[l], v);
+    level[l] = v;
+    ++count;
+  }
+  /// The combination of every pushed block and `rest` (the unfinished block).
+  template <class Combine>
+  Item total(Item rest, const Combine& combine) const {
+    for (int l = 0; (count >> l) != 0; ++l)  // a data-dependent trip count: not unrolled 64 times
+      if ((count >> l) & 1) rest = combine(level[l], rest);
+    return rest;
+  }
+};
+
+/// Lanes of a packet type (1 for a scalar).
+template <class Item>
+inline constexpr int packet_width_v = 1;
+template <class T, int N>
+inline constexpr int packet_width_v<simd::Vec<T, N>> = N;
+
+/// Everything the reduction loops need besides the evaluator.
+template <class Red, class Ev, class Shared>
+struct ReduceContext {
+  using Acc = typename Red::acc_type;
+  Red red;
+  const ReducePlan* plan;
+
+  // One element (scalar) or one packet of W elements at index j of the current row.
+  template <class Item>
+  static Item load(Ev& ev, std::int64_t j) {
+    if constexpr (std::is_same_v<Item, Acc>) {
+      typename scalar_cache<Shared>::type cache{};
+      return ev.coeff(j, cache);
+    } else {
+      typename packet_cache<Shared, packet_width_v<Item>>::type cache{};
+      return ev.template packet<packet_width_v<Item>>(j, cache);
+    }
+  }
+  template <class Item>
+  static constexpr int width() {
+    return packet_width_v<Item>;
+  }
+
+  /// Folds the lanes of a packet (pairwise).
+  template <class Item>
+  Acc horizontal(Item v) const {
+    if constexpr (std::is_same_v<Item, Acc>) {
+      return v;
+    } else {
+      constexpr int W = packet_width_v<Item>;
+      Acc lanes[W];
+      for (int l = 0; l < W; ++l) lanes[l] = v[l];
+      for (int w = W / 2; w >= 1; w /= 2)
+        for (int l = 0; l < w; ++l) lanes[l] = red.combine(lanes[l], lanes[l + w]);
+      return lanes[0];
+    }
+  }
+
+  /// Reduced elements [r0, r1) of output `o` in the inner layout (kept dims
+  /// outer, reduced dims inner): rows of the innermost reduced dim, read as
+  /// packets of type Main (or scalars) into kReduceAccumulators accumulators.
+  template <class Main>
+  Acc reduce_inner(Ev& ev, std::int64_t o, std::int64_t r0, std::int64_t r1) const {
+    constexpr int W = width<Main>();
+    constexpr int K = kReduceAccumulators;
+    const ReducePlan& p = *plan;
+    const int nk = p.nk(), nr = p.nr();
+    std::int64_t kept[kMaxRank], reduced[kMaxRank], outer[kMaxRank] = {};
+    for (int d = 0; d < nk; ++d) kept[d] = p.kept[d].extent;
+    for (int d = 0; d < nr; ++d) reduced[d] = p.reduced[d].extent;
+    const std::int64_t inner = reduced[nr - 1];
+    unravel(o, kept, nk, outer);
+    unravel(r0 / inner, reduced, nr - 1, outer + nk);
+    std::int64_t j = r0 % inner;
+
+    auto combine = [this](auto a, auto b) { return red.combine(a, b); };
+    const Main identity = splat<Main>(red.identity());
+    Main acc[K];
+    for (int k = 0; k < K; ++k) acc[k] = identity;
+    int steps = 0;
+    Cascade<Main> blocks;
+    auto flush = [&] {
+      Main b = combine(combine(acc[0], acc[1]), combine(acc[2], acc[3]));
+      blocks.push(b, combine);
+      for (int k = 0; k < K; ++k) acc[k] = identity;
+      steps = 0;
+    };
+    // Elements left over from packet rows (row tails) fold into their own blocks.
+    Acc tail = red.identity();
+    int tail_steps = 0;
+    Cascade<Acc> tail_blocks;
+
+    for (std::int64_t i = r0; i < r1; j = 0) {
+      ev.seek(outer);
+      const std::int64_t stop = std::min(inner, j + (r1 - i));
+      i += stop - j;
+      for (; j + K * W <= stop; j += K * W) {
+        for (int k = 0; k < K; ++k) acc[k] = red.combine(acc[k], red.transform(load<Main>(ev, j + k * W)));
+        if (++steps == kReduceBlockSteps) flush();
+      }
+      for (; j + W <= stop; j += W) {
+        acc[0] = red.combine(acc[0], red.transform(load<Main>(ev, j)));
+        if (++steps == kReduceBlockSteps) flush();
+      }
+      for (; j < stop; ++j) {
+        tail = red.combine(tail, red.transform(load<Acc>(ev, j)));
+        if (++tail_steps == kReduceBlockSteps) {
+          tail_blocks.push(tail, combine);
+          tail = red.identity();
+          tail_steps = 0;
+        }
+      }
+      for (int d = nk + nr - 2; d >= nk && ++outer[d] == reduced[d - nk]; --d) outer[d] = 0;
+    }
+    Main last = combine(combine(acc[0], acc[1]), combine(acc[2], acc[3]));
+    return red.combine(horizontal(blocks.total(last, combine)), tail_blocks.total(tail, combine));
+  }
+
+  /// Four column groups of output row `ko`, starting at columns at[0..4),
+  /// over reduced rows [r0, r1) in the column layout (outer kept dims,
+  /// reduced dims, innermost kept dim): each row adds one Item per group.
+  /// Groups may overlap (a narrow row repeats a group); their totals agree.
+  /// Writes 4 * W totals, group q's at out[q * W ...].
+  template <class Item>
+  void reduce_columns(Ev& ev, std::int64_t ko, const std::int64_t* at, std::int64_t r0, std::int64_t r1,
+                      Acc* out) const {
+    constexpr int W = width<Item>();
+    constexpr int NP = 4;
+    const ReducePlan& p = *plan;
+    const int nk = p.nk(), nr = p.nr();
+    std::int64_t kept[kMaxRank], reduced[kMaxRank], outer[kMaxRank] = {};
+    for (int d = 0; d < nk; ++d) kept[d] = p.kept[d].extent;
+    for (int d = 0; d < nr; ++d) reduced[d] = p.reduced[d].extent;
+    unravel(ko, kept, nk - 1, outer);
+    unravel(r0, reduced, nr, outer + nk - 1);
+
+    auto combine = [this](Item a, Item b) { return red.combine(a, b); };
+    const Item identity = splat<Item>(red.identity());
+    Item acc[NP];
+    for (int q = 0; q < NP; ++q) acc[q] = identity;
+    int steps = 0;
+    Cascade<Item> blocks[NP];
+    for (std::int64_t r = r0; r < r1; ++r) {
+      ev.seek(outer);
+      for (int q = 0; q < NP; ++q) acc[q] = red.combine(acc[q], red.transform(load<Item>(ev, at[q])));
+      if (++steps == kReduceBlockSteps) {
+        for (int q = 0; q < NP; ++q) blocks[q].push(acc[q], combine), acc[q] = identity;
+        steps = 0;
+      }
+      for (int d = nk + nr - 2; d >= nk - 1 && ++outer[d] == reduced[d - nk + 1]; --d) outer[d] = 0;
+    }
+    for (int q = 0; q < NP; ++q) acc[q] = blocks[q].total(acc[q], combine);
+    for (int q = 0; q < NP; ++q)
+      for (int l = 0; l < W; ++l) {
+        if constexpr (W == 1) out[q] = acc[q];
+        else out[q * W + l] = acc[q][l];
+      }
+  }
+};
+
+/// Folds f(x) over n elements of T read as packets of W lanes of Acc, with
+/// kReduceAccumulators accumulators and blocks joined by a Cascade (error
+/// growing like log2(n)). kRow: a contiguous row of n elements, folded to
+/// one value (returned in every lane); otherwise n rows of W neighbouring
+/// columns, `stride` elements apart, giving W separate folds. f maps a
+/// packet (and, for kRow, a scalar) likewise; combine too. The row passes of
+/// softmax and layer_norm use it.
+template <class Acc, int W, bool kRow, class T, class F, class Combine>
+simd::Vec<Acc, W> fold_packets(const T* x, std::int64_t n, std::int64_t stride, Acc identity, const F& f,
+                              const Combine& combine) {
+  using P = simd::Vec<Acc, W>;
+  constexpr int K = kReduceAccumulators;
+  constexpr std::int64_t step = kRow ? W : 1;  // elements of the fold per packet
+  if constexpr (kRow) stride = 1;
+  const P id = P::broadcast(identity);
+  P acc[K] = {id, id, id, id};
+  Cascade<P> blocks;
+  int steps = 0;
+  std::int64_t i = 0;
+  for (; i + K * step <= n; i += K * step) {
+    for (int k = 0; k < K; ++k) acc[k] = combine(acc[k], f(load_packet<Acc, W>(x + (i + k * step) * stride, 1)));
+    if (++steps == kReduceBlockSteps) {
+      blocks.push(combine(combine(acc[0], acc[1]), combine(acc[2], acc[3])), combine);
+      for (int k = 0; k < K; ++k) acc[k] = id;
+      steps = 0;
+    }
+  }
+  for (; i + step <= n; i += step) acc[0] = combine(acc[0], f(load_packet<Acc, W>(x + i * stride, 1)));
+  P total = blocks.total(combine(combine(acc[0], acc[1]), combine(acc[2], acc[3])), combine);
+  if constexpr (!kRow) {
+    return total;
+  } else {  // fold the lanes, then the tail of fewer than W elements
+    Acc lanes[W];
+    for (int l = 0; l < W; ++l) lanes[l] = total[l];
+    for (int w = W / 2; w >= 1; w /= 2)
+      for (int l = 0; l < w; ++l) lanes[l] = combine(lanes[l], lanes[l + w]);
+    Acc rest = identity;
+    for (; i < n; ++i) rest = combine(rest, f(Acc(x[i])));
+    return P::broadcast(combine(lanes[0], rest));
+  }
+}
+
+/// True when every operand steps dim `g` with stride 0 or 1 (packet loads stay plain loads).
+inline bool unit_stride_group(const ReduceGroup& g, const std::vector<Strides>& strides) {
+  if (g.source_dim < 0) return false;
+  for (const Strides& s : strides)
+    if (s[g.source_dim] != 0 && s[g.source_dim] != 1) return false;
+  return true;
+}
+
+/// Runs reducer `red` over expression `expr` as planned and writes
+/// out[o] = O(finalize(total_o)) for every output o of the contiguous `out`.
+/// `strides`: every operand's strides broadcast to plan.full (layout choice).
+template <class O, class Red, class E>
+void run_reduce(const Red& red, const E& expr, const ReducePlan& plan, const std::vector<Strides>& strides, O* out) {
+  using Acc = typename Red::acc_type;
+  using Shared = shared_nodes_t<E>;
+  using Ev = Evaluator<E, Acc, false, Shared>;
+  using V = std::conditional_t<std::is_same_v<typename E::value_type, bool>, bool, math_t<typename E::value_type>>;
+  // Packets when the expression has them and its lanes are the accumulator's.
+  constexpr bool kPackets = packet_capable_v<E> && !std::is_same_v<Acc, bool> && std::is_same_v<lane_t<V>, Acc>;
+  constexpr int L = std::max<int>(1, simd::kBytes / int(std::max(lane_bytes_v<E>, sizeof(Acc))));
+  using Main = std::conditional_t<kPackets && (L > 1), simd::Vec<Acc, L>, Acc>;
+  constexpr int W = kPackets && L > 1 ? L : 1;
+  using Ctx = ReduceContext<Red, Ev, Shared>;
+  const Ctx ctx{red, &plan};
+
+  const std::int64_t n_out = plan.n_out, n_red = plan.n_red;
+  const int threads = threads_for(n_out * n_red);
+  const ReduceGroup& inner = plan.reduced.back();
+  const bool inner_ok = unit_stride_group(inner, strides) && inner.extent >= W;
+  const bool column_ok = plan.nk() > 0 && unit_stride_group(plan.kept.back(), strides) && plan.kept.back().extent >= W;
+  const bool columns = !inner_ok && column_ok;
+
+  // Work units and chunks of the reduced range: split the reduced range only
+  // when there are too few outputs to keep every thread busy.
+  const std::int64_t m = columns ? plan.kept.back().extent : 1;  // outputs per row (column layout)
+  const std::int64_t J = columns ? 4 * W : 1;                     // outputs per unit
+  const std::int64_t blocks_per_row = (m + J - 1) / J;
+  const std::int64_t units = columns ? (n_out / m) * blocks_per_row : n_out;
+  std::int64_t chunks = 1;
+  if (threads > 1 && units < 4 * std::int64_t(threads))
+    chunks = std::clamp<std::int64_t>((4 * threads + units - 1) / units, 1,
+                                      std::clamp<std::int64_t>(n_red * J / kMinElementsPerThread, 1, kMaxChunks));
+  const std::int64_t tasks = units * chunks;
+  std::vector<Acc> partial(chunks > 1 ? std::size_t(tasks * J) : 0);
+
+  IterationSpace space = columns ? plan.column_space() : plan.inner_space();
+  BuildContext<Shared> build;
+  build.space = &space;
+  const Ev proto(expr, build);
+
+  auto finish = [&](std::int64_t o, Acc total) { out[o] = O(red.finalize(total, n_red)); };
+
+  WEFT_PRAGMA_OMP(omp parallel num_threads(threads) if (threads > 1))
+  {
+    Ev ev = proto;
+    WEFT_PRAGMA_OMP(omp for schedule(static))
+    for (std::int64_t t = 0; t < tasks; ++t) {
+      const std::int64_t u = t / chunks, ch = t % chunks;
+      const std::int64_t r0 = n_red * ch / chunks, r1 = n_red * (ch + 1) / chunks;
+      if (!columns) {
+        Acc total = ctx.template reduce_inner<Main>(ev, u, r0, r1);
+        if (chunks > 1) partial[std::size_t(t)] = total;
+        else finish(u, total);
+        continue;
+      }
+      // Four groups of W columns from c0; in a block narrower than 4W the
+      // groups slide left (overlapping) so every load stays inside the row.
+      const std::int64_t ko = u / blocks_per_row, c0 = u % blocks_per_row * J;
+      const std::int64_t c1 = std::min(c0 + J, m);
+      std::int64_t at[4];
+      for (int q = 0; q < 4; ++q) at[q] = std::max<std::int64_t>(0, std::min(c0 + q * W, m - W));
+      Acc res[4 * W];
+      ctx.template reduce_columns<Main>(ev, ko, at, r0, r1, res);
+      for (int q = 0; q < 4; ++q)
+        for (std::int64_t l = 0; l < W; ++l) {
+          const std::int64_t c = at[q] + l;
+          if (c < c0 || c >= c1) continue;  // another unit's column
+          if (chunks > 1) partial[std::size_t(t * J + (c - c0))] = res[q * W + l];
+          else finish(ko * m + c, res[q * W + l]);
+        }
+    }
+  }
+  if (chunks == 1) return;
+  // Few outputs: combine each output's chunk totals pairwise.
+  for (std::int64_t u = 0; u < units; ++u) {
+    const std::int64_t ko = u / blocks_per_row, c0 = u % blocks_per_row * J;
+    const std::int64_t w = columns ? std::min(J, m - c0) : 1;
+    for (std::int64_t c = 0; c < w; ++c) {
+      Acc vals[kMaxChunks];
+      std::int64_t n = 0;
+      for (std::int64_t ch = 0; ch < chunks; ++ch) vals[n++] = partial[std::size_t((u * chunks + ch) * J + c)];
+      for (std::int64_t width = 1; width < n; width *= 2)
+        for (std::int64_t i = 0; i + width < n; i += 2 * width) vals[i] = red.combine(vals[i], vals[i + width]);
+      finish(columns ? ko * m + c0 + c : u, vals[0]);
+    }
+  }
+}
+
+}  // namespace weft::detail::cpu
+
+#endif  // !defined(__CUDA_ARCH__)

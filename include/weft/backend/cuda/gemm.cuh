@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: MIT
+/// @file The CUDA GEMM executor: batched row-major products through cublasGemmStridedBatchedEx, one cached cuBLAS handle per device (nvcc only).
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cstdint>
+#include <mutex>
+#include <type_traits>
+#include <vector>
+
+#include "weft/backend/cuda/runtime.cuh"
+#include "weft/core/device.hpp"
+#include "weft/core/dtype.hpp"
+#include "weft/core/error.hpp"
+
+namespace weft::detail::cuda {
+
+/// Throws weft::CudaError naming the call when a cuBLAS call failed.
+inline void check_cublas(cublasStatus_t status, const char* what) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw CudaError(cat("weft: cuBLAS call ", what, " failed: ", cublasGetStatusName(status), " (",
+                        cublasGetStatusString(status), ")"));
+}
+
+/// The cuBLAS handle of `device`, created on first use and kept for the
+/// process's lifetime (destroying it at exit could run after the CUDA
+/// context is gone). Calls run on the legacy default stream, like the rest
+/// of weft's CUDA work.
+inline cublasHandle_t cublas_handle(int device) {
+  static std::mutex mutex;
+  static std::vector<cublasHandle_t> handles;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (device >= int(handles.size())) handles.resize(std::size_t(device) + 1, nullptr);
+  if (!handles[std::size_t(device)]) {
+    CudaDeviceGuard guard(device);
+    cublasHandle_t h = nullptr;
+    check_cublas(cublasCreate(&h), "cublasCreate");
+    check_cublas(cublasSetStream(h, 0), "cublasSetStream");
+    handles[std::size_t(device)] = h;
+  }
+  return handles[std::size_t(device)];
+}
+
+/// cuBLAS's data type and compute type for T: 16-bit floats multiply in float.
+template <class T>
+struct CublasTypes;
+template <>
+struct CublasTypes<float> {
+  static constexpr cudaDataType_t data = CUDA_R_32F;
+  static constexpr cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  using Scale = float;
+};
+template <>
+struct CublasTypes<double> {
+  static constexpr cudaDataType_t data = CUDA_R_64F;
+  static constexpr cublasComputeType_t compute = CUBLAS_COMPUTE_64F;
+  using Scale = double;
+};
+template <>
+struct CublasTypes<half> {
+  static constexpr cudaDataType_t data = CUDA_R_16F;
+  static constexpr cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  using Scale = float;
+};
+template <>
+struct CublasTypes<bfloat16> {
+  static constexpr cudaDataType_t data = CUDA_R_16BF;
+  static constexpr cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  using Scale = float;
+};
+
+/// c[i] = a[i] * b[i] for i < count, row-major: a[i] (n x k, row stride lda)
+/// at a + i * stride_a, b[i] (k x m, ldb) at b + i * stride_b, c contiguous
+/// (count, n, m). cuBLAS is column-major, and a row-major matrix read as
+/// column-major is its transpose, so it computes c^T = b^T a^T with both
+/// operands untransposed. Needs n, m, k >= 1, lda >= k, ldb >= m.
+template <class T>
+void gemm_strided_batched(const T* a, std::int64_t lda, std::int64_t stride_a, const T* b, std::int64_t ldb,
+                          std::int64_t stride_b, T* c, std::int64_t count, std::int64_t n, std::int64_t k,
+                          std::int64_t m, Device device) {
+  using Types = CublasTypes<T>;
+  CudaDeviceGuard guard(device.index());
+  const typename Types::Scale alpha = 1, beta = 0;
+  check_cublas(cublasGemmStridedBatchedEx(cublas_handle(device.index()), CUBLAS_OP_N, CUBLAS_OP_N, int(m), int(n),
+                                          int(k), &alpha, b, Types::data, int(ldb), (long long)stride_b, a,
+                                          Types::data, int(lda), (long long)stride_a, &beta, c, Types::data, int(m),
+                                          (long long)(n * m), int(count), Types::compute, CUBLAS_GEMM_DEFAULT),
+               "cublasGemmStridedBatchedEx");
+}
+
+}  // namespace weft::detail::cuda

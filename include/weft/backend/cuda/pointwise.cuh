@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: MIT
+/// @file The CUDA executor for pointwise kernels: one __global__ template per kernel type, grid-stride over 16-byte vectors or strided elements (nvcc only).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "weft/backend/cuda/runtime.cuh"
+#include "weft/core/device.hpp"
+#include "weft/log/log.hpp"
+#include "weft/plan/iteration.hpp"
+#include "weft/plan/kernel.hpp"
+
+namespace weft::detail::cuda {
+
+/// Threads per block. A memory-bound pointwise kernel needs enough loads in
+/// flight per SM, not large blocks; 256 lets 8 blocks share an SM (2048
+/// threads) and keeps the grid-stride tail short.
+inline constexpr int kBlockThreads = 256;
+
+/// Bytes a thread moves per access of the widest operand: one 128-bit
+/// ld/st.global.v4 instruction, the widest the hardware has.
+inline constexpr std::size_t kVectorBytes = 16;
+
+/// The classic kernel-parameter limit. CUDA >= 12.1 raises it to 32764 bytes
+/// on Volta and newer, but every argument byte is copied at each launch, and
+/// long tensor lists belong to the multi-tensor (foreach) path anyway.
+inline constexpr std::size_t kKernelArgBytes = 4096;
+
+/// Devices whose occupancy is cached without a lock (index below this).
+inline constexpr int kCachedDevices = 64;
+
+template <class Kernel>
+struct pointwise_layout;
+template <bool kLinear, class... Stmts>
+struct pointwise_layout<PointwiseKernel<kLinear, Stmts...>> {
+  static constexpr bool linear = kLinear;
+};
+
+/// Elements per vector access: 16 bytes of the widest operand (4 floats, 8
+/// halves, 2 doubles, 16 bools); narrower operands move V * their size.
+template <class Kernel>
+inline constexpr int vector_width_v = int(std::max<std::size_t>(1, kVectorBytes / Kernel::kElementBytes));
+
+/// The collapsed extents of a strided iteration space (IterationSpace::shape),
+/// in a form that can be passed to a kernel.
+struct RowGeometry {
+  std::int64_t extent[kMaxRank] = {};
+  std::int64_t inner = 1;  // extent[rank - 1], kept apart so that no index into extent is dynamic
+  int rank = 1;
+};
+
+inline RowGeometry row_geometry(const IterationSpace& space) {
+  RowGeometry rows;
+  rows.rank = space.rank();
+  for (int d = 0; d < space.rank(); ++d) rows.extent[d] = space.shape[d];
+  rows.inner = space.inner();
+  return rows;
+}
+
+/// One thread's share of a launch: elements start, start + step, ... (the
+/// grid-stride loop), `step` being the number of threads in the grid. Index
+/// is the type of the element index math: std::uint32_t when the space has
+/// at most 2^31 - 1 elements (then i + step cannot wrap), else std::uint64_t.
+/// Host-device, so that tests run it on the host, thread by thread.
+///
+/// Linear layout (every operand contiguous, offset == element index):
+///   V > 1: thread k runs elements [kV, kV + V) with one vector access per
+///          operand; the n % V tail elements go to the first threads (one
+///          each in any real grid, which has at least 256 > V threads);
+///   V == 1: one element per step (an operand is not aligned to V elements).
+/// Strided layout: element i is row i / inner, column i % inner; the row's
+/// outer coordinates position every operand's row pointer (seek), on a copy
+/// of the kernel because seek writes it.
+template <int V, class Index, class Kernel>
+WEFT_HOST_DEVICE void run_thread(const Kernel& kernel, const RowGeometry& rows, Index n, Index start, Index step) {
+  Kernel local = kernel;  // the linear layout only reads it: the compiler reads the argument in place
+  if constexpr (pointwise_layout<Kernel>::linear) {
+    if constexpr (V > 1) {
+      const Index vectors = n / Index(V);
+      for (Index k = start; k < vectors; k += step) local.template run_vector<V>(std::int64_t(k) * V);
+      for (Index i = vectors * Index(V) + start; i < n; i += step) local.run_scalar(std::int64_t(i));
+    } else {
+      for (Index i = start; i < n; i += step) local.run_scalar(std::int64_t(i));
+    }
+  } else {
+    static_assert(V == 1, "the strided layout runs element by element");
+    const int rank = rows.rank;
+    const Index inner = Index(rows.inner);
+    std::int64_t outer[kMaxRank] = {};
+    for (Index i = start; i < n; i += step) {
+      Index row = i / inner;
+      const Index j = i - row * inner;
+      // Row-major divmod by the collapsed extents; the outermost coordinate is
+      // what remains (row < extent[0]), so it needs no division. Unrolled over
+      // kMaxRank with a (warp-uniform) guard, so `outer` stays in registers.
+      WEFT_UNROLL
+      for (int d = kMaxRank - 2; d > 0; --d) {
+        if (d < rank - 1) {
+          const Index e = Index(rows.extent[d]);
+          const Index q = row / e;
+          outer[d] = std::int64_t(row - q * e);
+          row = q;
+        }
+      }
+      if (rank > 1) outer[0] = std::int64_t(row);
+      local.seek(outer);
+      local.run_scalar(std::int64_t(j));
+    }
+  }
+}
+
+/// The one __global__ template: instantiated per kernel type, vector width
+/// (1: scalar) and index type; the kernel object is its argument, by value.
+template <class Kernel, int V, class Index>
+__global__ void __launch_bounds__(kBlockThreads) pointwise_kernel(Kernel kernel, RowGeometry rows, Index n) {
+  const Index start = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x);
+  const Index step = Index(gridDim.x) * Index(blockDim.x);
+  run_thread<V>(kernel, rows, n, start, step);
+}
+
+/// Resident blocks of one kernel instantiation per SM of `device` (the
+/// current device), from the occupancy calculator; queried once per
+/// instantiation and device.
+template <class Kernel, int V, class Index>
+int resident_blocks_per_sm(int device) {
+  static std::atomic<int> cached[kCachedDevices];
+  if (device >= 0 && device < kCachedDevices) {
+    if (int blocks = cached[device].load(std::memory_order_relaxed); blocks > 0) return blocks;
+  }
+  int blocks = 0;
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, pointwise_kernel<Kernel, V, Index>,
+                                                           kBlockThreads, 0),
+             "cudaOccupancyMaxActiveBlocksPerMultiprocessor (pointwise kernel)");
+  blocks = std::max(blocks, 1);
+  if (device >= 0 && device < kCachedDevices) cached[device].store(blocks, std::memory_order_relaxed);
+  return blocks;
+}
+
+/// How one kernel is launched over one iteration space.
+struct LaunchPlan {
+  int grid = 1;                         // blocks of kBlockThreads threads
+  int sms = 0;                          // the device's SM count
+  int blocks_per_sm = 0;                // resident blocks per SM (occupancy)
+  int vector = 1;                       // elements per access (1: scalar kernel)
+  bool linear = true;                   // layout
+  bool index32 = false;                 // 32-bit element index math
+  std::int64_t numel = 0;
+  std::int64_t elements_per_thread = 0;  // most any thread runs
+};
+
+/// Largest space that the 32-bit index kernels handle (see pointwise_kernel).
+inline constexpr std::int64_t kMaxIndex32 = std::numeric_limits<std::int32_t>::max();
+
+/// Chooses vector width, index type and grid for `kernel` over `space`;
+/// `device` must be current. The grid is as many blocks as the device holds at
+/// once (SMs x resident blocks), fewer when there is less work: each thread
+/// then loops over several vectors, and no block waits for a second wave.
+template <class Kernel>
+LaunchPlan plan_launch(const Kernel& kernel, const IterationSpace& space, Device device) {
+  constexpr int V = vector_width_v<Kernel>;
+  LaunchPlan plan;
+  plan.linear = pointwise_layout<Kernel>::linear;
+  plan.numel = space.numel;
+  plan.sms = device_properties(device.index()).multiProcessorCount;
+  if constexpr (pointwise_layout<Kernel>::linear) {
+    plan.vector = kernel.template vec_aligned<V>() ? V : 1;
+    plan.blocks_per_sm = plan.vector > 1 ? resident_blocks_per_sm<Kernel, V, std::uint64_t>(device.index())
+                                         : resident_blocks_per_sm<Kernel, 1, std::uint64_t>(device.index());
+  } else {
+    plan.index32 = space.numel <= kMaxIndex32;
+    plan.blocks_per_sm = plan.index32 ? resident_blocks_per_sm<Kernel, 1, std::uint32_t>(device.index())
+                                      : resident_blocks_per_sm<Kernel, 1, std::uint64_t>(device.index());
+  }
+  const std::int64_t items = (space.numel + plan.vector - 1) / plan.vector;  // vectors, or elements
+  const std::int64_t blocks = (items + kBlockThreads - 1) / kBlockThreads;
+  plan.grid = int(std::clamp<std::int64_t>(blocks, 1, std::int64_t(plan.sms) * plan.blocks_per_sm));
+  const std::int64_t threads = std::int64_t(plan.grid) * kBlockThreads;
+  plan.elements_per_thread = (items + threads - 1) / threads * plan.vector;
+  return plan;
+}
+
+[[gnu::cold]] inline std::string format_launch(const LaunchPlan& plan, std::size_t element_bytes) {
+  std::string access =
+      !plan.linear       ? cat("strided, ", plan.index32 ? "32" : "64", "-bit index math")
+      : plan.vector > 1 ? cat(plan.vector * element_bytes, "-byte vectors")
+                        : std::string("scalar accesses (an operand is not aligned to a 16-byte vector)");
+  return cat("grid ", plan.grid, " x ", kBlockThreads, " threads, ", plan.elements_per_thread, " element",
+             plan.elements_per_thread == 1 ? "" : "s", "/thread, ", access);
+}
+
+/// The launch of `kernel` over `space`, e.g. "grid 528 x 256 threads,
+/// 4 elements/thread, 16-byte vectors". Queries the device (occupancy).
+template <class Kernel>
+std::string describe_launch(const Kernel& kernel, const IterationSpace& space, Device device) {
+  CudaDeviceGuard guard(device.index());
+  return format_launch(plan_launch(kernel, space, device), Kernel::kElementBytes);
+}
+
+/// What is known of a launch before its kernel is built: block size, layout
+/// and index width. The grid and the vector width depend on the kernel's
+/// occupancy and its operands' alignment; WEFT_LOGS=cuda prints them per
+/// launch, and describe_launch(kernel, space, device) returns them.
+[[gnu::cold]] inline std::string describe_launch(const IterationSpace& space, Device) {
+  if (space.linear)
+    return cat("grid-stride x ", kBlockThreads, " threads, 16-byte vectors when every operand is aligned");
+  return cat("grid-stride x ", kBlockThreads, " threads, strided rows, ", space.numel <= kMaxIndex32 ? "32" : "64",
+             "-bit index math");
+}
+
+/// Launches the instantiation the plan picked, on the legacy default stream
+/// (stream 0). Asynchronous: copies to the host (cudaMemcpy) synchronize.
+template <class Kernel>
+void launch(const Kernel& kernel, const LaunchPlan& plan, const RowGeometry& rows) {
+  constexpr int V = vector_width_v<Kernel>;
+  const dim3 grid{unsigned(plan.grid)}, block{unsigned(kBlockThreads)};
+  if constexpr (pointwise_layout<Kernel>::linear) {
+    const auto n = std::uint64_t(plan.numel);
+    if (plan.vector > 1) pointwise_kernel<Kernel, V, std::uint64_t><<<grid, block, 0, 0>>>(kernel, rows, n);
+    else pointwise_kernel<Kernel, 1, std::uint64_t><<<grid, block, 0, 0>>>(kernel, rows, n);
+  } else {
+    if (plan.index32)
+      pointwise_kernel<Kernel, 1, std::uint32_t><<<grid, block, 0, 0>>>(kernel, rows, std::uint32_t(plan.numel));
+    else pointwise_kernel<Kernel, 1, std::uint64_t><<<grid, block, 0, 0>>>(kernel, rows, std::uint64_t(plan.numel));
+  }
+}
+
+/// Runs `kernel` over every element of `space` on `device`: one launch.
+template <class Kernel>
+void run_pointwise(const Kernel& kernel, const IterationSpace& space, Device device) {
+  static_assert(std::is_trivially_copyable_v<Kernel>,
+                "weft: a pointwise kernel is copied to the GPU byte for byte, so every evaluator must be "
+                "trivially copyable (raw pointers, strides and numbers only)");
+  static_assert(sizeof(Kernel) + sizeof(RowGeometry) + sizeof(std::uint64_t) <= kKernelArgBytes,
+                "weft: this fused kernel's argument (its tensors' pointers and strides) exceeds CUDA's 4 KB "
+                "kernel-parameter limit; split the fuse() into fewer statements, or read fewer distinct "
+                "tensors per kernel (a strided operand takes 96 bytes, a contiguous one 40)");
+  if (space.numel == 0) return;
+  CudaDeviceGuard guard(device.index());
+  const LaunchPlan plan = plan_launch(kernel, space, device);
+  const RowGeometry rows = row_geometry(space);
+  if (log_enabled(LogComponent::cuda))
+    log_write(LogComponent::cuda, cat("pointwise on cuda:", device.index(), ": ", space.numel, " elements, ",
+                                      format_launch(plan, Kernel::kElementBytes), " (", plan.sms, " SMs x ",
+                                      plan.blocks_per_sm, " resident blocks)"));
+  launch(kernel, plan, rows);
+  check_cuda(cudaGetLastError(), "pointwise kernel launch");
+}
+
+}  // namespace weft::detail::cuda

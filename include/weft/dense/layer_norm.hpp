@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+/// @file layer_norm over the trailing dims given by the weight's shape (PyTorch's normalized_shape).
+#pragma once
+
+#include <cstdint>
+
+#include "weft/backend/cpu/layer_norm.hpp"
+#include "weft/core/factories.hpp"
+#include "weft/dense/softmax.hpp"
+
+#if defined(__CUDACC__)
+#include "weft/backend/cuda/layer_norm.cuh"
+#endif
+
+namespace weft {
+namespace detail {
+inline namespace WEFT_BACKEND_ABI {
+
+template <class T>
+Tensor<T> layer_norm_impl(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& bias, double eps) {
+  const char* op = "layer_norm";
+  if (!x.defined()) fail(op, "the input is an empty (default-constructed) tensor");
+  if (!weight.defined())
+    fail(op, "weight is an empty tensor; its shape is the normalized shape (pass weft::ones<T>(x's last dims) for "
+             "no scaling)");
+  const Shape& ws = weight.shape();
+  if (ws.rank() == 0 || ws.rank() > x.dim())
+    fail(op, "weight of shape ", ws, " cannot give the normalized (trailing) dims of an input of shape ", x.shape(),
+         "; weight needs 1 to ", x.dim(), " dims, equal to the input's last dims");
+  for (int d = 0; d < ws.rank(); ++d)
+    if (x.shape()[x.dim() - ws.rank() + d] != ws[d])
+      fail(op, "input of shape ", x.shape(), " does not end with the normalized shape ", ws,
+           " given by weight's shape; weight (and bias) must have the shape of the input's last dims");
+  if (bias.defined() && !(bias.shape() == ws))
+    fail(op, "bias of shape ", bias.shape(), " differs from weight's shape ", ws, " (input shape ", x.shape(),
+         "); both have the normalized shape");
+  if (weight.device() != x.device() || (bias.defined() && bias.device() != x.device()))
+    fail(op, "input (shape ", x.shape(), ") is on ", x.device(), " but weight (shape ", ws, ") is on ",
+         weight.device(), bias.defined() ? cat(" and bias on ", bias.device()) : std::string(),
+         "; move them to one device with .to(device)");
+  if (!(eps >= 0)) fail(op, "eps must be >= 0, got ", eps, " (input shape ", x.shape(), ")");
+#if !defined(__CUDACC__)
+  if (x.device().is_cuda()) fail_no_cuda(op);
+#endif
+  const Tensor<T> xc = x.contiguous(), wc = weight.contiguous();
+  const Tensor<T> bc = bias.defined() ? bias.contiguous() : Tensor<T>();
+  Tensor<T> y = empty<T>(x.shape(), x.device());
+  const std::int64_t n = ws.numel();
+  if (y.numel() == 0) return y;
+  const std::int64_t rows = x.numel() / n;
+  if (x.device().is_cpu()) {
+#if !defined(__CUDA_ARCH__)
+    cpu::run_layer_norm(xc.data(), wc.data(), bc.defined() ? bc.data() : nullptr, y.data(), rows, n, eps);
+#endif
+  } else {
+#if defined(__CUDACC__)
+    cuda::run_layer_norm(xc.data(), wc.data(), bc.defined() ? bc.data() : nullptr, y.data(), rows, n, eps, x.device());
+#endif
+  }
+  return y;
+}
+
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace detail
+
+inline namespace WEFT_BACKEND_ABI {
+
+/// layer_norm(x) = (x - mean) / sqrt(var + eps) * weight + bias, with mean and
+/// the biased variance over x's last weight.dim() dims (PyTorch's
+/// normalized_shape is weight.shape()). `bias` may be an empty Tensor<T>()
+/// for none. 16-bit floats accumulate in float. An expression input is
+/// evaluated first; it must have weight's dtype.
+template <Operand X, Element T>
+  requires HasTensorOperand<X>
+Tensor<T> layer_norm(const X& x, const Tensor<T>& weight, const Tensor<T>& bias, double eps = 1e-5) {
+  static_assert(is_floating_v<T>, "weft::layer_norm needs floating-point tensors");
+  static_assert(std::is_same_v<typename detail::expr_t<X>::value_type, T>,
+                "weft::layer_norm: the input's dtype must equal weight's and bias's; use weft::cast<T>(x)");
+  return detail::layer_norm_impl(detail::materialize(x), weight, bias, eps);
+}
+
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace weft

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: MIT
+/// @file matmul with PyTorch's semantics: 1-D operands promote, batch dims broadcast; Eigen GEMM on the CPU, cuBLAS on CUDA.
+#pragma once
+
+#include <climits>
+#include <cstdint>
+#include <type_traits>
+
+#include "weft/backend/cpu/gemm.hpp"
+#include "weft/core/factories.hpp"
+#include "weft/dense/softmax.hpp"
+#include "weft/expr/fuse.hpp"
+
+#if defined(__CUDACC__)
+#include "weft/backend/cuda/gemm.cuh"
+#endif
+
+namespace weft {
+namespace detail {
+
+/// The shapes of one matmul: C (batch..., n, m) = A (batch..., n, k) B (batch..., k, m).
+struct MatmulShapes {
+  Shape batch;
+  std::int64_t n = 1, k = 1, m = 1;
+  Shape out;
+};
+
+/// torch.matmul's shape rules: a 1-D a is a row (1, k) and a 1-D b a column
+/// (k, 1), and the added dim is dropped from the result; dims before the last
+/// two are batch dims and broadcast.
+inline MatmulShapes matmul_shapes(const Shape& a, const Shape& b) {
+  const char* op = "matmul";
+  if (a.rank() == 0 || b.rank() == 0)
+    fail(op, "both operands need at least 1 dim, got shapes ", a, " and ", b,
+         "; multiply by a number with * instead");
+  MatmulShapes s;
+  const int ra = a.rank(), rb = b.rank();
+  s.n = ra == 1 ? 1 : a[ra - 2];
+  s.k = a[ra - 1];
+  const std::int64_t kb = rb == 1 ? b[0] : b[rb - 2];
+  s.m = rb == 1 ? 1 : b[rb - 1];
+  if (s.k != kb)
+    fail(op, "shapes ", a, " and ", b, " cannot be multiplied: a's last dim (", s.k, ") must equal b's ",
+         rb == 1 ? "only" : "second-to-last", " dim (", kb, ")");
+  Shape ba(a.begin(), a.end() - std::min(ra, 2)), bb(b.begin(), b.end() - std::min(rb, 2));
+  s.batch = ba;
+  if (!broadcast_into(s.batch, bb))
+    fail(op, "batch dims ", ba, " of a (shape ", a, ") and ", bb, " of b (shape ", b,
+         ") cannot be broadcast together (numpy rule: trailing dims must be equal or 1)");
+  s.out = s.batch;
+  if (ra > 1) s.out.push_back(s.n);
+  if (rb > 1) s.out.push_back(s.m);
+  return s;
+}
+
+/// An operand as a batch of row-major matrices: `view` has shape
+/// (batch..., rows, cols) (expanded, so broadcast batch dims have stride 0)
+/// and rows `ld` elements apart, ld >= cols. Layouts that are not row-major
+/// (a transpose, a broadcast row) are copied into a contiguous tensor first.
+template <class T>
+struct MatrixOperand {
+  Tensor<T> view;
+  std::int64_t ld = 1;
+  Strides batch_strides;
+};
+
+// (Tensor handles are never re-assigned here: assigning to a defined tensor
+// writes values into it, see DESIGN.md, Handle vs value.)
+template <class T>
+MatrixOperand<T> matrix_operand(const Tensor<T>& x, bool vector_is_row, const Shape& batch, std::int64_t rows,
+                                std::int64_t cols) {
+  const Tensor<T> matrix = x.dim() != 1 ? x : vector_is_row ? x.unsqueeze(0) : x.unsqueeze(1);
+  const std::int64_t rs = matrix.strides()[matrix.dim() - 2], cs = matrix.strides()[matrix.dim() - 1];
+  const bool row_major = (cols == 1 || cs == 1) && (rows == 1 || rs >= cols);
+  Shape target = batch;
+  target.push_back(rows);
+  target.push_back(cols);
+  const Tensor<T> view = (row_major ? matrix : matrix.contiguous()).expand(target);
+  const std::int64_t ld = rows == 1 ? std::max<std::int64_t>(cols, 1) : view.strides()[view.dim() - 2];
+  return MatrixOperand<T>{view, ld, Shape(view.strides().begin(), view.strides().end() - 2)};
+}
+
+/// The single stride that steps every batch index of `batch` (true), or false
+/// when the batch dims do not form one arithmetic progression.
+inline bool uniform_batch_stride(const Shape& batch, const Strides& strides, std::int64_t& stride) {
+  stride = 0;
+  std::int64_t span = 0;  // batch indices covered by the dims seen so far (innermost first)
+  for (int d = batch.rank() - 1; d >= 0; --d) {
+    if (batch[d] == 1) continue;
+    if (span == 0) stride = strides[d], span = batch[d];
+    else if (strides[d] != stride * span) return false;
+    else span *= batch[d];
+  }
+  return true;
+}
+
+inline namespace WEFT_BACKEND_ABI {
+
+template <class T>
+Tensor<T> matmul_impl(const Tensor<T>& a, const Tensor<T>& b) {
+  const char* op = "matmul";
+  if (!a.defined() || !b.defined()) fail(op, "an operand is an empty (default-constructed) tensor");
+  if (a.device() != b.device())
+    fail(op, "a (shape ", a.shape(), ") is on ", a.device(), " but b (shape ", b.shape(), ") is on ", b.device(),
+         "; move them to one device with .to(device)");
+  const MatmulShapes s = matmul_shapes(a.shape(), b.shape());
+  const Device device = a.device();
+#if !defined(__CUDACC__)
+  if (device.is_cuda()) fail_no_cuda(op);
+#endif
+  if (device.is_cuda() && !is_floating_v<T>)
+    fail(op, "integer matmul (", dtype_name<T>(), ", shapes ", a.shape(), " and ", b.shape(),
+         ") is not supported on CUDA: cuBLAS has no integer GEMM; cast to a floating dtype or compute on the CPU");
+  if (device.is_cuda() &&
+      (s.n > INT_MAX || s.k > INT_MAX || s.m > INT_MAX || s.batch.numel() > INT_MAX || s.n * s.m > LLONG_MAX / 2))
+    fail(op, "shapes ", a.shape(), " and ", b.shape(), " exceed cuBLAS's 32-bit matrix sizes; split the product");
+
+  if constexpr (is_16bit_float_v<T>) {
+    if (device.is_cpu()) {  // Eigen has no 16-bit GEMM kernels: multiply in float, round once
+      Tensor<float> c = matmul_impl(eval(cast<float>(a)), eval(cast<float>(b)));
+      return eval(cast<T>(c));
+    }
+  }
+
+  Tensor<T> out = empty<T>(s.out, device);
+  if (out.numel() == 0) return out;
+  if (s.k == 0) {  // an empty sum: all zeros
+    out = std::int64_t(0);
+    return out;
+  }
+  const MatrixOperand<T> ma = matrix_operand(a, true, s.batch, s.n, s.k);
+  const MatrixOperand<T> mb = matrix_operand(b, false, s.batch, s.k, s.m);
+  if (device.is_cpu()) {
+#if !defined(__CUDA_ARCH__)
+    if constexpr (!is_16bit_float_v<T>) {
+      cpu::gemm_batched(ma.view.data(), ma.ld, ma.batch_strides, mb.view.data(), mb.ld, mb.batch_strides, out.data(),
+                        s.batch, s.n, s.k, s.m);
+    }
+#endif
+  } else {
+#if defined(__CUDACC__)
+    if constexpr (is_floating_v<T>) {
+      // cuBLAS steps each operand through the batch with one stride; other
+      // broadcast patterns are copied into a contiguous batch first.
+      auto flatten = [&](const MatrixOperand<T>& mo, std::int64_t rows, std::int64_t cols, std::int64_t& stride) {
+        if (uniform_batch_stride(s.batch, mo.batch_strides, stride)) return mo;
+        Tensor<T> dense = empty<T>(mo.view.shape(), device);
+        dense = mo.view;  // writes the broadcast batch out
+        stride = rows * cols;
+        return MatrixOperand<T>{dense, cols, contiguous_strides(dense.shape())};
+      };
+      std::int64_t stride_a = 0, stride_b = 0;
+      const MatrixOperand<T> fa = flatten(ma, s.n, s.k, stride_a);
+      const MatrixOperand<T> fb = flatten(mb, s.k, s.m, stride_b);
+      cuda::gemm_strided_batched(fa.view.data(), fa.ld, stride_a, fb.view.data(), fb.ld, stride_b, out.data(),
+                                 s.batch.numel(), s.n, s.k, s.m, device);
+    }
+#endif
+  }
+  return out;
+}
+
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace detail
+
+inline namespace WEFT_BACKEND_ABI {
+
+/// torch.matmul: (…, n, k) x (…, k, m) -> (…, n, m) with broadcast batch dims;
+/// a 1-D operand is a row (first) or a column (second) and its dim is dropped
+/// (1-D x 1-D is a dot product, a rank-0 tensor). Both operands have one
+/// dtype (not bool); 16-bit floats multiply in float and round once. CPU:
+/// Eigen's GEMM; CUDA: cuBLAS (floating dtypes only). Expressions are
+/// evaluated first.
+template <Operand A, Operand B>
+  requires HasTensorOperand<A> && HasTensorOperand<B>
+Tensor<typename detail::expr_t<A>::value_type> matmul(const A& a, const B& b) {
+  using T = typename detail::expr_t<A>::value_type;
+  static_assert(std::is_same_v<T, typename detail::expr_t<B>::value_type>,
+                "weft::matmul: both operands need the same dtype; cast one with weft::cast<T>(x)");
+  static_assert(!std::is_same_v<T, bool>, "weft::matmul: bool tensors cannot be multiplied; cast to a number type");
+  return detail::matmul_impl<T>(detail::materialize(a), detail::materialize(b));
+}
+
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace weft

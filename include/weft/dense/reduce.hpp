@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: MIT
+/// @file Reductions sum, mean, max, min, amax, amin, norm over all dims or a list of dims; the input may be any expression, read once.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "weft/backend/cpu/reduce.hpp"
+#include "weft/core/factories.hpp"
+#include "weft/dense/reduce_plan.hpp"
+#include "weft/dense/reducers.hpp"
+#include "weft/expr/operators.hpp"
+
+#if defined(__CUDACC__)
+#include "weft/backend/cuda/reduce.cuh"
+#endif
+
+namespace weft {
+
+/// The dims a reduction runs over: one dim (`1`), or a list (`{0, 2}`, a
+/// std::vector). Negative dims count from the end; an empty list means every
+/// dim (as in PyTorch).
+class DimList {
+ public:
+  DimList(std::int64_t dim) : dims_{dim} {}
+  DimList(std::initializer_list<std::int64_t> dims) : dims_(dims) {}
+  DimList(std::vector<std::int64_t> dims) : dims_(std::move(dims)) {}
+  const std::vector<std::int64_t>& dims() const { return dims_; }
+
+ private:
+  std::vector<std::int64_t> dims_;
+};
+
+namespace detail {
+
+/// dtype of the elements an operand (tensor or expression) produces.
+template <class X>
+using reduce_input_t = typename expr_t<X>::value_type;
+
+/// sum's result dtype: floats keep theirs; bool and integers sum to int64 (PyTorch).
+template <class V>
+using sum_dtype_t = std::conditional_t<is_floating_v<V>, V, std::int64_t>;
+
+/// The expression, its shape, the reduced dims and the plan: everything
+/// checked before any allocation.
+template <class E>
+struct ReduceInput {
+  E expr;
+  Device device = Device::cpu();
+  Shape full;
+  Shape out_shape;
+  std::vector<Strides> strides;  // every operand's, broadcast to `full`
+  ReducePlan plan;
+};
+
+/// "[2, 3]" or "all dims" for messages.
+inline std::string describe_dims(const std::vector<std::int64_t>* dims) {
+  if (!dims || dims->empty()) return "all dims";
+  std::string s = dims->size() == 1 ? "dim " : "dims [";
+  for (std::size_t i = 0; i < dims->size(); ++i) s += cat(i ? ", " : "", (*dims)[i]);
+  return dims->size() == 1 ? s : s + "]";
+}
+
+/// Checks devices, shapes and dims, and plans the reduction. `nonempty`:
+/// the op has no identity (max, min), so an empty reduced range is an error.
+template <class E>
+ReduceInput<E> prepare_reduce(const char* op, const E& e, const std::vector<std::int64_t>* dims, bool keepdim,
+                              bool nonempty) {
+  ReduceInput<E> in{e};
+  bool have_device = false;
+  std::vector<Shape> shapes;
+  for_each_leaf(in.expr, [&](auto& leaf) {
+    if (!leaf.tensor.defined()) fail(op, "the input is an empty (default-constructed) tensor");
+    if (!have_device) in.device = leaf.tensor.device(), have_device = true;
+    else if (leaf.tensor.device() != in.device)
+      fail(op, "operands are on ", in.device, " and ", leaf.tensor.device(), " (shapes ", join_shapes(leaf_shapes(in.expr)),
+           "); move them to one device with .to(device) first");
+    shapes.push_back(leaf.tensor.shape());
+  });
+  for (const Shape& s : shapes)
+    if (!broadcast_into(in.full, s))
+      fail(op, "operands of shapes ", join_shapes(shapes),
+           " cannot be broadcast together (numpy rule: trailing dims must be equal or 1)");
+  const int rank = in.full.rank();
+
+  const bool all = !dims || dims->empty();
+  std::vector<bool> reduce(std::size_t(rank), all);
+  if (!all) {
+    for (std::int64_t d : *dims) {
+      int w = wrap_dim(op, d, rank);
+      if (rank == 0) continue;  // a rank-0 tensor accepts dim 0 / -1 and has nothing to reduce
+      if (reduce[std::size_t(w)])
+        fail(op, "dim ", w, " appears more than once in ", describe_dims(dims), " (input shape ", in.full,
+             "); list each dim once");
+      reduce[std::size_t(w)] = true;
+    }
+  }
+  for (int d = 0; d < rank; ++d) {
+    if (!reduce[std::size_t(d)]) in.out_shape.push_back(in.full[d]);
+    else if (keepdim) in.out_shape.push_back(1);
+    if (nonempty && reduce[std::size_t(d)] && in.full[d] == 0)
+      fail(op, "cannot reduce over dim ", d, " of size 0 (input shape ", in.full, ", reducing ", describe_dims(dims),
+           "): ", op, " of an empty set is undefined; reduce over non-empty dims");
+  }
+
+  int primary = 0;
+  std::int64_t largest = -1, i = 0;
+  for_each_leaf(in.expr, [&](auto& leaf) {
+    in.strides.push_back(broadcast_strides(leaf.tensor.shape(), leaf.tensor.strides(), in.full));
+    if (leaf.tensor.numel() > largest) largest = leaf.tensor.numel(), primary = int(i);
+    ++i;
+  });
+  in.plan = plan_reduction(in.full, reduce, in.strides, primary);
+  return in;
+}
+
+inline namespace WEFT_BACKEND_ABI {
+
+/// Allocates the output and runs `red` over the planned reduction on the input's device.
+template <class O, class Red, class E>
+Tensor<O> run_reduction(const char* op, const ReduceInput<E>& in, const Red& red) {
+#if !defined(__CUDACC__)
+  if (in.device.is_cuda()) fail_no_cuda(op);
+#endif
+  Tensor<O> out = empty<O>(in.out_shape, in.device);
+  if (out.numel() == 0) return out;
+  if (in.plan.n_red == 0) {  // an empty sum is 0, an empty mean NaN (0 / 0)
+    auto value = red.finalize(red.identity(), 0);
+    if constexpr (std::is_floating_point_v<decltype(value)>) out = double(value);
+    else out = std::int64_t(value);
+    return out;
+  }
+  if (in.device.is_cpu()) {
+#if !defined(__CUDA_ARCH__)
+    cpu::run_reduce<O>(red, in.expr, in.plan, in.strides, out.data());
+#endif
+  } else {
+#if defined(__CUDACC__)
+    cuda::run_reduce<O>(red, in.expr, in.plan, out.data(), in.device);
+#endif
+  }
+  return out;
+}
+
+template <class E>
+Tensor<sum_dtype_t<typename E::value_type>> reduce_sum(const E& e, const std::vector<std::int64_t>* dims, bool keepdim) {
+  using V = typename E::value_type;
+  using Acc = std::conditional_t<is_floating_v<V>, math_t<V>, std::int64_t>;
+  return run_reduction<sum_dtype_t<V>>("sum", prepare_reduce("sum", e, dims, keepdim, false), SumReducer<Acc>{});
+}
+
+template <class E>
+Tensor<to_floating_t<typename E::value_type>> reduce_mean(const E& e, const std::vector<std::int64_t>* dims,
+                                                          bool keepdim) {
+  using V = typename E::value_type;
+  if constexpr (!is_floating_v<V>) {
+    auto in = prepare_reduce("mean", e, dims, keepdim, false);
+    fail("mean", "needs a floating-point input, got ", dtype_name<V>(), " of shape ", in.full,
+         "; cast it first, e.g. weft::mean(weft::cast<float>(x))");
+  } else {
+    return run_reduction<V>("mean", prepare_reduce("mean", e, dims, keepdim, false), SumReducer<math_t<V>, true>{});
+  }
+}
+
+template <bool kMax, class E>
+Tensor<typename E::value_type> reduce_extremum(const char* op, const E& e, const std::vector<std::int64_t>* dims,
+                                               bool keepdim) {
+  using V = typename E::value_type;
+  using Acc = std::conditional_t<std::is_same_v<V, bool>, bool, math_t<V>>;
+  return run_reduction<V>(op, prepare_reduce(op, e, dims, keepdim, true), ExtremumReducer<Acc, kMax>{});
+}
+
+template <class E>
+Tensor<to_floating_t<typename E::value_type>> reduce_norm(const E& e, double p, const std::vector<std::int64_t>* dims,
+                                                          bool keepdim) {
+  using V = typename E::value_type;
+  if constexpr (!is_floating_v<V>) {
+    auto in = prepare_reduce("norm", e, dims, keepdim, false);
+    fail("norm", "needs a floating-point input, got ", dtype_name<V>(), " of shape ", in.full,
+         "; cast it first, e.g. weft::norm(weft::cast<float>(x))");
+  } else {
+    using Acc = math_t<V>;
+    if (std::isinf(p)) {
+      auto in = prepare_reduce("norm", e, dims, keepdim, true);  // no identity for max / min of |x|
+      if (p > 0) return run_reduction<V>("norm", in, ExtremumReducer<Acc, true, true>{});
+      return run_reduction<V>("norm", in, ExtremumReducer<Acc, false, true>{});
+    }
+    NormReducer<Acc> red;
+    red.kind = p == 1 ? NormKind::l1 : p == 2 ? NormKind::l2 : p == 0 ? NormKind::l0 : NormKind::lp;
+    red.p = Acc(p);
+    return run_reduction<V>("norm", prepare_reduce("norm", e, dims, keepdim, false), red);
+  }
+}
+
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace detail
+
+// The public functions live in the same ABI namespace as the backends they
+// reach: a translation unit compiled by nvcc and one compiled by the host
+// compiler then instantiate different functions, never two bodies of one.
+inline namespace WEFT_BACKEND_ABI {
+
+/// sum of all elements (a rank-0 tensor). bool and integer inputs sum to
+/// int64; floats keep their dtype (16-bit floats accumulate in float).
+template <Operand X>
+  requires HasTensorOperand<X>
+Tensor<detail::sum_dtype_t<detail::reduce_input_t<X>>> sum(const X& x) {
+  return detail::reduce_sum(detail::as_expr(x), nullptr, false);
+}
+/// sum over `dim` (one dim or a list); keepdim leaves the reduced dims as size 1.
+template <Operand X>
+  requires HasTensorOperand<X>
+Tensor<detail::sum_dtype_t<detail::reduce_input_t<X>>> sum(const X& x, const DimList& dim, bool keepdim = false) {
+  return detail::reduce_sum(detail::as_expr(x), &dim.dims(), keepdim);
+}
+
+/// mean = sum / count; needs a floating input (weft::Error otherwise). The mean of nothing is NaN.
+template <Operand X>
+  requires HasTensorOperand<X>
+Tensor<to_floating_t<detail::reduce_input_t<X>>> mean(const X& x) {
+  return detail::reduce_mean(detail::as_expr(x), nullptr, false);
+}
+template <Operand X>
+  requires HasTensorOperand<X>
+Tensor<to_floating_t<detail::reduce_input_t<X>>> mean(const X& x, const DimList& dim, bool keepdim = false) {
+  return detail::reduce_mean(detail::as_expr(x), &dim.dims(), keepdim);
+}
+
+/// The largest element; NaN when any element is NaN. Reducing an empty range is a weft::Error.
+template <Operand X>
+  requires HasTensorOperand<X>
+Tensor<detail::reduce_input_t<X>> max(const X& x) {
+  return detail::reduce_extremum<true>("max", detail::as_expr(x), nullptr, false);
+}
+/// The largest element over `dim`. Unlike torch.max(x, dim), which returns
+/// (values, indices), weft::max returns the values only (it equals amax).
+template <Operand X>
+  requires HasTensorOperand<X>
+Tensor<detail::reduce_input_t<X>> max(const X& x, const DimList& dim, bool keepdim = false) {
+  return detail::reduce_extremum<true>("max", detail::as_expr(x), &dim.dims(), keepdim);
+}
+/// The smallest element; NaN when any element is NaN. Reducing an empty range is a weft::Error.
+template <Operand X>
+  requires HasTensorOperand<X>
+Tensor<detail::reduce_input_t<X>> min(const X& x) {
+  return detail::reduce_extremum<false>("min", detail::as_expr(x), nullptr, false);
+}
+/// The smallest element over `dim`. Unlike torch.min(x, dim), which returns
+/// (values, indices), weft::min returns the values only (it equals amin).
+template <Operand X>
+  requires HasTensorOperand<X>
+Tensor<detail::reduce_input_t<X>> min(const X& x, const DimList& dim, bool keepdim = false) {
+  return detail::reduce_extremum<false>("min", detail::as_expr(x), &dim.dims(), keepdim);
+}
+
+/// amax: the largest element (over `dim`); NaN propagates.
+template <Operand X>
+  requires HasTensorOperand<X>
+Tensor<detail::reduce_input_t<X>> amax(const X& x) {
+  return detail::reduce_extremum<true>("amax", detail::as_expr(x), nullptr, false);
+}
+template <Operand X>
+  requires HasTensorOperand<X>
+Tensor<detail::reduce_input_t<X>> amax(const X& x, const DimList& dim, bool keepdim = false) {
+  return detail::reduce_extremum<true>("amax", detail::as_expr(x), &dim.dims(), keepdim);
+}
+/// amin: the smallest element (over `dim`); NaN propagates.
+template <Operand X>
+  requires HasTensorOperand<X>
+Tensor<detail::reduce_input_t<X>> amin(const X& x) {
+  return detail::reduce_extremum<false>("amin", detail::as_expr(x), nullptr, false);
+}
+template <Operand X>
+  requires HasTensorOperand<X>
+Tensor<detail::reduce_input_t<X>> amin(const X& x, const DimList& dim, bool keepdim = false) {
+  return detail::reduce_extremum<false>("amin", detail::as_expr(x), &dim.dims(), keepdim);
+}
+
+/// The vector p-norm of all elements (torch.linalg.vector_norm): p = 2:
+/// sqrt(sum x^2); 1: sum |x|; inf: max |x|; -inf: min |x|; 0: count of
+/// nonzeros; else (sum |x|^p)^(1/p). Needs a floating input. No rescaling
+/// against overflow (like PyTorch): sum x^2 overflows for |x| above ~1e19 in float.
+template <Operand X>
+  requires HasTensorOperand<X>
+Tensor<to_floating_t<detail::reduce_input_t<X>>> norm(const X& x, double p = 2) {
+  return detail::reduce_norm(detail::as_expr(x), p, nullptr, false);
+}
+/// The vector p-norm over `dim`.
+template <Operand X>
+  requires HasTensorOperand<X>
+Tensor<to_floating_t<detail::reduce_input_t<X>>> norm(const X& x, double p, const DimList& dim, bool keepdim = false) {
+  return detail::reduce_norm(detail::as_expr(x), p, &dim.dims(), keepdim);
+}
+
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace weft

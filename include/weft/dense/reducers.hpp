@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+/// @file Reducer functors (sum, mean, max/min, norms): identity, per-element transform, combine and finalize, for scalars and packets.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "weft/core/config.hpp"
+#include "weft/expr/math.hpp"
+
+namespace weft::detail {
+
+// A reducer folds transform(x) over the elements with combine, starting from
+// identity(), then maps the total with finalize(total, count). transform and
+// combine are templates over V: the accumulator type Acc itself (host and
+// device) or, on the host, a packet of Acc lanes, so one reducer serves the
+// scalar tail, the SIMD loop and the CUDA kernels alike.
+
+/// `x` in every lane of V (V is Acc or a packet of Acc).
+template <class V, class Acc>
+WEFT_HOST_DEVICE inline V splat(Acc x) {
+#if !defined(__CUDA_ARCH__)
+  if constexpr (math::is_packet_v<V>) return V::broadcast(x);
+  else
+#endif
+    return V(x);
+}
+
+/// The smallest value of Acc: -inf for floats.
+template <class Acc>
+WEFT_HOST_DEVICE constexpr Acc lowest_value() {
+  if constexpr (std::is_floating_point_v<Acc>) return -std::numeric_limits<Acc>::infinity();
+  else return std::numeric_limits<Acc>::lowest();
+}
+/// The largest value of Acc: +inf for floats.
+template <class Acc>
+WEFT_HOST_DEVICE constexpr Acc highest_value() {
+  if constexpr (std::is_floating_point_v<Acc>) return std::numeric_limits<Acc>::infinity();
+  else return std::numeric_limits<Acc>::max();
+}
+
+/// sum = x_0 + x_1 + ...; mean = sum / n (NaN for n = 0, as 0 / 0).
+template <class Acc, bool kMean = false>
+struct SumReducer {
+  using acc_type = Acc;
+  WEFT_HOST_DEVICE Acc identity() const { return Acc(0); }
+  template <class V>
+  WEFT_HOST_DEVICE V transform(V x) const {
+    return x;
+  }
+  template <class V>
+  WEFT_HOST_DEVICE V combine(V a, V b) const {
+    return a + b;
+  }
+  WEFT_HOST_DEVICE Acc finalize(Acc total, std::int64_t n) const {
+    if constexpr (kMean) return total / Acc(n);
+    else return total;
+  }
+};
+
+/// max = max(x_0, x_1, ...) (min likewise); a NaN anywhere gives NaN. With
+/// kAbs the elements are |x_i| (the inf / -inf norms).
+template <class Acc, bool kMax, bool kAbs = false>
+struct ExtremumReducer {
+  using acc_type = Acc;
+  WEFT_HOST_DEVICE Acc identity() const { return kMax ? lowest_value<Acc>() : highest_value<Acc>(); }
+  template <class V>
+  WEFT_HOST_DEVICE V transform(V x) const {
+    if constexpr (kAbs) {
+      using math::abs;
+      return abs(x);
+    } else {
+      return x;
+    }
+  }
+  template <class V>
+  WEFT_HOST_DEVICE V combine(V a, V b) const {
+    using math::max;
+    using math::min;
+    if constexpr (kMax) return max(a, b);
+    else return min(a, b);
+  }
+  WEFT_HOST_DEVICE Acc finalize(Acc total, std::int64_t) const { return total; }
+};
+
+/// The vector norms that are sums: l1 = sum |x|, l2 = sqrt(sum x^2),
+/// l0 = count of x != 0, lp = (sum |x|^p)^(1/p).
+enum class NormKind : std::uint8_t { l1, l2, l0, lp };
+
+template <class Acc>
+struct NormReducer {
+  using acc_type = Acc;
+  NormKind kind = NormKind::l2;
+  Acc p = Acc(2);
+
+  WEFT_HOST_DEVICE Acc identity() const { return Acc(0); }
+  template <class V>
+  WEFT_HOST_DEVICE V transform(V x) const {
+    using math::abs;
+    using math::pow;
+    switch (kind) {
+      case NormKind::l1: return abs(x);
+      case NormKind::l2: return x * x;
+      case NormKind::l0: return nonzero_as_one(x);
+      default: return pow(abs(x), splat<V>(p));
+    }
+  }
+  template <class V>
+  WEFT_HOST_DEVICE V combine(V a, V b) const {
+    return a + b;
+  }
+  WEFT_HOST_DEVICE Acc finalize(Acc total, std::int64_t) const {
+    using math::pow;
+    using math::sqrt;
+    if (kind == NormKind::l2) return sqrt(total);
+    if (kind == NormKind::lp) return pow(total, Acc(1) / p);
+    return total;
+  }
+
+ private:
+  // x != 0 ? 1 : 0
+  template <class V>
+  WEFT_HOST_DEVICE static V nonzero_as_one(V x) {
+#if !defined(__CUDA_ARCH__)
+    if constexpr (math::is_packet_v<V>) {
+      return simd::select(simd::cmp_ne(x, splat<V>(Acc(0))), splat<V>(Acc(1)), splat<V>(Acc(0)));
+    } else
+#endif
+      return x != Acc(0) ? Acc(1) : Acc(0);
+  }
+};
+
+}  // namespace weft::detail

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+/// @file softmax and log_softmax over one dim (numerically stable: the row max is subtracted first).
+#pragma once
+
+#include <cstdint>
+
+#include "weft/backend/cpu/softmax.hpp"
+#include "weft/core/factories.hpp"
+#include "weft/expr/fuse.hpp"
+
+#if defined(__CUDACC__)
+#include "weft/backend/cuda/softmax.cuh"
+#endif
+
+namespace weft {
+namespace detail {
+
+/// A tensor operand as it is; an expression evaluated into a new tensor.
+template <class X>
+auto materialize(const X& x) {
+  if constexpr (is_tensor_v<X>) return x;
+  else return eval(x);
+}
+
+inline namespace WEFT_BACKEND_ABI {
+
+template <bool kLog, class T>
+Tensor<T> softmax_impl(const char* op, const Tensor<T>& x, std::int64_t dim) {
+  static_assert(is_floating_v<T>, "weft::softmax / log_softmax need a floating-point input; cast first, e.g. "
+                                  "weft::softmax(weft::cast<float>(x), dim)");
+  if (!x.defined()) fail(op, "the input is an empty (default-constructed) tensor");
+#if !defined(__CUDACC__)
+  if (x.device().is_cuda()) fail_no_cuda(op);
+#endif
+  const int d = wrap_dim(op, dim, x.dim());
+  const Tensor<T> xc = x.contiguous();
+  Tensor<T> y = empty<T>(x.shape(), x.device());
+  if (y.numel() == 0) return y;
+  std::int64_t outer = 1, n = 1, inner = 1;
+  for (int k = 0; k < x.dim(); ++k) (k < d ? outer : k == d ? n : inner) *= x.shape()[k];
+  if (x.device().is_cpu()) {
+#if !defined(__CUDA_ARCH__)
+    cpu::run_softmax<kLog>(xc.data(), y.data(), outer, n, inner);
+#endif
+  } else {
+#if defined(__CUDACC__)
+    cuda::run_softmax<kLog>(xc.data(), y.data(), outer, n, inner, x.device());
+#endif
+  }
+  return y;
+}
+
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace detail
+
+inline namespace WEFT_BACKEND_ABI {
+
+/// softmax(x)_i = exp(x_i - max x) / sum_j exp(x_j - max x) along `dim`
+/// (negative dims count from the end). A new contiguous tensor of x's dtype
+/// (16-bit floats compute in float). An expression input is evaluated first.
+template <Operand X>
+  requires HasTensorOperand<X>
+Tensor<typename detail::expr_t<X>::value_type> softmax(const X& x, std::int64_t dim) {
+  return detail::softmax_impl<false>("softmax", detail::materialize(x), dim);
+}
+
+/// log_softmax(x)_i = x_i - max x - log sum_j exp(x_j - max x) along `dim`.
+template <Operand X>
+  requires HasTensorOperand<X>
+Tensor<typename detail::expr_t<X>::value_type> log_softmax(const X& x, std::int64_t dim) {
+  return detail::softmax_impl<true>("log_softmax", detail::materialize(x), dim);
+}
+
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace weft

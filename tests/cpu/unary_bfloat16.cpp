@@ -1,0 +1,8 @@
+// SPDX-License-Identifier: MIT
+/// @file cpu: every unary op on bfloat16 inputs (random shapes, broadcasting, strided inputs and destinations).
+#include "unary_suite.hpp"
+
+TEST_SUITE("cpu") {
+TEST_CASE("unary float-valued ops on bfloat16") { weft_test::run_unary_float_ops<weft::bfloat16>(); }
+TEST_CASE("unary dtype-preserving ops on bfloat16") { weft_test::run_unary_arith_ops<weft::bfloat16>(); }
+}

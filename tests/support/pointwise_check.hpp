@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+/// @file Expected values and tolerances of one pointwise op, and a harness that runs an op over
+/// random shapes, broadcasting and strided layouts (inputs and destinations) and checks every element.
+///
+/// Tolerance model (see each op's `ulps` where it is used):
+///   An op computed in type C (Map::compute_type: float for 16-bit floats and integers under
+///   float-valued ops) from exact inputs returns the exact value v with an error of at most
+///   `ulps * eps(C) * scale`, where eps(C) is C's machine epsilon (2^-23 float, 2^-52 double) and
+///   `scale` is the magnitude of the terms the result is built from: |v| for a correctly rounded or
+///   relatively accurate function (scale = |v|), more where the implementation cancels terms (gelu's
+///   1 + erf(x / sqrt 2) for x < 0: scale = |x|). The double-precision reference adds its own
+///   rounding (2^-52 |v|). Storing to a narrower type rounds once more: at most half an ulp of the
+///   output type at |v| + err, on top of err (rounding a value that is off by err lands at most
+///   0.5 ulp + err from v). Integer and bool results are exact (tolerance 0).
+#pragma once
+
+#include "reference.hpp"
+
+namespace weft_test {
+
+/// An exact reference value and the magnitude its error bound scales with (0: exact in any type).
+struct RefVal {
+  double v;
+  double scale;
+};
+inline RefVal rel(double v) { return {v, std::fabs(v)}; }
+inline RefVal exact(double v) { return {v, 0.0}; }
+
+/// How precisely an op's compute type C and output type Out pin down an element.
+template <class Out, class C>
+Expect expect_value(RefVal r, double ulps) {
+  if (std::isnan(r.v) || std::isinf(r.v)) return {r.v, 0.0};
+  if constexpr (!is_float_type_v<Out>) {
+    return {round_to<Out>(r.v), 0.0};
+  } else {
+    double err = ulps * eps_of<C>() * r.scale + 0x1p-52 * std::fabs(r.v);
+    if constexpr (sizeof(Out) < sizeof(C) || is_float16_v<Out>) err += 0.5 * ulp_of<Out>(std::fabs(r.v) + err);
+    return {r.v, err};
+  }
+}
+
+/// The value a C++ number has inside a kernel computing in C: converted once to C.
+template <class C>
+double scalar_in(double s) {
+  return round_to<C>(s);
+}
+
+template <class E>
+using value_t = typename E::value_type;
+template <class E>
+using compute_t = typename E::compute_type;
+
+/// Runs `trials` random cases of an n-ary op: random output shape (rank 0..4), inputs of random
+/// broadcastable shapes and layouts (incl. non-contiguous and expanded), a poisoned destination of
+/// a random layout; checks `y = make(inputs...)` element by element against ref(values...).
+/// Ins are the input dtypes; Expected the result dtype (checked at compile time).
+template <class Expected, class... Ins, class Make, class Ref>
+void check_op(const char* what, Rng& rng, const std::array<Domain, sizeof...(Ins)>& domains, double ulps, Make make,
+              Ref ref, int trials = 8, std::int64_t max_numel = 2500) {
+  INFO("op: ", what);
+  for (int trial = 0; trial < trials; ++trial) {
+    Shape out_shape = random_shape(rng, 0, 4, max_numel);
+    std::size_t k = 0;
+    auto input = [&](auto tag) {
+      using T = decltype(tag);
+      Shape s = trial == 0 ? out_shape : broadcastable_to(rng, out_shape);
+      Layout layout = random_layout(rng, false);
+      return make_view<T>(rng, s, domains[k++], layout);
+    };
+    std::tuple<Tensor<Ins>...> ins{input(Ins{})...};
+    Shape full;
+    std::apply([&](const auto&... t) { REQUIRE(broadcast_shapes({t.shape()...}, full)); }, ins);
+    auto e = std::apply([&](const auto&... t) { return make(t...); }, ins);
+    using E = decltype(e);
+    static_assert(std::is_same_v<value_t<E>, Expected>, "unexpected result dtype");
+    using C = compute_t<E>;
+    // The destination may be larger than the broadcast of the inputs (copy_ rule).
+    Shape dst_shape = full;
+    if (trial % 3 == 2 && full.rank() < 4) {
+      std::vector<std::int64_t> d = dims_of(full);
+      d.insert(d.begin(), rng.integer(2, 3));
+      dst_shape = Shape(d);
+    }
+    Layout dst_layout = random_layout(rng, true);
+    Tensor<Expected> y = make_destination<Expected>(rng, dst_shape, dst_layout);
+    std::string in_desc = std::apply(
+        [](const auto&... t) {
+          std::string s;
+          ((s += shape_str(t.shape()) + (t.is_contiguous() ? " " : " (strided) ")), ...);
+          return s;
+        },
+        ins);
+    INFO("trial ", trial, ": out ", shape_str(dst_shape), " (", layout_name(dst_layout), "), inputs ", in_desc);
+    y = e;
+    Report r = check_output(y, [&](const std::vector<std::int64_t>& idx) {
+      return std::apply([&](const auto&... t) { return expect_value<Expected, C>(ref(value_at(t, idx)...), ulps); }, ins);
+    });
+    WEFT_CHECK_REPORT(r);
+    if (trial == 0) {  // eval() gives the same values in a new contiguous tensor
+      Tensor<Expected> z = weft::eval(e);
+      CHECK(z.shape() == full);
+      CHECK(z.is_contiguous());
+      Report rz = check_output(z, [&](const std::vector<std::int64_t>& idx) {
+        return std::apply([&](const auto&... t) { return expect_value<Expected, C>(ref(value_at(t, idx)...), ulps); }, ins);
+      });
+      WEFT_CHECK_REPORT(rz);
+    }
+  }
+}
+
+/// A test-site RNG mixed with a name, so each op in a shared harness gets its own stream.
+inline Rng named_rng(const char* name, int salt = 0) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (const char* p = name; *p; ++p) h = (h ^ std::uint64_t(static_cast<unsigned char>(*p))) * 1099511628211ull;
+  return Rng(site_seed(name, salt) ^ h);
+}
+
+}  // namespace weft_test
