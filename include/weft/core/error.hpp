@@ -2,7 +2,10 @@
 /// @file weft::Error, the exception every argument check throws, and the message builder.
 #pragma once
 
+#include <cstdio>
 #include <sstream>
+#include <string_view>
+#include <type_traits>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -23,12 +26,47 @@ class CudaError : public std::runtime_error {
 
 namespace detail {
 
-/// Concatenates every argument with operator<< into one message.
+// Message pieces are appended one by one through a few overloads, so each
+// argument TYPE costs one small function rather than each argument LIST
+// instantiating a whole ostringstream (messages are built in every kernel).
+inline void append(std::string& s, std::string_view v) { s += v; }
+inline void append(std::string& s, const char* v) { s += v; }
+inline void append(std::string& s, const std::string& v) { s += v; }
+inline void append(std::string& s, char v) { s += v; }
+inline void append(std::string& s, bool v) { s += v ? "true" : "false"; }
+inline void append(std::string& s, long long v) { s += std::to_string(v); }
+inline void append(std::string& s, unsigned long long v) { s += std::to_string(v); }
+inline void append(std::string& s, double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g", v);
+  s += buffer;
+}
+template <class T>
+  requires std::is_integral_v<T> && (!std::is_same_v<T, bool>) && (!std::is_same_v<T, char>)
+void append(std::string& s, T v) {
+  if constexpr (std::is_signed_v<T>) append(s, static_cast<long long>(v));
+  else append(s, static_cast<unsigned long long>(v));
+}
+template <class T>
+  requires std::is_floating_point_v<T>
+void append(std::string& s, T v) {
+  append(s, static_cast<double>(v));
+}
+/// Anything else with an operator<< (Shape, Device, ...).
+template <class T>
+  requires(!std::is_arithmetic_v<T> && !std::is_convertible_v<const T&, std::string_view>)
+void append(std::string& s, const T& v) {
+  std::ostringstream os;
+  os << v;
+  s += os.str();
+}
+
+/// Concatenates every argument into one message.
 template <class... Parts>
 std::string cat(const Parts&... parts) {
-  std::ostringstream os;
-  (os << ... << parts);
-  return os.str();
+  std::string s;
+  (append(s, parts), ...);
+  return s;
 }
 
 /// Throws weft::Error("weft::<op>: <parts...>").
