@@ -2,7 +2,9 @@
 /// @file The cuda suite for fused pointwise kernels: GPU results against a double-precision host reference.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -62,6 +64,13 @@ double value_at(const Tensor<T>& host, const Index& out) {
   for (int d = 0; d < host.dim(); ++d)
     if (host.shape()[d] != 1) offset += out[std::size_t(lead + d)] * host.strides()[d];
   return to_double(host.data()[offset]);
+}
+
+/// All the digits of a double, for failure messages.
+std::string exact(double x) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.17g", x);
+  return buffer;
 }
 
 // ------------------------------------------------------------- tolerances
@@ -236,7 +245,7 @@ void check_result(const Tensor<T>& dst, F&& expected, double ulps,
     if (++bad > 5) return;
     std::string at;
     for (std::size_t i = 0; i < idx.size(); ++i) at += weft::detail::cat(i ? ", " : "", idx[i]);
-    first += weft::detail::cat("\n  [", at, "]: got ", got, ", expected ", want, " (tolerance ", tol, ")");
+    first += weft::detail::cat("\n  [", at, "]: got ", got, ", expected ", exact(want), " (tolerance ", exact(tol), ")");
   };
   for_each_index(dst.shape(), [&](const Index& idx) {
     std::int64_t offset = dst.offset();
@@ -253,7 +262,7 @@ void check_result(const Tensor<T>& dst, F&& expected, double ulps,
     } else {
       const double got = to_double(weft::test::element_at<T>(bytes, offset));
       const double tol = tolerance<T>(e, ulps);
-      if (!(std::fabs(got - e.value) <= tol)) report(idx, weft::detail::cat(got), e.value, tol);
+      if (!(std::fabs(got - e.value) <= tol)) report(idx, exact(got), e.value, tol);
     }
   });
   std::int64_t touched = 0;
@@ -275,13 +284,20 @@ void check_result(const Tensor<T>& dst, F&& expected, double ulps,
 // ----------------------------------------------------------------- shapes
 
 /// Rank `rank`, extents mostly 1, small primes and a few larger ones, with
-/// an occasional 0; at most 2^18 elements so the host reference stays fast.
+/// an occasional 0; at most 2^18 elements (0 counted as 1) so the host
+/// reference stays fast.
 Shape random_shape(std::mt19937_64& rng, int rank) {
   static const std::int64_t extents[] = {0, 1, 1, 2, 3, 5, 7, 11, 13, 17, 31, 61, 127, 257, 1031, 4099};
   for (;;) {
     Shape s;
-    for (int d = 0; d < rank; ++d) s.push_back(extents[rng() % std::size(extents)]);
-    if (s.numel() <= (std::int64_t(1) << 18)) return s;
+    // Extents of 0 count as 1: a broadcast operand has 1 there, and its own
+    // size must stay bounded too. In double: six extents can overflow int64.
+    double numel = 1;
+    for (int d = 0; d < rank; ++d) {
+      s.push_back(extents[rng() % std::size(extents)]);
+      numel *= double(std::max<std::int64_t>(s[d], 1));
+    }
+    if (numel <= double(1 << 18)) return s;
   }
 }
 
@@ -328,6 +344,10 @@ struct OnCuda {
 struct EmulatedOnHost {
   static Device device() { return Device::cpu(); }
 
+  /// Runs per instantiation: vector, linear scalar, strided 32-bit, strided 64-bit.
+  enum Kind { vector, linear_scalar, strided32, strided64, kinds };
+  static inline std::int64_t runs[kinds] = {};
+
   /// Each run takes the next configuration: 1, 3, 256 or 4099 threads, and
   /// alternately the first instantiation the launcher would pick (the vector
   /// kernel when aligned; 32-bit index math when strided) and the other one
@@ -364,17 +384,18 @@ struct EmulatedOnHost {
     ctx.space = &space;
     const Kernel kernel(space, std::move(ctx), stmts...);
     const cuda::RowGeometry rows = cuda::row_geometry(space);
-    auto grid = [&]<int V, class I>() {
+    auto grid = [&]<int V, class I>(Kind kind) {
+      ++runs[kind];
       for (std::uint64_t t = 0; t < threads; ++t)
         cuda::run_thread<V>(kernel, rows, I(space.numel), I(t), I(threads));
     };
     if constexpr (kLinear) {
       constexpr int V = cuda::vector_width_v<Kernel>;
-      if (first_choice && kernel.template vec_aligned<V>()) grid.template operator()<V, std::uint64_t>();
-      else grid.template operator()<1, std::uint64_t>();
+      if (first_choice && kernel.template vec_aligned<V>()) grid.template operator()<V, std::uint64_t>(vector);
+      else grid.template operator()<1, std::uint64_t>(linear_scalar);
     } else {
-      if (first_choice) grid.template operator()<1, std::uint32_t>();
-      else grid.template operator()<1, std::uint64_t>();
+      if (first_choice) grid.template operator()<1, std::uint32_t>(strided32);
+      else grid.template operator()<1, std::uint64_t>(strided64);
     }
   }
 };
@@ -791,5 +812,16 @@ TEST_CASE_TEMPLATE("cuda thread loop on the host: fused outputs with shared sube
 }
 
 TEST_CASE("cuda thread loop on the host: two statements that swap two tensors") { fused_swap<EmulatedOnHost>(); }
+
+TEST_CASE("cuda thread loop on the host: the tests reach every instantiation") {
+  const auto before = std::vector<std::int64_t>(std::begin(EmulatedOnHost::runs), std::end(EmulatedOnHost::runs));
+  every_alignment_and_tail<EmulatedOnHost, weft::half>();
+  fused_optimizer_step<EmulatedOnHost, float>({Shape{37, 129}});
+  integers_over_random_shapes<EmulatedOnHost, std::int32_t>(24);
+  for (int kind = 0; kind < EmulatedOnHost::kinds; ++kind) {
+    CAPTURE(kind);
+    CHECK(EmulatedOnHost::runs[kind] > before[std::size_t(kind)]);
+  }
+}
 
 }  // TEST_SUITE("cuda")

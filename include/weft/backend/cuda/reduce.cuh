@@ -1,148 +1,24 @@
 // SPDX-License-Identifier: MIT
-/// @file The CUDA reduction executor: CUB device (segmented) reductions over a transform iterator that evaluates the expression at each logical index (nvcc only).
+/// @file The CUDA reduction executor: a warp, a block or a thread per output (or per chunk of a long output, then a combine pass), evaluating the expression inside the loop (nvcc only).
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cub/block/block_reduce.cuh>
-#include <cub/device/device_reduce.cuh>
-#include <cub/device/device_segmented_reduce.cuh>
 #include <cub/warp/warp_reduce.cuh>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/iterator/transform_iterator.h>
-#include <thrust/iterator/transform_output_iterator.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "weft/backend/cuda/runtime.cuh"
 #include "weft/core/device.hpp"
 #include "weft/dense/reduce_plan.hpp"
 #include "weft/dense/reducers.hpp"
+#include "weft/expr/math.hpp"
 #include "weft/plan/kernel.hpp"
 
 namespace weft::detail::cuda {
-
-/// Element i of the logical sequence (output o = i / n_red, reduced index
-/// r = i % n_red; kept dims outer, reduced dims inner) after the reducer's
-/// transform: the expression is evaluated right here, never materialized.
-template <class Red, class Ev, class Shared>
-struct ReduceElement {
-  using Acc = typename Red::acc_type;
-  Red red;
-  Ev ev;
-  int nk = 0, nr = 0;
-  std::int64_t n_red = 1;
-  std::int64_t kept[kMaxRank] = {};
-  std::int64_t reduced[kMaxRank] = {};
-
-  __host__ __device__ Acc operator()(std::int64_t i) const {
-    std::int64_t o = i / n_red, r = i - o * n_red;
-    std::int64_t outer[kMaxRank] = {};
-    const std::int64_t inner = reduced[nr - 1];
-    const std::int64_t j = r % inner;
-    unravel(r / inner, reduced, nr - 1, outer + nk);
-    unravel(o, kept, nk, outer);
-    Ev e = ev;
-    e.seek(outer);
-    typename scalar_cache<Shared>::type cache{};
-    return red.transform(e.coeff(j, cache));
-  }
-};
-
-template <class Red>
-struct ReduceCombine {
-  using Acc = typename Red::acc_type;
-  Red red;
-  __host__ __device__ Acc operator()(const Acc& a, const Acc& b) const { return red.combine(a, b); }
-};
-
-/// out = O(finalize(total)) as CUB writes each total.
-template <class O, class Red>
-struct ReduceFinish {
-  using Acc = typename Red::acc_type;
-  Red red;
-  std::int64_t n_red;
-  __host__ __device__ O operator()(Acc total) const { return O(red.finalize(total, n_red)); }
-};
-
-/// Start of segment s in the logical sequence: s * n_red.
-struct SegmentStart {
-  std::int64_t n_red;
-  __host__ __device__ std::int64_t operator()(std::int64_t s) const { return s * n_red; }
-};
-
-/// Stream-ordered scratch memory for CUB (the driver's pool caches it).
-class ScratchBuffer {
- public:
-  ScratchBuffer(std::size_t bytes, cudaStream_t stream) : stream_(stream) {
-    if (bytes) check_cuda(cudaMallocAsync(&p_, bytes, stream_), "cudaMallocAsync (reduction scratch)");
-  }
-  ~ScratchBuffer() {
-    if (p_) cudaFreeAsync(p_, stream_);
-  }
-  ScratchBuffer(const ScratchBuffer&) = delete;
-  ScratchBuffer& operator=(const ScratchBuffer&) = delete;
-  void* get() const { return p_; }
-
- private:
-  void* p_ = nullptr;
-  cudaStream_t stream_;
-};
-
-/// Outputs fewer than this with at least kLongSegment inputs each run as one
-/// device-wide reduction per output (all SMs on each); otherwise one
-/// segmented reduction runs a block per output.
-inline constexpr std::int64_t kFewOutputs = 16;
-inline constexpr std::int64_t kLongSegment = std::int64_t(1) << 16;
-
-/// Runs `red` over the planned reduction of `expr` into the contiguous device array `out` (n_out values).
-template <class O, class Red, class E>
-void run_reduce(const Red& red, const E& expr, const ReducePlan& plan, O* out, Device device) {
-  using Shared = shared_nodes_t<E>;
-  using Acc = typename Red::acc_type;
-  using Ev = Evaluator<E, Acc, false, Shared>;
-  CudaDeviceGuard guard(device.index());
-  const cudaStream_t stream = 0;
-
-  IterationSpace space = plan.inner_space();
-  BuildContext<Shared> build;
-  build.space = &space;
-  ReduceElement<Red, Ev, Shared> element{red, Ev(expr, build)};
-  element.nk = plan.nk();
-  element.nr = plan.nr();
-  element.n_red = plan.n_red;
-  for (int d = 0; d < plan.nk(); ++d) element.kept[d] = plan.kept[d].extent;
-  for (int d = 0; d < plan.nr(); ++d) element.reduced[d] = plan.reduced[d].extent;
-
-  auto in = thrust::make_transform_iterator(thrust::counting_iterator<std::int64_t>(0), element);
-  auto sink = thrust::make_transform_output_iterator(out, ReduceFinish<O, Red>{red, plan.n_red});
-  const ReduceCombine<Red> combine{red};
-  const Acc init = red.identity();
-  std::size_t bytes = 0;
-
-  if (plan.n_out == 1 || (plan.n_out <= kFewOutputs && plan.n_red >= kLongSegment)) {
-    check_cuda(cub::DeviceReduce::Reduce(nullptr, bytes, in, sink, plan.n_red, combine, init, stream),
-               "cub::DeviceReduce::Reduce (size query)");
-    ScratchBuffer scratch(bytes, stream);
-    for (std::int64_t o = 0; o < plan.n_out; ++o) {
-      std::size_t run_bytes = bytes;
-      check_cuda(cub::DeviceReduce::Reduce(scratch.get(), run_bytes, in + o * plan.n_red, sink + o, plan.n_red,
-                                           combine, init, stream),
-                 "cub::DeviceReduce::Reduce");
-    }
-  } else {
-    auto starts = thrust::make_transform_iterator(thrust::counting_iterator<std::int64_t>(0), SegmentStart{plan.n_red});
-    check_cuda(cub::DeviceSegmentedReduce::Reduce(nullptr, bytes, in, sink, plan.n_out, starts, starts + 1, combine,
-                                                  init, stream),
-               "cub::DeviceSegmentedReduce::Reduce (size query)");
-    ScratchBuffer scratch(bytes, stream);
-    check_cuda(cub::DeviceSegmentedReduce::Reduce(scratch.get(), bytes, in, sink, plan.n_out, starts, starts + 1,
-                                                  combine, init, stream),
-               "cub::DeviceSegmentedReduce::Reduce");
-  }
-  check_cuda(cudaGetLastError(), "reduction kernel launch");
-}
 
 // ---- row reductions for the row kernels (softmax, layer_norm) ----------------
 
@@ -207,6 +83,194 @@ inline unsigned row_grid(std::int64_t rows, int G) {
   const std::int64_t per_block = kRowBlock / G;
   const std::int64_t blocks = (rows + per_block - 1) / per_block;
   return unsigned(std::min<std::int64_t>(blocks, std::int64_t(1) << 20));
+}
+
+// ---- reductions of expressions ------------------------------------------------
+
+/// Stream-ordered scratch memory (cudaMallocAsync: the driver's pool caches
+/// it, so a reduction does not pay for a cudaMalloc each time).
+class ScratchBuffer {
+ public:
+  ScratchBuffer(std::size_t bytes, cudaStream_t stream) : stream_(stream) {
+    if (bytes) check_cuda(cudaMallocAsync(&p_, bytes, stream_), "cudaMallocAsync (reduction scratch)");
+  }
+  ~ScratchBuffer() {
+    if (p_) cudaFreeAsync(p_, stream_);
+  }
+  ScratchBuffer(const ScratchBuffer&) = delete;
+  ScratchBuffer& operator=(const ScratchBuffer&) = delete;
+  void* get() const { return p_; }
+
+ private:
+  void* p_ = nullptr;
+  cudaStream_t stream_;
+};
+
+/// Everything a reduction kernel needs: the reducer, the expression's
+/// evaluator over the inner layout (kept dims outer, reduced dims inner), the
+/// extents, and how each output's reduced range is cut into chunks.
+template <class Red, class Ev>
+struct ReduceArgs {
+  Red red;
+  Ev ev;
+  int nk = 0, nr = 0;
+  std::int64_t kept[kMaxRank] = {};
+  std::int64_t reduced[kMaxRank] = {};
+  std::int64_t n_out = 1, n_red = 1;
+  std::int64_t chunks = 1, chunk_len = 1;  // reduced range of output o, chunk c: [c * chunk_len, (c + 1) * chunk_len)
+};
+
+/// combine as a CUB operator.
+template <class Red>
+struct ReduceCombine {
+  Red red;
+  template <class Acc>
+  __device__ Acc operator()(const Acc& a, const Acc& b) const {
+    return red.combine(a, b);
+  }
+};
+
+/// Storage for the G threads of a group (none for G == 1: a thread per output).
+template <class Acc, int G>
+struct GroupStorage {
+  using type = RowReduceStorage<Acc, G>;
+};
+template <class Acc>
+struct GroupStorage<Acc, 1> {
+  struct type {};
+};
+
+/// One segment (output o, chunk c) per group of G threads, grid-stride. The
+/// threads of a group take every G-th element of the chunk (neighbouring
+/// lanes read neighbouring elements of the innermost reduced dim); G == 1
+/// gives each thread a whole output, so neighbouring threads read
+/// neighbouring outputs (column reductions). With one chunk the group writes
+/// out[o] = finalize(total); otherwise partial[segment] = total.
+template <int G, class O, class Red, class Ev, class Shared>
+__global__ void __launch_bounds__(kRowBlock)
+    reduce_kernel(const ReduceArgs<Red, Ev> args, O* __restrict__ out, typename Red::acc_type* __restrict__ partial) {
+  using Acc = typename Red::acc_type;
+  __shared__ typename GroupStorage<Acc, G>::type storage;
+  constexpr int kGroups = kRowBlock / G;
+  const int lane = int(threadIdx.x) % G;
+  const std::int64_t first = std::int64_t(blockIdx.x) * kGroups + int(threadIdx.x) / G;
+  const std::int64_t step = std::int64_t(gridDim.x) * kGroups;
+  const std::int64_t segments = args.n_out * args.chunks;
+  const std::int64_t inner = args.reduced[args.nr - 1];
+  // Every thread of a group sees the same segments: row_allreduce's rule.
+  for (std::int64_t seg = first; seg < segments; seg += step) {
+    const std::int64_t o = seg / args.chunks, c = seg - o * args.chunks;
+    const std::int64_t r0 = c * args.chunk_len;
+    const std::int64_t r1 = r0 + args.chunk_len < args.n_red ? r0 + args.chunk_len : args.n_red;
+    Ev ev = args.ev;
+    std::int64_t outer[kMaxRank] = {};
+    unravel(o, args.kept, args.nk, outer);
+    if (args.nr == 1) ev.seek(outer);  // one reduced dim: a single row per output
+    Acc acc = args.red.identity();
+    for (std::int64_t r = r0 + lane; r < r1; r += G) {
+      if (args.nr > 1) {
+        unravel(r / inner, args.reduced, args.nr - 1, outer + args.nk);
+        ev.seek(outer);
+      }
+      typename scalar_cache<Shared>::type cache{};
+      acc = args.red.combine(acc, args.red.transform(ev.coeff(r % inner, cache)));
+    }
+    if constexpr (G > 1) acc = row_allreduce<G>(acc, ReduceCombine<Red>{args.red}, storage);
+    if (lane == 0) {
+      if (args.chunks == 1) out[o] = O(args.red.finalize(acc, args.n_red));
+      else partial[seg] = acc;
+    }
+  }
+}
+
+/// out[o] = finalize(combine of partial[o * chunks .. o * chunks + chunks)), a warp per output.
+template <class O, class Red>
+__global__ void __launch_bounds__(kRowBlock)
+    reduce_partials_kernel(const Red red, const typename Red::acc_type* __restrict__ partial, O* __restrict__ out,
+                           std::int64_t n_out, std::int64_t chunks, std::int64_t n_red) {
+  using Acc = typename Red::acc_type;
+  __shared__ RowReduceStorage<Acc, 32> storage;
+  constexpr int kGroups = kRowBlock / 32;
+  const int lane = int(threadIdx.x) % 32;
+  const std::int64_t step = std::int64_t(gridDim.x) * kGroups;
+  for (std::int64_t o = std::int64_t(blockIdx.x) * kGroups + int(threadIdx.x) / 32; o < n_out; o += step) {
+    Acc acc = red.identity();
+    for (std::int64_t c = lane; c < chunks; c += 32) acc = red.combine(acc, partial[o * chunks + c]);
+    acc = row_allreduce<32>(acc, ReduceCombine<Red>{red}, storage);
+    if (lane == 0) out[o] = O(red.finalize(acc, n_red));
+  }
+}
+
+/// Outputs at least this many, each short or read across a column, get one thread each.
+inline constexpr std::int64_t kThreadPerOutputMin = 4096;
+/// Reduced ranges up to this long get a warp per output; longer ones a block per chunk.
+inline constexpr std::int64_t kWarpSegmentMax = 4096;
+/// Elements per block below which a long reduced range is not split further.
+inline constexpr std::int64_t kMinChunk = 8192;
+
+/// Stride-0/1 test of one group for every operand (a coalesced access pattern).
+inline bool unit_stride_group_cuda(const ReduceGroup& g, const std::vector<Strides>& strides) {
+  if (g.source_dim < 0) return false;
+  for (const Strides& s : strides)
+    if (s[g.source_dim] != 0 && s[g.source_dim] != 1) return false;
+  return true;
+}
+
+template <int G, class O, class Red, class Ev, class Shared>
+void launch_reduce(const ReduceArgs<Red, Ev>& args, O* out, typename Red::acc_type* partial) {
+  const std::int64_t groups = args.n_out * args.chunks;
+  reduce_kernel<G, O, Red, Ev, Shared><<<row_grid(groups, G), kRowBlock>>>(args, out, partial);
+}
+
+/// Runs `red` over the planned reduction of `expr` into the contiguous device
+/// array `out` (n_out values). `strides`: every operand's, broadcast to plan.full.
+template <class O, class Red, class E>
+void run_reduce(const Red& red, const E& expr, const ReducePlan& plan, const std::vector<Strides>& strides, O* out,
+                Device device) {
+  using Shared = shared_nodes_t<E>;
+  using Acc = typename Red::acc_type;
+  using Ev = Evaluator<E, Acc, false, Shared>;
+  CudaDeviceGuard guard(device.index());
+
+  IterationSpace space = plan.inner_space();
+  BuildContext<Shared> build;
+  build.space = &space;
+  ReduceArgs<Red, Ev> args{red, Ev(expr, build)};
+  args.nk = plan.nk();
+  args.nr = plan.nr();
+  for (int d = 0; d < plan.nk(); ++d) args.kept[d] = plan.kept[d].extent;
+  for (int d = 0; d < plan.nr(); ++d) args.reduced[d] = plan.reduced[d].extent;
+  args.n_out = plan.n_out;
+  args.n_red = plan.n_red;
+  args.chunk_len = plan.n_red;
+
+  // A column reduction (the innermost reduced dim strided, the innermost kept
+  // dim unit-stride) or many tiny ones: a thread per output. Short ranges: a
+  // warp per output. Long ranges: a block per chunk, enough chunks to fill the GPU.
+  const bool column = plan.nk() > 0 && !unit_stride_group_cuda(plan.reduced.back(), strides) &&
+                      unit_stride_group_cuda(plan.kept.back(), strides);
+  if (plan.n_out >= kThreadPerOutputMin && (column || plan.n_red <= 32)) {
+    launch_reduce<1, O, Red, Ev, Shared>(args, out, nullptr);
+  } else if (plan.n_red <= kWarpSegmentMax) {
+    launch_reduce<32, O, Red, Ev, Shared>(args, out, nullptr);
+  } else {
+    const std::int64_t target = 4 * std::int64_t(device_properties(device.index()).multiProcessorCount);
+    const std::int64_t most = (plan.n_red + kMinChunk - 1) / kMinChunk;
+    args.chunks = std::clamp<std::int64_t>((target + plan.n_out - 1) / plan.n_out, 1, most);
+    args.chunk_len = (plan.n_red + args.chunks - 1) / args.chunks;
+    args.chunks = (plan.n_red + args.chunk_len - 1) / args.chunk_len;  // no empty chunks
+    if (args.chunks == 1) {
+      launch_reduce<kRowBlock, O, Red, Ev, Shared>(args, out, nullptr);
+    } else {
+      ScratchBuffer scratch(std::size_t(args.n_out * args.chunks) * sizeof(Acc), 0);
+      Acc* partial = static_cast<Acc*>(scratch.get());
+      launch_reduce<kRowBlock, O, Red, Ev, Shared>(args, out, partial);
+      check_cuda(cudaGetLastError(), "reduction kernel launch");
+      reduce_partials_kernel<O, Red><<<row_grid(args.n_out, 32), kRowBlock>>>(red, partial, out, args.n_out,
+                                                                              args.chunks, args.n_red);
+    }
+  }
+  check_cuda(cudaGetLastError(), "reduction kernel launch");
 }
 
 }  // namespace weft::detail::cuda
