@@ -141,7 +141,7 @@ Tensor<O> run_reduction(const char* op, const ReduceInput<E>& in, const Red& red
 #endif
   } else {
 #if defined(__CUDACC__)
-    cuda::run_reduce<O>(red, in.expr, in.plan, out.data(), in.device);
+    cuda::run_reduce<O>(red, in.expr, in.plan, in.strides, out.data(), in.device);
 #endif
   }
   return out;
@@ -185,15 +185,15 @@ Tensor<to_floating_t<typename E::value_type>> reduce_norm(const E& e, double p, 
          "; cast it first, e.g. weft::norm(weft::cast<float>(x))");
   } else {
     using Acc = math_t<V>;
-    if (std::isinf(p)) {
-      auto in = prepare_reduce("norm", e, dims, keepdim, true);  // no identity for max / min of |x|
-      if (p > 0) return run_reduction<V>("norm", in, ExtremumReducer<Acc, true, true>{});
-      return run_reduction<V>("norm", in, ExtremumReducer<Acc, false, true>{});
-    }
     NormReducer<Acc> red;
-    red.kind = p == 1 ? NormKind::l1 : p == 2 ? NormKind::l2 : p == 0 ? NormKind::l0 : NormKind::lp;
+    red.kind = std::isinf(p) ? (p > 0 ? NormKind::linf : NormKind::lneginf)
+               : p == 1      ? NormKind::l1
+               : p == 2      ? NormKind::l2
+               : p == 0      ? NormKind::l0
+                             : NormKind::lp;
     red.p = Acc(p);
-    return run_reduction<V>("norm", prepare_reduce("norm", e, dims, keepdim, false), red);
+    // max / min of |x| have no identity: an empty range is an error
+    return run_reduction<V>("norm", prepare_reduce("norm", e, dims, keepdim, std::isinf(p)), red);
   }
 }
 

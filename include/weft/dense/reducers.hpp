@@ -84,9 +84,11 @@ struct ExtremumReducer {
   WEFT_HOST_DEVICE Acc finalize(Acc total, std::int64_t) const { return total; }
 };
 
-/// The vector norms that are sums: l1 = sum |x|, l2 = sqrt(sum x^2),
-/// l0 = count of x != 0, lp = (sum |x|^p)^(1/p).
-enum class NormKind : std::uint8_t { l1, l2, l0, lp };
+/// The vector p-norms: l1 = sum |x|, l2 = sqrt(sum x^2), l0 = count of
+/// x != 0, lp = (sum |x|^p)^(1/p), linf = max |x|, lneginf = min |x|. One
+/// reducer with the kind as a runtime member: a norm costs one instantiation
+/// per input type, and the per-packet switch is perfectly predicted.
+enum class NormKind : std::uint8_t { l1, l2, l0, lp, linf, lneginf };
 
 template <class Acc>
 struct NormReducer {
@@ -94,20 +96,24 @@ struct NormReducer {
   NormKind kind = NormKind::l2;
   Acc p = Acc(2);
 
-  WEFT_HOST_DEVICE Acc identity() const { return Acc(0); }
+  WEFT_HOST_DEVICE Acc identity() const { return kind == NormKind::lneginf ? highest_value<Acc>() : Acc(0); }
   template <class V>
   WEFT_HOST_DEVICE V transform(V x) const {
     using math::abs;
     using math::pow;
     switch (kind) {
-      case NormKind::l1: return abs(x);
       case NormKind::l2: return x * x;
       case NormKind::l0: return nonzero_as_one(x);
-      default: return pow(abs(x), splat<V>(p));
+      case NormKind::lp: return pow(abs(x), splat<V>(p));
+      default: return abs(x);  // l1, linf, lneginf
     }
   }
   template <class V>
   WEFT_HOST_DEVICE V combine(V a, V b) const {
+    using math::max;
+    using math::min;
+    if (kind == NormKind::linf) return max(a, b);  // NaN propagates
+    if (kind == NormKind::lneginf) return min(a, b);
     return a + b;
   }
   WEFT_HOST_DEVICE Acc finalize(Acc total, std::int64_t) const {

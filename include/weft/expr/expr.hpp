@@ -6,6 +6,7 @@
 
 #include "weft/core/dtype.hpp"
 #include "weft/core/tensor.hpp"
+#include "weft/core/tensor_list.hpp"
 
 namespace weft {
 
@@ -21,12 +22,16 @@ concept Expression = std::is_base_of_v<Expr<std::remove_cvref_t<E>>, std::remove
 template <class S>
 concept Number = std::is_arithmetic_v<std::remove_cvref_t<S>>;
 
-/// What the expression builders accept: nodes, tensors and numbers.
+/// A tensor or a list of tensors (the operands that give an expression its shape).
 template <class X>
-concept Operand = Expression<X> || is_tensor_v<std::remove_cvref_t<X>> || Number<X>;
+concept TensorLike = is_tensor_v<std::remove_cvref_t<X>> || is_tensor_list_v<std::remove_cvref_t<X>>;
 
-/// At least one operand of a builder must be a tensor or expression.
+/// What the expression builders accept: nodes, tensors, lists and numbers.
+template <class X>
+concept Operand = Expression<X> || TensorLike<X> || is_scalar_list_v<std::remove_cvref_t<X>> || Number<X>;
+
+/// At least one operand of a builder must be a tensor, list or expression.
 template <class... Xs>
-concept HasTensorOperand = (... || (Expression<Xs> || is_tensor_v<std::remove_cvref_t<Xs>>));
+concept HasTensorOperand = (... || (Expression<Xs> || TensorLike<Xs>));
 
 }  // namespace weft

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "weft/expr/operators.hpp"
+#include "weft/plan/foreach.hpp"
 #include "weft/plan/run.hpp"
 
 namespace weft {
@@ -15,10 +16,21 @@ Assignment<T, detail::expr_t<X>> assign(Tensor<T>& dst, const X& x) {
   return {&dst, detail::as_expr(x)};
 }
 
+/// One statement over lists: every tensor k of dst gets x at k.
+template <Element T, Operand X>
+ListAssignment<T, detail::expr_t<X>> assign(TensorList<T>& dst, const X& x) {
+  return {&dst, detail::as_expr(x)};
+}
+
 template <class A>
 inline constexpr bool is_assignment_v = false;
 template <class T, class E>
 inline constexpr bool is_assignment_v<Assignment<T, E>> = true;
+
+template <class A>
+inline constexpr bool is_list_assignment_v = false;
+template <class T, class E>
+inline constexpr bool is_list_assignment_v<ListAssignment<T, E>> = true;
 
 /// Runs several assignments as ONE kernel. Every right-hand side reads the
 /// values from before the call; a subexpression shared by C++ name (or
@@ -26,8 +38,11 @@ inline constexpr bool is_assignment_v<Assignment<T, E>> = true;
 template <class... As>
 void fuse(As... statements) {
   static_assert(sizeof...(As) > 0, "weft::fuse needs at least one weft::assign(dst, expr)");
-  static_assert((is_assignment_v<As> && ...), "weft::fuse takes statements made by weft::assign(dst, expr)");
-  detail::run_statements("fuse", statements...);
+  static_assert((is_assignment_v<As> && ...) || (is_list_assignment_v<As> && ...),
+                "weft::fuse takes statements made by weft::assign(dst, expr), all into tensors or all into "
+                "TensorLists");
+  if constexpr ((is_list_assignment_v<As> && ...)) detail::run_list_statements("fuse", statements...);
+  else detail::run_statements("fuse", statements...);
 }
 
 /// Evaluates an expression into a new contiguous tensor of its dtype.

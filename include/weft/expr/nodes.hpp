@@ -26,12 +26,17 @@ struct Scalar : Expr<Scalar<S>> {
   S value;
 };
 
+template <class S>
+struct ListScalar;
+
 namespace detail {
 
 template <class N>
 inline constexpr bool is_scalar_node_v = false;
 template <class S>
 inline constexpr bool is_scalar_node_v<Scalar<S>> = true;
+template <class S>
+inline constexpr bool is_scalar_node_v<ListScalar<S>> = true;
 
 struct NoType {};
 
@@ -125,6 +130,20 @@ struct Cast : Expr<Cast<U, E>> {
   E arg;
 };
 
+/// A list of tensors: a foreach operand, read at every point of each member.
+template <Element T>
+struct ListLeaf : Expr<ListLeaf<T>> {
+  using value_type = T;
+  TensorList<T> list;
+};
+
+/// One number per list member; promotes like a number (a wrapped scalar).
+template <class S>
+struct ListScalar : Expr<ListScalar<S>> {
+  using value_type = S;
+  ScalarList<S> values;
+};
+
 namespace detail {
 
 /// Preorder list of the Map node types in a tree: the candidates for sharing.
@@ -141,63 +160,60 @@ struct map_types_in<Cast<U, E>> {
   using type = typename map_types_in<E>::type;
 };
 
-// The tree walkers recurse into children of any node type. Nodes live in
-// namespace weft, so argument-dependent lookup does not find these
-// weft::detail overloads: each is declared before any is defined (otherwise
-// a Map over a Cast only compiles when the callback happens to come from
-// weft::detail).
-template <class F, class T>
-void for_each_leaf(Leaf<T>& leaf, F&& f);
-template <class F, class S>
-void for_each_leaf(Scalar<S>&, F&&);
-template <class F, class Op, class... Args>
-void for_each_leaf(Map<Op, Args...>& node, F&& f);
-template <class F, class U, class E>
-void for_each_leaf(Cast<U, E>& node, F&& f);
+template <class N>
+inline constexpr bool is_leaf_v = false;
 template <class T>
-bool same_tree(const Leaf<T>& a, const Leaf<T>& b);
-template <class S>
-bool same_tree(const Scalar<S>& a, const Scalar<S>& b);
-template <class Op, class... Args>
-bool same_tree(const Map<Op, Args...>& a, const Map<Op, Args...>& b);
-template <class U, class E>
-bool same_tree(const Cast<U, E>& a, const Cast<U, E>& b);
+inline constexpr bool is_leaf_v<Leaf<T>> = true;
+template <class T>
+inline constexpr bool is_leaf_v<ListLeaf<T>> = true;
 
-/// Calls f(leaf) for every Leaf in the tree, left to right.
-template <class F, class T>
-void for_each_leaf(Leaf<T>& leaf, F&& f) {
-  f(leaf);
-}
-template <class F, class S>
-void for_each_leaf(Scalar<S>&, F&&) {}
-template <class F, class Op, class... Args>
-void for_each_leaf(Map<Op, Args...>& node, F&& f) {
-  for_each_in(node.args, [&](auto& child) { for_each_leaf(child, f); });
-}
-template <class F, class U, class E>
-void for_each_leaf(Cast<U, E>& node, F&& f) {
-  for_each_leaf(node.arg, f);
+template <class N>
+inline constexpr bool is_map_v = false;
+template <class Op, class... Args>
+inline constexpr bool is_map_v<Map<Op, Args...>> = true;
+
+template <class N>
+inline constexpr bool is_cast_v = false;
+template <class U, class E>
+inline constexpr bool is_cast_v<Cast<U, E>> = true;
+
+/// Calls f(node) for every node of the tree, parents before operands, left to
+/// right (the order kernels evaluate in). One template with `if constexpr`,
+/// so no overload needs to be declared before another.
+template <class Node, class F>
+void visit_nodes(Node& node, F&& f) {
+  f(node);
+  if constexpr (is_map_v<std::remove_const_t<Node>>) for_each_in(node.args, [&](auto& child) { visit_nodes(child, f); });
+  else if constexpr (is_cast_v<std::remove_const_t<Node>>) visit_nodes(node.arg, f);
 }
 
-/// Structural equality: same tensors (address, shape, strides), numbers and ops.
-template <class T>
-bool same_tree(const Leaf<T>& a, const Leaf<T>& b) {
-  return a.tensor.data() == b.tensor.data() && a.tensor.shape() == b.tensor.shape() &&
-         a.tensor.strides() == b.tensor.strides();
+/// Calls f(leaf) for every single-tensor Leaf in the tree, left to right.
+template <class Node, class F>
+void for_each_leaf(Node& node, F&& f) {
+  visit_nodes(node, [&](auto& n) {
+    if constexpr (requires { n.tensor; }) f(n);
+  });
 }
-template <class S>
-bool same_tree(const Scalar<S>& a, const Scalar<S>& b) {
-  return a.value == b.value;
-}
-template <class Op, class... Args>
-bool same_tree(const Map<Op, Args...>& a, const Map<Op, Args...>& b) {
-  return [&]<std::size_t... Is>(std::index_sequence<Is...>) {
-    return (same_tree(get<Is>(a.args), get<Is>(b.args)) && ...);
-  }(std::index_sequence_for<Args...>{});
-}
-template <class U, class E>
-bool same_tree(const Cast<U, E>& a, const Cast<U, E>& b) {
-  return same_tree(a.arg, b.arg);
+
+/// Structural equality: same tensors (address, shape, strides), lists, numbers and ops.
+template <class Node>
+bool same_tree(const Node& a, const Node& b) {
+  if constexpr (is_map_v<Node>) {
+    return [&]<std::size_t... Is>(std::index_sequence<Is...>) {
+      return (same_tree(get<Is>(a.args), get<Is>(b.args)) && ...);
+    }(std::make_index_sequence<decltype(a.args)::size>{});
+  } else if constexpr (is_cast_v<Node>) {
+    return same_tree(a.arg, b.arg);
+  } else if constexpr (requires { a.tensor; }) {
+    return a.tensor.data() == b.tensor.data() && a.tensor.shape() == b.tensor.shape() &&
+           a.tensor.strides() == b.tensor.strides();
+  } else if constexpr (requires { a.list; }) {
+    return a.list.id() == b.list.id();
+  } else if constexpr (requires { a.values; }) {
+    return a.values.id() == b.values.id();
+  } else {
+    return a.value == b.value;
+  }
 }
 
 }  // namespace detail

@@ -16,6 +16,8 @@ template <class X>
 auto as_expr(const X& x) {
   if constexpr (Expression<X>) return x;
   else if constexpr (is_tensor_v<X>) return Leaf<typename X::value_type>{{}, x};
+  else if constexpr (is_tensor_list_v<X>) return ListLeaf<typename X::value_type>{{}, x};
+  else if constexpr (is_scalar_list_v<X>) return ListScalar<typename X::value_type>{{}, x};
   else if constexpr (std::is_same_v<X, bool>) return Scalar<bool>{{}, x};
   else if constexpr (std::is_integral_v<X>) return Scalar<std::int64_t>{{}, std::int64_t(x)};
   else return Scalar<double>{{}, double(x)};

@@ -2,6 +2,7 @@
 /// @file Prints an expression tree as readable pseudo-source (for WEFT_LOGS=output_code and fusion logs).
 #pragma once
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -29,6 +30,29 @@ struct PrintContext {
   std::vector<int> shared_uses;                // occurrences equal to the first, per slot
   bool counting = false;                       // first pass: count uses, print nothing
 
+  std::vector<const void*> scalar_lists;
+
+  std::string scalar_list_name(const void* id) {
+    auto it = std::find(scalar_lists.begin(), scalar_lists.end(), id);
+    if (it == scalar_lists.end()) it = scalar_lists.insert(it, id);
+    return cat("s", it - scalar_lists.begin());
+  }
+
+  /// A list is named like a tensor; its shape reads [number of tensors].
+  template <class T>
+  std::string name(const TensorList<T>& list, bool output) {
+    for (auto& n : tensors)
+      if (n.data == list.id() && n.strides.rank() == 0 && n.shape == Shape{std::int64_t(list.size())}) {
+        n.read |= !output;
+        return n.name;
+      }
+    int count = 0;
+    for (auto& n : tensors) count += n.output == output;
+    tensors.push_back({list.id(), Shape{std::int64_t(list.size())}, Strides{}, cat(output ? "out" : "in", count),
+                       cat("list of ", dtype_name<T>()), output, !output});
+    return tensors.back().name;
+  }
+
   template <class T>
   std::string name(const Tensor<T>& t, bool output) {
     for (auto& n : tensors)
@@ -52,6 +76,16 @@ std::string print_expr(const Leaf<T>& leaf, PrintContext& ctx) {
 template <class Shared, class S>
 std::string print_expr(const Scalar<S>& s, PrintContext&) {
   return cat(s.value);
+}
+
+template <class Shared, class T>
+std::string print_expr(const ListLeaf<T>& leaf, PrintContext& ctx) {
+  return ctx.name(leaf.list, false) + "[k][i]";
+}
+
+template <class Shared, class S>
+std::string print_expr(const ListScalar<S>& s, PrintContext& ctx) {
+  return ctx.scalar_list_name(s.values.id()) + "[k]";
 }
 
 /// "(a op b)", "op a" or "op(a, b, ...)".

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include "weft/core/tuple.hpp"
 #include "weft/expr/nodes.hpp"
@@ -175,6 +176,45 @@ struct Cursor {
     else return row + j * inner;
   }
   std::int64_t step() const { return kLinear ? 1 : inner; }
+  /// A single tensor's cursor stays put when a foreach kernel selects tensor k.
+  template <class Table>
+  WEFT_HOST_DEVICE void select(std::int64_t, const Table&) {}
+};
+
+/// The base pointer of every tensor of every list operand (and the numbers of
+/// every ScalarList) of a foreach kernel. Evaluators keep an id into it; the
+/// executor moves them to tensor k with select(k, table).
+struct ListTable {
+  std::vector<std::vector<void*>> pointers;  // [list operand][tensor]
+  std::vector<std::vector<double>> numbers;  // [ScalarList][tensor]
+
+  template <class T>
+  int add_list(const TensorList<T>& list) {
+    std::vector<void*> p;
+    for (const auto& t : list) p.push_back(const_cast<std::remove_const_t<T>*>(t.data()));
+    pointers.push_back(std::move(p));
+    return int(pointers.size()) - 1;
+  }
+  template <class S>
+  int add_numbers(const ScalarList<S>& values) {
+    std::vector<double> v;
+    for (std::size_t k = 0; k < values.size(); ++k) v.push_back(double(values[k]));
+    numbers.push_back(std::move(v));
+    return int(numbers.size()) - 1;
+  }
+  void* pointer(int id, std::int64_t k) const { return pointers[id][k]; }
+  double number(int id, std::int64_t k) const { return numbers[id][k]; }
+};
+
+/// A cursor over one contiguous tensor of a list operand.
+template <class T>
+struct ListCursor : Cursor<T, false> {
+  int id = 0;
+  explicit ListCursor(int list_id) : id(list_id) { this->inner = 1; }
+  template <class Table>
+  WEFT_HOST_DEVICE void select(std::int64_t k, const Table& table) {
+    this->data = this->row = static_cast<T*>(table.pointer(id, k));
+  }
 };
 
 /// How a shared subexpression's occurrence uses the per-element cache.
@@ -186,6 +226,7 @@ template <class Shared>
 struct BuildContext {
   const void* first[Shared::size == 0 ? 1 : Shared::size] = {};
   const IterationSpace* space = nullptr;
+  ListTable* lists = nullptr;  // foreach kernels only
 };
 
 template <class Node, class Want, bool kLinear, class Shared>
@@ -201,6 +242,8 @@ struct Evaluator<Leaf<T>, Want, kLinear, Shared> {
                *ctx.space) {}
 
   WEFT_HOST_DEVICE void seek(const std::int64_t* outer) { cursor.seek(outer); }
+  template <class Table>
+  WEFT_HOST_DEVICE void select(std::int64_t, const Table&) {}
   template <class Cache>
   WEFT_HOST_DEVICE Want coeff(std::int64_t j, Cache&) const {
     return convert_value<Want>(math_t<T>(*cursor.at(j)));
@@ -230,6 +273,8 @@ struct Evaluator<Scalar<S>, Want, kLinear, Shared> {
   Want value;
   Evaluator(const Scalar<S>& s, BuildContext<Shared>&) : value(convert_value<Want>(s.value)) {}
   WEFT_HOST_DEVICE void seek(const std::int64_t*) {}
+  template <class Table>
+  WEFT_HOST_DEVICE void select(std::int64_t, const Table&) {}
   template <class Cache>
   WEFT_HOST_DEVICE Want coeff(std::int64_t, Cache&) const {
     return value;
@@ -254,6 +299,56 @@ struct Evaluator<Scalar<S>, Want, kLinear, Shared> {
   }
 };
 
+/// Reads tensor k of a list (select(k) picks the tensor; members are contiguous).
+template <class T, class Want, bool kLinear, class Shared>
+struct Evaluator<ListLeaf<T>, Want, kLinear, Shared> {
+  static_assert(!kLinear, "foreach kernels run in the strided layout");
+  ListCursor<const T> cursor;
+
+  Evaluator(const ListLeaf<T>& leaf, BuildContext<Shared>& ctx) : cursor(ctx.lists->add_list(leaf.list)) {}
+
+  WEFT_HOST_DEVICE void seek(const std::int64_t* outer) { cursor.seek(outer); }
+  template <class Table>
+  WEFT_HOST_DEVICE void select(std::int64_t k, const Table& table) {
+    cursor.select(k, table);
+  }
+  template <class Cache>
+  WEFT_HOST_DEVICE Want coeff(std::int64_t j, Cache&) const {
+    return convert_value<Want>(math_t<T>(*cursor.at(j)));
+  }
+#if !defined(__CUDA_ARCH__)
+  template <int L, class Cache>
+  Packet<Want, L> packet(std::int64_t j, Cache&) const {
+    return load_packet<Want, L>(cursor.at(j), 1);
+  }
+#endif
+};
+
+/// Number k of a ScalarList, converted to Want when select(k) picks it.
+template <class S, class Want, bool kLinear, class Shared>
+struct Evaluator<ListScalar<S>, Want, kLinear, Shared> {
+  int id;
+  Want value{};
+
+  Evaluator(const ListScalar<S>& node, BuildContext<Shared>& ctx) : id(ctx.lists->add_numbers(node.values)) {}
+
+  WEFT_HOST_DEVICE void seek(const std::int64_t*) {}
+  template <class Table>
+  WEFT_HOST_DEVICE void select(std::int64_t k, const Table& table) {
+    value = convert_value<Want>(table.number(id, k));
+  }
+  template <class Cache>
+  WEFT_HOST_DEVICE Want coeff(std::int64_t, Cache&) const {
+    return value;
+  }
+#if !defined(__CUDA_ARCH__)
+  template <int L, class Cache>
+  Packet<Want, L> packet(std::int64_t, Cache&) const {
+    return Packet<Want, L>::broadcast(lane_t<Want>(value));
+  }
+#endif
+};
+
 /// op(children...) in the op's compute type; a shared node computes once per
 /// element and later occurrences read the per-element cache.
 template <class Op, class... Args, class Want, bool kLinear, class Shared>
@@ -276,6 +371,10 @@ struct Evaluator<Map<Op, Args...>, Want, kLinear, Shared> {
 
   WEFT_HOST_DEVICE void seek(const std::int64_t* outer) {
     for_each_in(children, [&](auto& c) { c.seek(outer); });
+  }
+  template <class Table>
+  WEFT_HOST_DEVICE void select(std::int64_t k, const Table& table) {
+    for_each_in(children, [&](auto& c) { c.select(k, table); });
   }
 
   template <class Cache>
@@ -380,6 +479,10 @@ struct Evaluator<Cast<U, E>, Want, kLinear, Shared> {
 
   Evaluator(const Cast<U, E>& node, BuildContext<Shared>& ctx) : child(node.arg, ctx) {}
   WEFT_HOST_DEVICE void seek(const std::int64_t* outer) { child.seek(outer); }
+  template <class Table>
+  WEFT_HOST_DEVICE void select(std::int64_t k, const Table& table) {
+    child.select(k, table);
+  }
   template <class Cache>
   WEFT_HOST_DEVICE Want coeff(std::int64_t j, Cache& cache) const {
     U rounded = U(convert_value<math_t<U>>(child.coeff(j, cache)));

@@ -19,6 +19,7 @@ struct IterationSpace {
   int source_dim[kMaxRank] = {};     // original dim whose stride each collapsed dim takes (-1: none)
   std::int64_t numel = 0;
   bool linear = false;
+  bool foreach = false;              // a foreach kernel: shape is one tensor of the lists
 
   int rank() const { return shape.rank(); }
   std::int64_t inner() const { return shape[shape.rank() - 1]; }

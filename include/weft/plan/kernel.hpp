@@ -16,6 +16,26 @@ struct Assignment {
   using expr_type = E;
   Tensor<T>* dst;
   E rhs;
+
+  template <bool kLinear, class Context>
+  detail::Cursor<T, kLinear> make_cursor(const detail::IterationSpace& space, Context&) const {
+    return {dst->data(), dst->strides(), space};
+  }
+};
+
+/// One statement of a foreach kernel: every tensor k of `*dst` gets rhs at k.
+template <Element T, class E>
+struct ListAssignment {
+  using dest_type = T;
+  using expr_type = E;
+  TensorList<T>* dst;
+  E rhs;
+
+  template <bool kLinear, class Context>
+  detail::ListCursor<T> make_cursor(const detail::IterationSpace&, Context& ctx) const {
+    static_assert(!kLinear, "foreach kernels run in the strided layout");
+    return detail::ListCursor<T>(ctx.lists->add_list(*dst));
+  }
 };
 
 namespace detail {
@@ -85,17 +105,26 @@ struct PointwiseKernel {
   static constexpr std::size_t kElementBytes =
       std::max({element_bytes_v<typename Stmts::expr_type>..., sizeof(typename Stmts::dest_type)...});
 
-  Tuple<Cursor<typename Stmts::dest_type, kLinear>...> dests;
+  Tuple<decltype(std::declval<const Stmts&>().template make_cursor<kLinear>(
+      std::declval<const IterationSpace&>(), std::declval<BuildContext<Shared>&>()))...>
+      dests;
   Tuple<Evaluator<typename Stmts::expr_type, dest_value_t<typename Stmts::dest_type>, kLinear, Shared>...> rhs;
 
   PointwiseKernel(const IterationSpace& space, BuildContext<Shared>&& ctx, const Stmts&... stmts)
-      : dests{Cursor<typename Stmts::dest_type, kLinear>(stmts.dst->data(), stmts.dst->strides(), space)...},
+      : dests{stmts.template make_cursor<kLinear>(space, ctx)...},
         rhs{Evaluator<typename Stmts::expr_type, dest_value_t<typename Stmts::dest_type>, kLinear, Shared>(
             stmts.rhs, ctx)...} {}
 
   WEFT_HOST_DEVICE void seek(const std::int64_t* outer) {
     for_each_in(dests, [&](auto& d) { d.seek(outer); });
     for_each_in(rhs, [&](auto& e) { e.seek(outer); });
+  }
+
+  /// Moves every list operand to tensor k (foreach kernels).
+  template <class Table>
+  WEFT_HOST_DEVICE void select(std::int64_t k, const Table& table) {
+    for_each_in(dests, [&](auto& d) { d.select(k, table); });
+    for_each_in(rhs, [&](auto& e) { e.select(k, table); });
   }
 
   /// Element j of the current row (the linear index in the linear layout).

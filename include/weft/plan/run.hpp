@@ -84,18 +84,17 @@ inline std::string join_shapes(const std::vector<Shape>& shapes) {
   std::int64_t read = 0, written = 0;
   std::string ins, outs;
   for (auto& t : ctx.tensors) {
-    std::int64_t bytes = t.dtype == "float64" || t.dtype == "int64"   ? 8
-                         : t.dtype == "float32" || t.dtype == "int32" ? 4
-                         : t.dtype == "bool"                          ? 1
-                                                                      : 2;
+    auto is = [&](const char* d) { return t.dtype.ends_with(d); };
+    std::int64_t bytes = is("float64") || is("int64") ? 8 : is("float32") || is("int32") ? 4 : is("bool") ? 1 : 2;
     if (t.output) written += bytes;
     if (t.read) read += bytes;
     std::string& list = t.output ? outs : ins;
     list += cat(list.empty() ? "" : ", ", t.name, ": ", t.dtype, t.shape,
-                t.strides == contiguous_strides(t.shape) ? "" : " strided");
+                t.strides.rank() == 0 || t.strides == contiguous_strides(t.shape) ? "" : " strided");
   }
-  std::string iteration = space.linear ? cat("contiguous, i in [0, ", space.numel, ")")
-                                       : cat("strided rows over collapsed shape ", space.shape);
+  std::string iteration = space.foreach  ? std::string("for every tensor k of the lists, i in [0, numel(k))")
+                          : space.linear ? cat("contiguous, i in [0, ", space.numel, ")")
+                                         : cat("strided rows over collapsed shape ", space.shape);
   return cat("kernel pointwise (", where, ")\n", "  // inputs:  ", ins.empty() ? "none" : ins, "\n",
              "  // outputs: ", outs, "\n", "  // bytes per element: ", read + written, " (", read, " read, ", written,
              " written); ", shared, " shared subexpression(s)\n", "  // iteration: ", iteration, "\n",
@@ -115,8 +114,10 @@ template <class Kernel, class... Stmts>
   ctx.shared_uses = uses;
   (ctx.name(*stmts.dst, true), ...);
   std::vector<std::string> lines;
-  (lines.push_back(ctx.name(*stmts.dst, true) + "[i] = " + strip_parens(print_expr<Shared>(stmts.rhs, ctx))), ...);
-  return format_kernel(ctx, lines, space, where, Shared::size, one_line);
+  auto index = [](const auto& dst) { return is_tensor_list_v<std::remove_cvref_t<decltype(dst)>> ? "[k][i] = " : "[i] = "; };
+  (lines.push_back(ctx.name(*stmts.dst, true) + index(*stmts.dst) + strip_parens(print_expr<Shared>(stmts.rhs, ctx))),
+   ...);
+  return format_kernel(ctx, lines, space, where, ctx.lets.size(), one_line);
 }
 
 inline namespace WEFT_BACKEND_ABI {

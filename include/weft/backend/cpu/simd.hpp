@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file Portable SIMD packets (Vec, Mask) on GCC vector extensions, and the vectorized math the CPU backend evaluates with.
+/// @file Portable SIMD packets (Vec, Mask) on GCC vector extensions, and the CPU backend's vectorized math.
 ///
 /// A `Vec<T, N>` is N lanes of T in one GCC vector; widths above the target's
 /// register split into registers inside the compiler, so one kernel body serves
@@ -30,12 +30,6 @@
 #if defined(__ARM_NEON) && defined(__aarch64__)
 #include <arm_neon.h>
 #endif
-
-// A Vec wider than the target's registers would be passed differently between
-// translation units built for different ISAs; GCC says so (-Wpsabi) for each
-// such function. Every function here is inline, so the note is noise.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpsabi"
 
 // Packet functions are small or sit in hot loops: always inlined, so their
 // constants hoist out of the caller's loop instead of being rebuilt per call.
@@ -85,8 +79,9 @@ template <class T>
 using lane_uint_t = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
 
 // Alignment of a vector of `bytes`: natural up to one native register, one
-// register beyond. Natural 32- or 64-byte alignment on a narrower target changes
-// how GCC passes the value, and GCC says so (-Wpsabi notes no pragma silences).
+// register beyond. A natural 32- or 64-byte alignment on a narrower target makes
+// GCC print an ABI note (-Wpsabi) wherever such a Vec is passed by value, and
+// no pragma silences it; the narrower alignment costs nothing.
 constexpr int vector_align(int bytes) { return bytes > kBytes ? kBytes : bytes; }
 
 // A GCC vector of N lanes of any arithmetic T. GCC ignores vector_size on an
@@ -282,33 +277,33 @@ WEFT_SIMD_INLINE void stream_fence() {
 // ---------------------------------------------------------------------------
 
 // Lane-wise a op b, Vec op scalar and scalar op Vec (the scalar converts to T), and op=.
-#define WEFT_SIMD_BINARY_OP(op, constraint)                                                          \
-  template <class T, int N>                                                                          \
-    requires(constraint)                                                                             \
-  WEFT_SIMD_INLINE Vec<T, N> operator op(Vec<T, N> a, Vec<T, N> b) {                                                  \
-    return {a.raw op b.raw};                                                                         \
-  }                                                                                                  \
-  template <class T, int N>                                                                          \
-    requires(constraint)                                                                             \
-  WEFT_SIMD_INLINE Vec<T, N> operator op(Vec<T, N> a, std::type_identity_t<T> b) {                                    \
-    return {a.raw op b};                                                                             \
-  }                                                                                                  \
-  template <class T, int N>                                                                          \
-    requires(constraint)                                                                             \
-  WEFT_SIMD_INLINE Vec<T, N> operator op(std::type_identity_t<T> a, Vec<T, N> b) {                                    \
-    return {a op b.raw};                                                                             \
-  }                                                                                                  \
-  template <class T, int N>                                                                          \
-    requires(constraint)                                                                             \
-  WEFT_SIMD_INLINE Vec<T, N>& operator op##=(Vec<T, N>& a, Vec<T, N> b) {                                             \
-    a.raw = a.raw op b.raw;                                                                          \
-    return a;                                                                                        \
-  }                                                                                                  \
-  template <class T, int N>                                                                          \
-    requires(constraint)                                                                             \
-  WEFT_SIMD_INLINE Vec<T, N>& operator op##=(Vec<T, N>& a, std::type_identity_t<T> b) {                               \
-    a.raw = a.raw op b;                                                                              \
-    return a;                                                                                        \
+#define WEFT_SIMD_BINARY_OP(op, constraint)                                                         \
+  template <class T, int N>                                                                         \
+    requires(constraint)                                                                            \
+  WEFT_SIMD_INLINE Vec<T, N> operator op(Vec<T, N> a, Vec<T, N> b) {                                \
+    return {a.raw op b.raw};                                                                        \
+  }                                                                                                 \
+  template <class T, int N>                                                                         \
+    requires(constraint)                                                                            \
+  WEFT_SIMD_INLINE Vec<T, N> operator op(Vec<T, N> a, std::type_identity_t<T> b) {                  \
+    return {a.raw op b};                                                                            \
+  }                                                                                                 \
+  template <class T, int N>                                                                         \
+    requires(constraint)                                                                            \
+  WEFT_SIMD_INLINE Vec<T, N> operator op(std::type_identity_t<T> a, Vec<T, N> b) {                  \
+    return {a op b.raw};                                                                            \
+  }                                                                                                 \
+  template <class T, int N>                                                                         \
+    requires(constraint)                                                                            \
+  WEFT_SIMD_INLINE Vec<T, N>& operator op##=(Vec<T, N>& a, Vec<T, N> b) {                           \
+    a.raw = a.raw op b.raw;                                                                         \
+    return a;                                                                                       \
+  }                                                                                                 \
+  template <class T, int N>                                                                         \
+    requires(constraint)                                                                            \
+  WEFT_SIMD_INLINE Vec<T, N>& operator op##=(Vec<T, N>& a, std::type_identity_t<T> b) {             \
+    a.raw = a.raw op b;                                                                             \
+    return a;                                                                                       \
   }
 
 WEFT_SIMD_BINARY_OP(+, true)
@@ -346,14 +341,14 @@ WEFT_SIMD_INLINE Vec<T, N> operator>>(Vec<T, N> a, int s) {
 // ---------------------------------------------------------------------------
 
 // C++ comparison semantics per lane: every comparison with a NaN is false except cmp_ne.
-#define WEFT_SIMD_COMPARE(name, op)                                               \
-  template <class T, int N>                                                       \
-  WEFT_SIMD_INLINE Mask<T, N> name(Vec<T, N> a, Vec<T, N> b) {                                     \
-    return {(typename Mask<T, N>::Raw)(a.raw op b.raw)};                          \
-  }                                                                               \
-  template <class T, int N>                                                       \
-  WEFT_SIMD_INLINE Mask<T, N> name(Vec<T, N> a, std::type_identity_t<T> b) {                       \
-    return {(typename Mask<T, N>::Raw)(a.raw op b)};                              \
+#define WEFT_SIMD_COMPARE(name, op)                                                                 \
+  template <class T, int N>                                                                         \
+  WEFT_SIMD_INLINE Mask<T, N> name(Vec<T, N> a, Vec<T, N> b) {                                      \
+    return {(typename Mask<T, N>::Raw)(a.raw op b.raw)};                                            \
+  }                                                                                                 \
+  template <class T, int N>                                                                         \
+  WEFT_SIMD_INLINE Mask<T, N> name(Vec<T, N> a, std::type_identity_t<T> b) {                        \
+    return {(typename Mask<T, N>::Raw)(a.raw op b)};                                                \
   }
 
 WEFT_SIMD_COMPARE(cmp_lt, <)
@@ -712,7 +707,8 @@ WEFT_SIMD_INLINE Rounded<T, N> round_nearest(Vec<T, N> y) {
   return {t - kMagic, to_bits(t) - std::bit_cast<lane_int_t<T>>(kMagic)};
 }
 
-// x * 2^k for k in [2 (emin - 1), 2 emax]: two factors 2^(k/2) stay normal, so only the last product rounds.
+// x * 2^k for |k| <= 2 (emax - 1): each factor 2^(k/2) is normal, so only the last product rounds
+// (a subnormal result rounds once, correctly).
 template <class T, int N>
 WEFT_SIMD_INLINE Vec<T, N> mul_pow2(Vec<T, N> x, int_vec_t<T, N> k) {
   using Tr = FloatTraits<T>;
@@ -857,7 +853,7 @@ WEFT_SIMD_INLINE Vec<T, N> sin_or_cos(Vec<T, N> x, int quarter) {
       return map_lanes(x, [quarter](T v) { return quarter ? std::cos(v) : std::sin(v); });
     }
     if constexpr (std::is_same_v<T, float>) {
-      // float reduces in double: |r| error < 2^-70, far below a float ulp of r.
+      // float reduces in double: r carries double precision, far below a float ulp.
       auto red = reduce_quarter_turns(convert<double>(x));
       return sin_quadrant(convert<float>(red.r), convert<std::int32_t>(red.j) + quarter);
     } else {
@@ -929,12 +925,20 @@ WEFT_SIMD_INLINE Vec<T, N> sign(Vec<T, N> x) {
 
 namespace detail {
 #if defined(__SSE2__)
-WEFT_SIMD_INLINE Vec<float, 4> sqrt_native(Vec<float, 4> x) { return {(Vec<float, 4>::Raw)_mm_sqrt_ps((__m128)x.raw)}; }
-WEFT_SIMD_INLINE Vec<double, 2> sqrt_native(Vec<double, 2> x) { return {(Vec<double, 2>::Raw)_mm_sqrt_pd((__m128d)x.raw)}; }
+WEFT_SIMD_INLINE Vec<float, 4> sqrt_native(Vec<float, 4> x) {
+  return {(Vec<float, 4>::Raw)_mm_sqrt_ps((__m128)x.raw)};
+}
+WEFT_SIMD_INLINE Vec<double, 2> sqrt_native(Vec<double, 2> x) {
+  return {(Vec<double, 2>::Raw)_mm_sqrt_pd((__m128d)x.raw)};
+}
 #endif
 #if defined(__AVX__)
-WEFT_SIMD_INLINE Vec<float, 8> sqrt_native(Vec<float, 8> x) { return {(Vec<float, 8>::Raw)_mm256_sqrt_ps((__m256)x.raw)}; }
-WEFT_SIMD_INLINE Vec<double, 4> sqrt_native(Vec<double, 4> x) { return {(Vec<double, 4>::Raw)_mm256_sqrt_pd((__m256d)x.raw)}; }
+WEFT_SIMD_INLINE Vec<float, 8> sqrt_native(Vec<float, 8> x) {
+  return {(Vec<float, 8>::Raw)_mm256_sqrt_ps((__m256)x.raw)};
+}
+WEFT_SIMD_INLINE Vec<double, 4> sqrt_native(Vec<double, 4> x) {
+  return {(Vec<double, 4>::Raw)_mm256_sqrt_pd((__m256d)x.raw)};
+}
 #endif
 #if defined(__AVX512F__)
 // GCC 12's unmasked forms start from _mm512_undefined_*(), which -Wuninitialized flags
@@ -947,8 +951,12 @@ WEFT_SIMD_INLINE Vec<double, 8> sqrt_native(Vec<double, 8> x) {
 }
 #endif
 #if defined(__ARM_NEON) && defined(__aarch64__)
-WEFT_SIMD_INLINE Vec<float, 4> sqrt_native(Vec<float, 4> x) { return {(Vec<float, 4>::Raw)vsqrtq_f32((float32x4_t)x.raw)}; }
-WEFT_SIMD_INLINE Vec<double, 2> sqrt_native(Vec<double, 2> x) { return {(Vec<double, 2>::Raw)vsqrtq_f64((float64x2_t)x.raw)}; }
+WEFT_SIMD_INLINE Vec<float, 4> sqrt_native(Vec<float, 4> x) {
+  return {(Vec<float, 4>::Raw)vsqrtq_f32((float32x4_t)x.raw)};
+}
+WEFT_SIMD_INLINE Vec<double, 2> sqrt_native(Vec<double, 2> x) {
+  return {(Vec<double, 2>::Raw)vsqrtq_f64((float64x2_t)x.raw)};
+}
 #endif
 }  // namespace detail
 
@@ -1085,7 +1093,7 @@ WEFT_SIMD_INLINE Vec<T, N> sigmoid(Vec<T, N> x) {
 }
 
 // erf(x): float: |x| < 1: x + x Q(x^2), Q minimax degree 6 (2^-29 relative; the leading x stays exact);
-//         1 <= |x|: 1 - exp(-x^2) Q(|x| - 2.5), Q minimax degree 8 on [1, 3.93] (2^-28 absolute),
+//         1 <= |x|: 1 - exp(-x^2) E(|x| - 2.5), E minimax degree 8 on [1, 3.93] (2^-28 absolute),
 //         |x| clamped at 3.93 where erf rounds to 1.
 // double: std::erf lane by lane.
 template <class T, int N>
@@ -1097,10 +1105,10 @@ WEFT_SIMD_INLINE Vec<T, N> erf(Vec<T, N> x) {
                                              -2.685381286e-02f, 5.188327748e-03f, -8.010193706e-04f,
                                              7.853861462e-05f);
     Vec<T, N> t = detail::clamp_keep_nan(ax, 1.0f, 3.93f);
-    Vec<T, N> q = detail::horner(t - 2.5f, 2.108076066e-01f, -7.434218377e-02f, 2.491462417e-02f,
+    Vec<T, N> e = detail::horner(t - 2.5f, 2.108076066e-01f, -7.434218377e-02f, 2.491462417e-02f,
                                  -8.132254705e-03f, 2.302501816e-03f, -6.611178978e-04f, 5.433242768e-04f,
                                  2.250650723e-04f, 1.068436395e-04f);
-    Vec<T, N> large = detail::copysign(1.0f - exp(-(t * t)) * q, x);
+    Vec<T, N> large = detail::copysign(1.0f - exp(-(t * t)) * e, x);
     return select(cmp_lt(ax, 1.0f), small, large);
   } else {
     return detail::map_lanes(x, [](T v) { return std::erf(v); });
@@ -1145,6 +1153,5 @@ WEFT_SIMD_INLINE Vec<T, N> pow(Vec<T, N> x, std::type_identity_t<T> y) {
 }  // namespace weft::simd
 
 #undef WEFT_SIMD_INLINE
-#pragma GCC diagnostic pop
 
 #endif  // !defined(__CUDA_ARCH__)

@@ -16,7 +16,7 @@ namespace weft::detail::cpu {
 /// softmax (or log_softmax with kLog) of a contiguous tensor viewed as
 /// (outer, n, inner), over the middle dim:
 ///   m = max_i x_i;  s = sum_i exp(x_i - m);
-///   softmax = exp(x_i - m) / s;  log_softmax = x_i - (m + log s).
+///   softmax = exp(x_i - m) / s;  log_softmax = (x_i - m) - log s.
 /// Subtracting the max keeps exp from overflowing; a row of only -inf has
 /// m = -inf and -inf - -inf = NaN, so it gives NaN like PyTorch.
 /// With inner == 1 each row is contiguous and packets run along it; with
@@ -37,7 +37,7 @@ void run_softmax(const T* x, T* y, std::int64_t outer, std::int64_t n, std::int6
   auto result = [](auto v, auto m, auto s) {
     using math::exp;
     using math::log;
-    if constexpr (kLog) return decltype(v)(v - (m + log(s)));
+    if constexpr (kLog) return decltype(v)((v - m) - log(s));  // not v - (m + log s): m + log s would round at |m|
     else return decltype(v)(exp(v - m) / s);
   };
 

@@ -18,7 +18,7 @@ namespace weft::detail::cuda {
 /// softmax (kLog: log_softmax) over the middle dim of a contiguous
 /// (outer, n, inner) tensor; row `row` is (o, c) = (row / inner, row % inner)
 /// and its elements lie `inner` apart. G threads share a row:
-///   m = max x;  s = sum exp(x - m);  y = exp(x - m) / s  or  x - (m + log s).
+///   m = max x;  s = sum exp(x - m);  y = exp(x - m) / s  or  (x - m) - log s.
 /// A row of only -inf gives m = -inf and NaN everywhere, like PyTorch.
 template <bool kLog, int G, class T>
 __global__ void __launch_bounds__(kRowBlock) softmax_kernel(const T* __restrict__ x, T* __restrict__ y,
@@ -42,8 +42,8 @@ __global__ void __launch_bounds__(kRowBlock) softmax_kernel(const T* __restrict_
     for (std::int64_t i = lane; i < n; i += G) s += math::exp(Acc(xr[i * inner]) - m);
     s = row_allreduce<G>(s, AddOp{}, storage);
     if constexpr (kLog) {
-      const Acc shift = m + math::log(s);
-      for (std::int64_t i = lane; i < n; i += G) yr[i * inner] = T(Acc(xr[i * inner]) - shift);
+      const Acc log_s = math::log(s);  // (x - m) - log s: m + log s would round at |m|
+      for (std::int64_t i = lane; i < n; i += G) yr[i * inner] = T((Acc(xr[i * inner]) - m) - log_s);
     } else {
       const Acc inv = Acc(1) / s;
       for (std::int64_t i = lane; i < n; i += G) yr[i * inner] = T(math::exp(Acc(xr[i * inner]) - m) * inv);

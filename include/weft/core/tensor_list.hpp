@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+/// @file TensorList<T> (an ordered list of tensors, one dtype and device) and ScalarList<T> (one number per tensor).
+#pragma once
+
+#include <cstddef>
+#include <initializer_list>
+#include <memory>
+#include <vector>
+
+#include "weft/core/tensor.hpp"
+
+namespace weft {
+
+template <Element T>
+class TensorList;
+
+namespace detail {
+// Defined by plan/foreach.hpp: evaluates `source` into every tensor of dst.
+template <AssignKind kind, class T, class Source>
+void assign_list_into(TensorList<T>& dst, const Source& source);
+}  // namespace detail
+
+/// A handle to an ordered list of tensors of dtype T, any shapes. Like
+/// Tensor: copying the list shares it (and the tensors' storage); assigning an
+/// expression writes values into every tensor, in ONE multi-tensor kernel.
+template <Element T>
+class TensorList {
+ public:
+  using value_type = T;
+
+  TensorList() : tensors_(std::make_shared<std::vector<Tensor<T>>>()) {}
+  TensorList(std::vector<Tensor<T>> tensors)
+      : tensors_(std::make_shared<std::vector<Tensor<T>>>(std::move(tensors))) {}
+  TensorList(std::initializer_list<Tensor<T>> tensors) : TensorList(std::vector<Tensor<T>>(tensors)) {}
+  TensorList(const TensorList&) = default;
+  TensorList(TensorList&&) noexcept = default;
+
+  /// Writes other's values into this list's tensors (same length and shapes).
+  TensorList& operator=(const TensorList& other) {
+    detail::assign_list_into<detail::AssignKind::set>(*this, other);
+    return *this;
+  }
+  template <class Source>
+  TensorList& operator=(const Source& source) {
+    detail::assign_list_into<detail::AssignKind::set>(*this, source);
+    return *this;
+  }
+  template <class Source>
+  TensorList& operator+=(const Source& source) {
+    detail::assign_list_into<detail::AssignKind::add>(*this, source);
+    return *this;
+  }
+  template <class Source>
+  TensorList& operator-=(const Source& source) {
+    detail::assign_list_into<detail::AssignKind::sub>(*this, source);
+    return *this;
+  }
+  template <class Source>
+  TensorList& operator*=(const Source& source) {
+    detail::assign_list_into<detail::AssignKind::mul>(*this, source);
+    return *this;
+  }
+  template <class Source>
+  TensorList& operator/=(const Source& source) {
+    detail::assign_list_into<detail::AssignKind::div>(*this, source);
+    return *this;
+  }
+
+  std::size_t size() const { return tensors_->size(); }
+  bool empty() const { return tensors_->empty(); }
+  Tensor<T>& operator[](std::size_t i) const { return (*tensors_)[i]; }
+  void push_back(Tensor<T> t) { tensors_->push_back(std::move(t)); }
+  auto begin() const { return tensors_->begin(); }
+  auto end() const { return tensors_->end(); }
+  /// Identity of the shared list (two handles to one list compare equal).
+  const void* id() const { return tensors_.get(); }
+
+  /// Total number of elements over all tensors.
+  std::int64_t numel() const {
+    std::int64_t n = 0;
+    for (const auto& t : *tensors_) n += t.numel();
+    return n;
+  }
+
+ private:
+  std::shared_ptr<std::vector<Tensor<T>>> tensors_;
+};
+
+/// One number per tensor of a list (per-tensor learning rates, bias
+/// corrections). In type promotion it counts as a number, like a Python
+/// scalar passed to torch._foreach_*.
+template <class T>
+  requires std::is_arithmetic_v<T>
+class ScalarList {
+ public:
+  using value_type = T;
+  ScalarList() : values_(std::make_shared<std::vector<T>>()) {}
+  ScalarList(std::vector<T> values) : values_(std::make_shared<std::vector<T>>(std::move(values))) {}
+  ScalarList(std::initializer_list<T> values) : ScalarList(std::vector<T>(values)) {}
+
+  std::size_t size() const { return values_->size(); }
+  T& operator[](std::size_t i) const { return (*values_)[i]; }
+  void push_back(T v) { values_->push_back(v); }
+  const void* id() const { return values_.get(); }
+
+ private:
+  std::shared_ptr<std::vector<T>> values_;
+};
+
+template <class X>
+inline constexpr bool is_tensor_list_v = false;
+template <class T>
+inline constexpr bool is_tensor_list_v<TensorList<T>> = true;
+
+template <class X>
+inline constexpr bool is_scalar_list_v = false;
+template <class T>
+inline constexpr bool is_scalar_list_v<ScalarList<T>> = true;
+
+}  // namespace weft

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+/// @file Runs foreach statements (expressions over lists of tensors) as ONE multi-tensor kernel.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "weft/expr/operators.hpp"
+#include "weft/plan/run.hpp"
+
+namespace weft::detail {
+
+inline namespace WEFT_BACKEND_ABI {
+
+#if !defined(__CUDA_ARCH__)
+/// The CPU executor: ONE parallel region over all elements of all tensors.
+/// Thread t takes elements [t*total/T, (t+1)*total/T) of the concatenated
+/// lists, which may start inside one tensor and end inside another; each
+/// piece is one row of the packet loop. A list of thousands of small tensors
+/// costs one fork/join and no scheduling.
+template <class Kernel>
+void run_foreach_cpu(const Kernel& kernel, const ListTable& table, const std::vector<std::int64_t>& sizes,
+                     int threads) {
+  std::vector<std::int64_t> start(sizes.size() + 1, 0);
+  for (std::size_t k = 0; k < sizes.size(); ++k) start[k + 1] = start[k] + sizes[k];
+  const std::int64_t total = start.back();
+  if (total == 0) return;
+  auto run_part = [&](std::int64_t begin, std::int64_t end) {
+    Kernel local = kernel;
+    std::size_t k = std::upper_bound(start.begin(), start.end(), begin) - start.begin() - 1;
+    for (; begin < end; ++k) {
+      if (sizes[k] == 0) continue;
+      IterationSpace piece;
+      piece.shape = Shape{sizes[k]};
+      piece.numel = sizes[k];
+      std::int64_t stop = std::min(end, start[k + 1]);
+      local.select(std::int64_t(k), table);
+      cpu::run_range(local, piece, begin - start[k], stop - start[k], false);
+      begin = stop;
+    }
+  };
+  if (threads <= 1) return run_part(0, total);
+  WEFT_PRAGMA_OMP(omp parallel num_threads(threads))
+  {
+#if defined(_OPENMP)
+    const std::int64_t t = omp_get_thread_num();
+#else
+    const std::int64_t t = 0;
+#endif
+    run_part(total * t / threads, total * (t + 1) / threads);
+  }
+}
+#endif
+
+/// Evaluates list statements `*dst_k = rhs_k` for every tensor index in one
+/// kernel. Every check runs before anything is written.
+template <class... Stmts>
+void run_list_statements(const char* op, Stmts&... stmts) {
+  std::size_t size = 0;
+  bool have_size = false;
+  auto use_size = [&](std::size_t n, const char* what) {
+    if (!have_size) size = n, have_size = true;
+    else if (n != size)
+      fail(op, "lists of lengths ", size, " and ", n, " (", what,
+           ") in one foreach expression; every list needs one entry per tensor");
+  };
+  (use_size(stmts.dst->size(), "an output"), ...);
+  auto list_sizes = [&](auto& rhs) {
+    visit_nodes(rhs, [&](auto& node) {
+      if constexpr (requires { node.list; }) use_size(node.list.size(), "an input list");
+      else if constexpr (requires { node.values; }) use_size(node.values.size(), "a ScalarList");
+    });
+  };
+  (list_sizes(stmts.rhs), ...);
+
+  // Per tensor index: one device, one shape, contiguous members.
+  Device device = Device::cpu();
+  bool have_device = false;
+  auto use_device = [&](Device d, std::size_t k) {
+    if (!have_device) device = d, have_device = true;
+    else if (d != device)
+      fail(op, "tensor ", k, " is on ", d, " but the kernel runs on ", device, "; move the lists with .to(device)");
+  };
+  auto check_member = [&](const auto& t, std::size_t k, const Shape& shape, const char* what) {
+    if (!t.defined()) fail(op, what, " tensor ", k, " is empty (default-constructed)");
+    use_device(t.device(), k);
+    if (!(t.shape() == shape))
+      fail(op, "tensor ", k, " has shape ", shape, " in the first output but ", t.shape(), " in ", what,
+           "; list operands must match shapes index by index");
+    if (!t.is_contiguous())
+      fail(op, what, " tensor ", k, " of shape ", t.shape(), " has strides ", t.strides(),
+           "; foreach kernels need contiguous tensors: call .contiguous() first");
+  };
+  auto& first = *std::get<0>(std::tie(stmts...)).dst;
+  std::vector<std::int64_t> sizes(size);
+  for (std::size_t k = 0; k < size; ++k) {
+    const Shape shape = first[k].defined() ? first[k].shape() : Shape{};
+    sizes[k] = shape.numel();
+    auto check_statement = [&](auto& s) {
+      check_member((*s.dst)[k], k, shape, "an output");
+      visit_nodes(s.rhs, [&](auto& node) {
+        if constexpr (requires { node.list; }) check_member(node.list[k], k, shape, "an input list");
+      });
+    };
+    (check_statement(stmts), ...);
+  }
+  auto check_single = [&](auto& rhs) {
+    for_each_leaf(rhs, [&](auto& leaf) {
+      if (!leaf.tensor.defined()) fail(op, "an operand is an empty (default-constructed) tensor");
+      if (leaf.tensor.numel() != 1)
+        fail(op, "a single tensor in a foreach expression must hold one element (a number kept on the device), "
+                 "got shape ", leaf.tensor.shape(), "; use a TensorList for per-tensor operands");
+      if (have_device && leaf.tensor.device() != device)
+        fail(op, "a tensor on ", leaf.tensor.device(), " meets lists on ", device, "; move it with .to(device)");
+    });
+  };
+  (check_single(stmts.rhs), ...);
+
+  // Outputs must not overlap each other; an input overlapping an output
+  // must be that output itself (params = params - lr * grads).
+  for (std::size_t k = 0; k < size; ++k) {
+    std::vector<ByteRange> outs = {byte_range((*stmts.dst)[k])...};
+    for (std::size_t a = 0; a < outs.size(); ++a)
+      for (std::size_t b = a + 1; b < outs.size(); ++b)
+        if (overlaps(outs[a], outs[b]))
+          fail(op, "outputs ", a, " and ", b, " overlap at tensor ", k, "; each output needs its own storage");
+    auto check_inputs = [&](auto& rhs) {
+      visit_nodes(rhs, [&](auto& node) {
+        if constexpr (requires { node.list; }) {
+          auto& in = node.list[k];
+          auto check = [&](auto& s) {
+            auto& out = (*s.dst)[k];
+            if (overlaps(byte_range(in), byte_range(out)) && static_cast<const void*>(in.data()) != out.data())
+              fail(op, "input tensor ", k, " overlaps output tensor ", k,
+                   " without being the same tensor; foreach reads and writes element by element");
+          };
+          (check(stmts), ...);
+        }
+      });
+    };
+    (check_inputs(stmts.rhs), ...);
+  }
+
+  // Build the kernel: single tensors read element 0 (stride 0).
+  IterationSpace space = plan_iteration(Shape{1}, {});
+  space.foreach = true;
+  std::int64_t total = 0;
+  for (auto n : sizes) total += n;
+  space.numel = total;
+  ListTable table;
+  using Kernel = PointwiseKernel<false, Stmts...>;
+  BuildContext<typename Kernel::Shared> ctx;
+  ctx.space = &space;
+  ctx.lists = &table;
+  std::string where;
+  if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code) ||
+      log_enabled(LogComponent::foreach)) {
+    where = cat(device, ", ", size, " tensors, ", total, " elements");
+#if !defined(__CUDA_ARCH__)
+    if (device.is_cpu())
+      where += cat(", ", Kernel::kPacketCapable ? cat(simd::kIsaName, " x", cpu::lanes_v<Kernel>, " packets") : "scalar",
+                   ", ", cpu::threads_for(total), " thread(s)");
+#endif
+    log_kernel<Kernel>(space, where, stmts...);
+    log(LogComponent::foreach, LogLevel::info, op, ": ", sizeof...(Stmts), " output list(s) x ", size,
+        " tensors, ", total, " elements, 1 kernel [", where, "]");
+  }
+  const Kernel kernel(space, std::move(ctx), stmts...);
+  if (device.is_cpu()) {
+#if !defined(__CUDA_ARCH__)
+    run_foreach_cpu(kernel, table, sizes, cpu::threads_for(total));
+#endif
+    return;
+  }
+  fail(op, "foreach kernels run on the CPU in this version; the lists are on ", device,
+       " (the CUDA multi-tensor kernel is tracked in docs/foreach.md)");
+}
+
+}  // namespace WEFT_BACKEND_ABI
+
+template <AssignKind kind, class T, class Source>
+void assign_list_into(TensorList<T>& dst, const Source& source) {
+  static_assert(Operand<Source>, "weft: a TensorList can be assigned a list expression, a TensorList or a number");
+  auto run = [&](auto rhs) {
+    ListAssignment<T, decltype(rhs)> statement{&dst, rhs};
+    run_list_statements("foreach", statement);
+  };
+  if constexpr (kind == AssignKind::set) run(as_expr(source));
+  else if constexpr (kind == AssignKind::add) run(dst + source);
+  else if constexpr (kind == AssignKind::sub) run(dst - source);
+  else if constexpr (kind == AssignKind::mul) run(dst * source);
+  else run(dst / source);
+}
+
+}  // namespace weft::detail
