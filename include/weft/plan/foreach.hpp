@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "weft/backend/cpu/foreach.hpp"
 #include "weft/expr/operators.hpp"
 #include "weft/plan/run.hpp"
 
@@ -15,42 +16,21 @@ namespace weft::detail {
 inline namespace WEFT_BACKEND_ABI {
 
 #if !defined(__CUDA_ARCH__)
-/// The CPU executor: ONE parallel region over all elements of all tensors.
-/// Thread t takes elements [t*total/T, (t+1)*total/T) of the concatenated
-/// lists, which may start inside one tensor and end inside another; each
-/// piece is one row of the packet loop. A list of thousands of small tensors
-/// costs one fork/join and no scheduling.
+/// The CPU executor: ONE parallel region over all elements of all tensors
+/// (cpu::for_each_list_piece); each piece of a tensor is one row of the
+/// packet loop.
 template <class Kernel>
 void run_foreach_cpu(const Kernel& kernel, const ListTable& table, const std::vector<std::int64_t>& sizes,
                      int threads) {
-  std::vector<std::int64_t> start(sizes.size() + 1, 0);
-  for (std::size_t k = 0; k < sizes.size(); ++k) start[k + 1] = start[k] + sizes[k];
-  const std::int64_t total = start.back();
-  if (total == 0) return;
-  auto run_part = [&](std::int64_t begin, std::int64_t end) {
-    Kernel local = kernel;
-    std::size_t k = std::upper_bound(start.begin(), start.end(), begin) - start.begin() - 1;
-    for (; begin < end; ++k) {
-      if (sizes[k] == 0) continue;
+  cpu::for_each_list_piece(sizes, threads, [&](int) {
+    return [&, local = kernel](std::int64_t k, std::int64_t begin, std::int64_t end) mutable {
       IterationSpace piece;
       piece.shape = Shape{sizes[k]};
       piece.numel = sizes[k];
-      std::int64_t stop = std::min(end, start[k + 1]);
-      local.select(std::int64_t(k), table);
-      cpu::run_range(local, piece, begin - start[k], stop - start[k], false);
-      begin = stop;
-    }
-  };
-  if (threads <= 1) return run_part(0, total);
-  WEFT_PRAGMA_OMP(omp parallel num_threads(threads))
-  {
-#if defined(_OPENMP)
-    const std::int64_t t = omp_get_thread_num();
-#else
-    const std::int64_t t = 0;
-#endif
-    run_part(total * t / threads, total * (t + 1) / threads);
-  }
+      local.select(k, table);
+      cpu::run_range(local, piece, begin, end, false);
+    };
+  });
 }
 #endif
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-/// @file The CPU GEMM executor: batched row-major matrix products through Eigen's GEMM, OpenMP over the batch.
+/// @file The CPU GEMM executor: batched row-major matrix products through Eigen's GEMM (integers: a plain loop), OpenMP over the batch.
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include <Eigen/Core>
 
@@ -23,30 +24,58 @@ inline constexpr std::int64_t kSmallGemm = std::int64_t(1) << 21;
 /// a[b] is n x k with row stride lda, at a + sum_d coord_d * a_batch[d];
 /// likewise b[b] (k x m, ldb); c is contiguous (batch..., n, m).
 /// Row strides must be at least the row length (the caller copies other layouts).
+/// Floating types go through Eigen's GEMM. Integer products (rare, and exact
+/// in any order) use a plain row-times-matrix loop, which the compiler
+/// vectorizes along the contiguous rows of b and c, and which saves each
+/// integer type the compile time of Eigen's GEMM kernels.
 template <class S>
 void gemm_batched(const S* a, std::int64_t lda, const Strides& a_batch, const S* b, std::int64_t ldb,
                   const Strides& b_batch, S* c, const Shape& batch, std::int64_t n, std::int64_t k, std::int64_t m) {
-  using Matrix = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  using In = Eigen::Map<const Matrix, Eigen::Unaligned, Eigen::OuterStride<>>;
-  using Out = Eigen::Map<Matrix, Eigen::Unaligned>;
   const std::int64_t count = batch.numel();
-  auto product = [&](std::int64_t bi) {
+  auto operands = [&](std::int64_t bi, const S*& pa, const S*& pb) {
     std::int64_t coords[kMaxRank] = {};
     unravel(bi, batch.begin(), batch.rank(), coords);
     std::int64_t oa = 0, ob = 0;
     for (int d = 0; d < batch.rank(); ++d) oa += coords[d] * a_batch[d], ob += coords[d] * b_batch[d];
-    In A(a + oa, n, k, Eigen::OuterStride<>(lda));
-    In B(b + ob, k, m, Eigen::OuterStride<>(ldb));
-    Out C(c + bi * n * m, n, m);
-    C.noalias() = A * B;
+    pa = a + oa;
+    pb = b + ob;
   };
-  const bool over_batch = count > 1 && (count >= max_threads() || n * k * m < kSmallGemm);
-  if (over_batch) {
-    const int threads = int(std::min<std::int64_t>(count, max_threads()));
-    WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(static))
-    for (std::int64_t bi = 0; bi < count; ++bi) product(bi);
+  if constexpr (std::is_integral_v<S>) {
+    // c[bi, i, :] = sum_kk a[bi, i, kk] * b[bi, kk, :], one (batch, row) per iteration.
+    const int threads = threads_for(count * n * k * m);
+    WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(static) if (threads > 1))
+    for (std::int64_t row = 0; row < count * n; ++row) {
+      const std::int64_t bi = row / n, i = row % n;
+      const S *pa, *pb;
+      operands(bi, pa, pb);
+      S* ci = c + row * m;
+      for (std::int64_t j = 0; j < m; ++j) ci[j] = 0;
+      for (std::int64_t kk = 0; kk < k; ++kk) {
+        const S x = pa[i * lda + kk];
+        const S* bk = pb + kk * ldb;
+        for (std::int64_t j = 0; j < m; ++j) ci[j] += x * bk[j];
+      }
+    }
   } else {
-    for (std::int64_t bi = 0; bi < count; ++bi) product(bi);
+    using Matrix = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    using In = Eigen::Map<const Matrix, Eigen::Unaligned, Eigen::OuterStride<>>;
+    using Out = Eigen::Map<Matrix, Eigen::Unaligned>;
+    auto product = [&](std::int64_t bi) {
+      const S *pa, *pb;
+      operands(bi, pa, pb);
+      In A(pa, n, k, Eigen::OuterStride<>(lda));
+      In B(pb, k, m, Eigen::OuterStride<>(ldb));
+      Out C(c + bi * n * m, n, m);
+      C.noalias() = A * B;
+    };
+    const bool over_batch = count > 1 && (count >= max_threads() || n * k * m < kSmallGemm);
+    if (over_batch) {
+      const int threads = int(std::min<std::int64_t>(count, max_threads()));
+      WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(static))
+      for (std::int64_t bi = 0; bi < count; ++bi) product(bi);
+    } else {
+      for (std::int64_t bi = 0; bi < count; ++bi) product(bi);
+    }
   }
 }
 
