@@ -22,3 +22,4 @@
 #include "weft/dense/softmax.hpp"
 #include "weft/dense/layer_norm.hpp"
 #include "weft/dense/matmul.hpp"
+#include "weft/dense/foreach_norm.hpp"

@@ -12,7 +12,7 @@ TEST_SUITE("core") {
 TEST_CASE("factories: zeros, ones, full, empty, arange for every dtype") {
   auto check_all = [](auto tag) {
     using T = decltype(tag);
-    INFO(type_name<T>());
+    INFO(std::string(type_name<T>()));
     Tensor<T> z = weft::zeros<T>(Shape{2, 3});
     Tensor<T> o = weft::ones<T>(Shape{4});
     CHECK(z.shape() == Shape{2, 3});

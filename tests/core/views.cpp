@@ -241,6 +241,11 @@ TEST_CASE("views: errors name the op and the shapes") {
   CHECK(empty0.view(Shape{3, 0}).shape() == Shape{3, 0});
   CHECK_THROWS_AS(empty0.view(Shape{-1, 0}), weft::Error);  // -1 next to 0 is ambiguous (PyTorch refuses)
   CHECK(empty0.view(Shape{-1, 3}).shape() == Shape{0, 3});
+  // Any tensor without elements is contiguous (PyTorch agrees), whatever its strides.
+  Tensor<double> empty1 = iota_tensor(Shape{3, 0, 2});
+  CHECK(empty1.is_contiguous());
+  CHECK(empty1.view(Shape{0, 3}).shape() == Shape{0, 3});
+  CHECK(empty1.transpose(0, 2).is_contiguous());
 }
 
 TEST_CASE("views: random chains of views match the model and share storage") {

@@ -50,6 +50,53 @@ using value_t = typename E::value_type;
 template <class E>
 using compute_t = typename E::compute_type;
 
+/// With WEFT_TEST_ERRORS=1 in the environment, prints the largest |error| / tolerance seen per op
+/// (how much of its tolerance an op actually uses: a ratio far below 1 everywhere would mean the
+/// tolerance could be tighter).
+inline void note_error_ratio(const char* what, const Report& r) {
+  static const bool on = std::getenv("WEFT_TEST_ERRORS") != nullptr;
+  if (on && r.checked > 0) std::printf("[error/tolerance] %-28s %.3f over %lld elements\n", what, r.worst_ratio, (long long)r.checked);
+}
+
+/// Expected values of `ref` over `shape`: each input's values broadcast to `shape`, then ref per element.
+template <class Out, class C, class Ref, std::size_t... I>
+std::vector<Expect> expected_values(const Shape& shape, const std::vector<std::vector<double>>& in, Ref& ref, double ulps,
+                                    std::index_sequence<I...>) {
+  std::vector<Expect> out(std::size_t(shape.numel()));
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = expect_value<Out, C>(ref(in[I][i]...), ulps);
+  return out;
+}
+
+/// Describes inputs for failure messages: shapes, and which are not contiguous.
+template <class... Ts>
+std::string describe_inputs(const Tensor<Ts>&... t) {
+  std::string s;
+  ((s += shape_str(t.shape()) + (t.is_contiguous() ? " " : " (strided) ")), ...);
+  return s;
+}
+
+/// A random output shape (rank 0..4) for trial `trial`, a destination shape that may be larger
+/// than the broadcast of the inputs (copy_ rule), and the inputs' shapes.
+struct OpShapes {
+  Shape out;
+  std::vector<Shape> inputs;
+  Shape dst;
+};
+inline OpShapes op_shapes(Rng& rng, int trial, std::size_t n_inputs, std::int64_t max_numel) {
+  OpShapes s;
+  s.out = random_shape(rng, 0, 4, max_numel);
+  for (std::size_t k = 0; k < n_inputs; ++k) s.inputs.push_back(trial == 0 ? s.out : broadcastable_to(rng, s.out));
+  Shape full;
+  broadcast_shapes(s.inputs, full);
+  s.dst = full;
+  if (trial % 3 == 2 && full.rank() < 4) {
+    std::vector<std::int64_t> d = dims_of(full);
+    d.insert(d.begin(), rng.integer(2, 3));
+    s.dst = Shape(d);
+  }
+  return s;
+}
+
 /// Runs `trials` random cases of an n-ary op: random output shape (rank 0..4), inputs of random
 /// broadcastable shapes and layouts (incl. non-contiguous and expanded), a poisoned destination of
 /// a random layout; checks `y = make(inputs...)` element by element against ref(values...).
@@ -57,53 +104,40 @@ using compute_t = typename E::compute_type;
 template <class Expected, class... Ins, class Make, class Ref>
 void check_op(const char* what, Rng& rng, const std::array<Domain, sizeof...(Ins)>& domains, double ulps, Make make,
               Ref ref, int trials = 8, std::int64_t max_numel = 2500) {
-  INFO("op: ", what);
+  INFO("op: ", std::string(what));
+  constexpr std::size_t N = sizeof...(Ins);
   for (int trial = 0; trial < trials; ++trial) {
-    Shape out_shape = random_shape(rng, 0, 4, max_numel);
+    OpShapes shapes = op_shapes(rng, trial, N, max_numel);
     std::size_t k = 0;
     auto input = [&](auto tag) {
       using T = decltype(tag);
-      Shape s = trial == 0 ? out_shape : broadcastable_to(rng, out_shape);
-      Layout layout = random_layout(rng, false);
-      return make_view<T>(rng, s, domains[k++], layout);
+      std::size_t i = k++;
+      return make_view<T>(rng, shapes.inputs[i], domains[i], random_layout(rng, false));
     };
     std::tuple<Tensor<Ins>...> ins{input(Ins{})...};
-    Shape full;
-    std::apply([&](const auto&... t) { REQUIRE(broadcast_shapes({t.shape()...}, full)); }, ins);
     auto e = std::apply([&](const auto&... t) { return make(t...); }, ins);
     using E = decltype(e);
     static_assert(std::is_same_v<value_t<E>, Expected>, "unexpected result dtype");
     using C = compute_t<E>;
-    // The destination may be larger than the broadcast of the inputs (copy_ rule).
-    Shape dst_shape = full;
-    if (trial % 3 == 2 && full.rank() < 4) {
-      std::vector<std::int64_t> d = dims_of(full);
-      d.insert(d.begin(), rng.integer(2, 3));
-      dst_shape = Shape(d);
-    }
+    // The tolerance scales with C's epsilon: pin C down independently of weft's own claim.
+    static_assert(!is_float16_v<C>, "16-bit floats compute in float");
+    static_assert(!std::is_same_v<Expected, double> || std::is_same_v<C, double>, "a float64 result computes in float64");
+    static_assert(!std::is_same_v<Expected, float> || std::is_same_v<C, float>, "a float32 result computes in float32");
     Layout dst_layout = random_layout(rng, true);
-    Tensor<Expected> y = make_destination<Expected>(rng, dst_shape, dst_layout);
-    std::string in_desc = std::apply(
-        [](const auto&... t) {
-          std::string s;
-          ((s += shape_str(t.shape()) + (t.is_contiguous() ? " " : " (strided) ")), ...);
-          return s;
-        },
-        ins);
-    INFO("trial ", trial, ": out ", shape_str(dst_shape), " (", layout_name(dst_layout), "), inputs ", in_desc);
+    Tensor<Expected> y = make_destination<Expected>(rng, shapes.dst, dst_layout);
+    std::string in_desc = std::apply([](const auto&... t) { return describe_inputs(t...); }, ins);
+    INFO("trial ", trial, ": out ", shape_str(shapes.dst), " (", std::string(layout_name(dst_layout)), "), inputs ", in_desc);
     y = e;
-    Report r = check_output(y, [&](const std::vector<std::int64_t>& idx) {
-      return std::apply([&](const auto&... t) { return expect_value<Expected, C>(ref(value_at(t, idx)...), ulps); }, ins);
-    });
-    WEFT_CHECK_REPORT(r);
+    std::vector<std::vector<double>> vals =
+        std::apply([&](const auto&... t) { return std::vector<std::vector<double>>{broadcast_values(t, shapes.dst)...}; }, ins);
+    Report report = check_output(y, expected_values<Expected, C>(shapes.dst, vals, ref, ulps, std::make_index_sequence<N>{}));
+    WEFT_CHECK_REPORT(report);
+    note_error_ratio(what, report);
     if (trial == 0) {  // eval() gives the same values in a new contiguous tensor
       Tensor<Expected> z = weft::eval(e);
-      CHECK(z.shape() == full);
+      CHECK(z.shape() == shapes.dst);
       CHECK(z.is_contiguous());
-      Report rz = check_output(z, [&](const std::vector<std::int64_t>& idx) {
-        return std::apply([&](const auto&... t) { return expect_value<Expected, C>(ref(value_at(t, idx)...), ulps); }, ins);
-      });
-      WEFT_CHECK_REPORT(rz);
+      WEFT_CHECK_REPORT(check_output(z, expected_values<Expected, C>(shapes.dst, vals, ref, ulps, std::make_index_sequence<N>{})));
     }
   }
 }

@@ -554,15 +554,17 @@ inline bool close_enough(double got, double want, double tol) {
   return std::fabs(got - want) <= tol;
 }
 
-/// Checks every element of `out` against expect(idx), that every element was written (no poison
-/// left), and that no element of out's storage outside the view was touched.
-template <class T, class F>
-Report check_output(const Tensor<T>& out, F&& expect) {
+/// Checks every element of `out` against `expect` (row-major over out's shape), that every element
+/// was written (no poison left), and that no element of out's storage outside the view was touched.
+template <class T>
+Report check_output(const Tensor<T>& out, const std::vector<Expect>& expect) {
   Report r;
   const unsigned char* base = storage_bytes(out);
   std::vector<char> in_view(std::size_t(storage_elements(out)), 0);
   char buf[160];
+  std::size_t linear = 0;
   for_each_index(out.shape(), [&](const std::vector<std::int64_t>& idx) {
+    const Expect& e = expect[linear++];
     std::int64_t s = storage_index(out, idx);
     in_view[std::size_t(s)] = 1;
     const unsigned char* p = base + s * std::int64_t(sizeof(T));
@@ -576,7 +578,6 @@ Report check_output(const Tensor<T>& out, F&& expect) {
       if (++r.invalid <= 3) note(r, "element " + index_str(idx) + " holds an invalid bool byte");
       return;
     }
-    Expect e = expect(idx);
     if (e.skip) {
       ++r.skipped;
       return;
@@ -596,6 +597,25 @@ Report check_output(const Tensor<T>& out, F&& expect) {
     if (!in_view[s] && !is_poison<T>(base + s * sizeof(T)))
       if (++r.outside_written <= 3) note(r, "storage element " + std::to_string(s) + " outside the view was written");
   return r;
+}
+
+/// The same with expect(idx) called per element.
+template <class T, class F>
+  requires std::is_invocable_v<F&, const std::vector<std::int64_t>&>
+Report check_output(const Tensor<T>& out, F&& expect) {
+  std::vector<Expect> all;
+  all.reserve(std::size_t(out.numel()));
+  for_each_index(out.shape(), [&](const std::vector<std::int64_t>& idx) { all.push_back(expect(idx)); });
+  return check_output(out, all);
+}
+
+/// t's values at every index of `shape` (which t broadcasts to), row-major.
+template <class T>
+std::vector<double> broadcast_values(const Tensor<T>& t, const Shape& shape) {
+  std::vector<double> out;
+  out.reserve(std::size_t(shape.numel()));
+  for_each_index(shape, [&](const std::vector<std::int64_t>& idx) { out.push_back(value_at(t, idx)); });
+  return out;
 }
 
 }  // namespace weft_test

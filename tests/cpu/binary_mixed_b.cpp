@@ -1,0 +1,10 @@
+// SPDX-License-Identifier: MIT
+/// @file cpu: mixed dtypes: float16 with float32, int64 with float16 (random shapes, broadcasting, strided inputs and destinations); see binary_suite.hpp.
+#include "binary_suite.hpp"
+
+using namespace weft_test;
+
+TEST_SUITE("cpu") {
+TEST_CASE("mixed float16, float32 -> float32") { run_binary_mixed<half, float, float, float>("float16,float32"); }
+TEST_CASE("mixed int64, float16 -> float16") { run_binary_mixed<std::int64_t, half, half, half>("int64,float16"); }
+}

@@ -1,0 +1,10 @@
+// SPDX-License-Identifier: MIT
+/// @file cpu: mixed dtypes: float32 with float64, bool with bfloat16 (random shapes, broadcasting, strided inputs and destinations); see binary_suite.hpp.
+#include "binary_suite.hpp"
+
+using namespace weft_test;
+
+TEST_SUITE("cpu") {
+TEST_CASE("mixed float32, float64 -> float64") { run_binary_mixed<float, double, double, double>("float32,float64"); }
+TEST_CASE("mixed bool, bfloat16 -> bfloat16") { run_binary_mixed<bool, bfloat16, bfloat16, bfloat16>("bool,bfloat16"); }
+}

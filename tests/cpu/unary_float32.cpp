@@ -1,8 +1,0 @@
-// SPDX-License-Identifier: MIT
-/// @file cpu: every unary op on float32 inputs (random shapes, broadcasting, strided inputs and destinations).
-#include "unary_suite.hpp"
-
-TEST_SUITE("cpu") {
-TEST_CASE("unary float-valued ops on float32") { weft_test::run_unary_float_ops<float>(); }
-TEST_CASE("unary dtype-preserving ops on float32") { weft_test::run_unary_arith_ops<float>(); }
-}

@@ -1,0 +1,9 @@
+// SPDX-License-Identifier: MIT
+/// @file cpu: float-valued unary ops on float64, first half (random shapes, broadcasting, strided inputs and destinations); see unary_suite.hpp.
+#include "unary_suite.hpp"
+
+using namespace weft_test;
+
+TEST_SUITE("cpu") {
+TEST_CASE("unary float-valued ops on float64 (exp .. sin)") { run_unary_float_ops<double, Part::first>(); }
+}

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+/// @file Test helpers for reductions and dense ops: double-precision references computed with
+/// plain loops over exact element values, and the error bounds the tests compare against.
+///
+/// The references use no weft code: element values come in as doubles (from reference.hpp's
+/// values_of, which decodes raw storage), and outputs are read back the same way.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <weft/core/shape.hpp>
+
+#include "reference.hpp"
+
+namespace weft_test {
+
+/// The reduced dims of `rank` as a mask (negative dims wrapped; an empty list: all dims).
+inline std::vector<bool> reduce_mask(int rank, const std::vector<std::int64_t>& dims) {
+  std::vector<bool> mask(std::size_t(rank), dims.empty());
+  for (std::int64_t d : dims)
+    if (rank > 0) mask[std::size_t(d < 0 ? d + rank : d)] = true;
+  return mask;
+}
+
+/// The shape a reduction produces.
+inline weft::Shape reduced_shape(const weft::Shape& full, const std::vector<bool>& mask, bool keepdim) {
+  weft::Shape out;
+  for (int d = 0; d < full.rank(); ++d) {
+    if (!mask[std::size_t(d)]) out.push_back(full[d]);
+    else if (keepdim) out.push_back(1);
+  }
+  return out;
+}
+
+/// Per output (row-major over the kept dims): the values that reduce into it.
+struct ReductionReference {
+  std::vector<std::vector<double>> groups;
+
+  ReductionReference(const std::vector<double>& values, const weft::Shape& full, const std::vector<bool>& mask) {
+    std::int64_t n_out = 1;
+    for (int d = 0; d < full.rank(); ++d)
+      if (!mask[std::size_t(d)]) n_out *= full[d];
+    groups.resize(std::size_t(n_out));
+    std::vector<std::int64_t> idx(std::size_t(full.rank()), 0);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      std::int64_t o = 0;
+      for (int d = 0; d < full.rank(); ++d)
+        if (!mask[std::size_t(d)]) o = o * full[d] + idx[std::size_t(d)];
+      groups[std::size_t(o)].push_back(values[i]);
+      for (int d = full.rank() - 1; d >= 0; --d) {
+        if (++idx[std::size_t(d)] < full[d]) break;
+        idx[std::size_t(d)] = 0;
+      }
+    }
+  }
+};
+
+/// Sums in double with Neumaier's compensation: error ~ eps * |sum| + n * eps^2 * sum|x|, far
+/// below the error of a float64 reduction under test (a plain double loop would not be).
+class CompensatedSum {
+ public:
+  void add(double x) {
+    const double t = s_ + x;
+    c_ += std::fabs(s_) >= std::fabs(x) ? (s_ - t) + x : (x - t) + s_;
+    s_ = t;
+  }
+  double value() const { return s_ + c_; }
+
+ private:
+  double s_ = 0, c_ = 0;
+};
+
+inline double ref_sum(const std::vector<double>& v) {
+  CompensatedSum s;
+  for (double x : v) s.add(x);
+  return s.value();
+}
+inline double ref_sum_abs(const std::vector<double>& v) {
+  CompensatedSum s;
+  for (double x : v) s.add(std::fabs(x));
+  return s.value();
+}
+/// max / min with NaN propagation (any NaN gives NaN).
+inline double ref_max(const std::vector<double>& v) {
+  double m = -std::numeric_limits<double>::infinity();
+  for (double x : v) {
+    if (std::isnan(x)) return x;
+    m = std::max(m, x);
+  }
+  return m;
+}
+inline double ref_min(const std::vector<double>& v) {
+  double m = std::numeric_limits<double>::infinity();
+  for (double x : v) {
+    if (std::isnan(x)) return x;
+    m = std::min(m, x);
+  }
+  return m;
+}
+/// The vector p-norm (torch.linalg.vector_norm).
+inline double ref_norm(const std::vector<double>& v, double p) {
+  if (std::isinf(p)) {
+    std::vector<double> a;
+    for (double x : v) a.push_back(std::fabs(x));
+    return p > 0 ? ref_max(a) : ref_min(a);
+  }
+  CompensatedSum acc;
+  for (double x : v) acc.add(p == 0 ? double(x != 0) : p == 1 ? std::fabs(x) : p == 2 ? x * x : std::pow(std::fabs(x), p));
+  const double s = acc.value();
+  return p == 0 || p == 1 ? s : p == 2 ? std::sqrt(s) : std::pow(s, 1 / p);
+}
+
+/// The error bound of a sum accumulated in a type with machine epsilon `eps`:
+/// weft's CPU sum folds at most 8 values per accumulator lane, then joins
+/// the partial sums pairwise (accumulators, blocks, lanes, threads: a tree of
+/// depth <= log2(n) + a few), so |error| <= (log2(n) + 8 + c) * eps * sum|x|
+/// to first order; a naive left-to-right float loop would need n * eps
+/// (worst case). c = 8 also covers each element's own rounding when it is
+/// an expression (one or two roundings per element, relative to |x_i|).
+/// The CUDA kernels fold up to n / (threads per output) values per thread,
+/// then a tree: their bound is the sequential length, see cuda_sum_error_bound.
+inline double sum_error_bound(std::int64_t n, double eps, double sum_abs) {
+  return (std::log2(double(std::max<std::int64_t>(n, 1))) + 16.0) * eps * sum_abs;
+}
+
+// ---------------------------------------------------------------------------
+// Checking a reduction's output
+// ---------------------------------------------------------------------------
+
+enum class Op { sum, mean, max, min, amax, amin, norm };
+
+inline const char* op_name(Op op) {
+  constexpr const char* names[] = {"sum", "mean", "max", "min", "amax", "amin", "norm"};
+  return names[int(op)];
+}
+
+/// A random list of distinct dims of `rank`, some negative; sometimes empty (= every dim).
+inline std::vector<std::int64_t> random_dims(Rng& rng, int rank) {
+  std::vector<std::int64_t> dims;
+  for (int d = 0; d < rank; ++d)
+    if (rng.chance(0.5)) dims.push_back(rng.chance(0.3) ? d - rank : d);
+  std::shuffle(dims.begin(), dims.end(), rng.gen);
+  return dims;
+}
+
+/// What an output element reducing `group` must be, for a result of dtype R accumulated in a
+/// type with machine epsilon eps_acc.
+/// `magnitude`, when given, holds per element the sum of the absolute values of the terms that
+/// produce it (for an expression input such as x*x + x, whose own rounding error scales with
+/// |x*x| + |x|, not with its possibly cancelling result).
+template <class R>
+Expect expect_reduction(Op op, const std::vector<double>& group, double p, double eps_acc,
+                        const std::vector<double>* magnitude = nullptr) {
+  const double n = double(group.size());
+  const double sum_abs = magnitude ? ref_sum_abs(*magnitude) : ref_sum_abs(group);
+  Expect e;
+  switch (op) {
+    case Op::sum:
+      e.want = ref_sum(group);
+      e.tol = sum_error_bound(std::int64_t(n), eps_acc, sum_abs) + ulp_of<R>(e.want);
+      break;
+    case Op::mean:
+      e.want = ref_sum(group) / n;  // NaN for n = 0, like 0 / 0
+      e.tol = sum_error_bound(std::int64_t(n), eps_acc, sum_abs) / n + 2 * ulp_of<R>(e.want);
+      break;
+    case Op::max:
+    case Op::amax: e.want = ref_max(group); break;  // one of the inputs: exact
+    case Op::min:
+    case Op::amin: e.want = ref_min(group); break;
+    case Op::norm: {
+      e.want = ref_norm(group, p);
+      if (std::isinf(p)) break;  // a max or a min of |x|: exact
+      if (p == 0) {  // a count: exact until it is rounded to R
+        e.tol = ulp_of<R>(e.want) / 2;
+        break;
+      }
+      // sum of |x|^p (all terms >= 0, so the bound is relative to the sum
+      // itself), pow() accurate to a few ulps, then the 1/p root scales the
+      // relative error by 1/p.
+      const double rel = (std::log2(std::max(n, 1.0)) + 16.0 + (p == 1 || p == 2 ? 0.0 : 8.0)) * eps_acc;
+      e.tol = (rel / std::min(p, 1.0) + 4 * eps_acc) * std::fabs(e.want) + ulp_of<R>(e.want);
+      break;
+    }
+  }
+  return e;
+}
+
+/// Checks `out` = op over `mask` of an input with these values and shape (and, optionally, these
+/// per-element magnitudes, see expect_reduction).
+template <class R>
+void check_reduction(const Tensor<R>& out, Op op, const std::vector<double>& values, const Shape& full,
+                     const std::vector<bool>& mask, bool keepdim, double p, double eps_acc,
+                     const std::vector<double>& magnitudes = {}) {
+  INFO("op ", std::string(op_name(op)), " p ", p, ", input shape ", shape_str(full), ", keepdim ", keepdim);
+  REQUIRE(out.shape() == reduced_shape(full, mask, keepdim));
+  const ReductionReference ref(values, full, mask);
+  const ReductionReference mag(magnitudes.empty() ? values : magnitudes, full, mask);
+  WEFT_CHECK_REPORT(check_output(out, [&](const std::vector<std::int64_t>& idx) {
+    std::int64_t o = 0;
+    for (int d = 0; d < out.dim(); ++d) o = o * out.shape()[d] + idx[std::size_t(d)];
+    return expect_reduction<R>(op, ref.groups[std::size_t(o)], p, eps_acc, &mag.groups[std::size_t(o)]);
+  }));
+}
+
+/// The message of the weft::Error that f throws ("" if it throws none).
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const weft::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+inline bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace weft_test
