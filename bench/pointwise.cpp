@@ -13,7 +13,9 @@
 //       (t1 = sigmoid(b); t2 = a*t1; t3 = c*d; y = t2+t3), what an eager framework does.
 // Variants are interleaved (A B C A B C ...) and medians are reported,
 // because the machines this runs on are noisy; the targets use the median
-// over rounds of the ratio within a round.
+// over rounds of the ratio within a round. On a machine shared with other
+// work, `chrt -f 1 pointwise` (real-time priority, Linux) keeps the other
+// processes from taking the benchmark's cores mid-run.
 //
 // The same file is the CUDA benchmark when bench/pointwise_cuda.cu includes
 // it: there --device cuda times weft's CUDA kernels with cudaEvents against a
@@ -66,13 +68,14 @@ struct Options {
 
 void usage(const char* argv0) {
   std::printf(
-      "usage: %s [--quick] [--device cpu|cuda] [--reps N] [--json FILE]\n"
+      "usage: %s [--quick] [--device cpu|cuda] [--reps N] [--settle-ms N] [--json FILE]\n"
       "  --quick        fewer repetitions (a smoke run)\n"
       "  --device D     cpu (the host build) or cuda (the .cu build)\n"
       "  --reps N       timed repetitions per variant (after warm-up)\n"
       "  --settle-ms N  idle pause before each timed run (default 10; lets spinning workers sleep)\n"
-      "  --json FILE    also write the results as JSON\n",
-      argv0);
+      "  --json FILE    also write the results as JSON\n"
+      "On a shared machine, run it as `chrt -f 1 %s ...` for numbers that other work does not disturb.\n",
+      argv0, argv0);
 }
 
 bool parse(int argc, char** argv, Options& o, const char* default_device) {
@@ -326,7 +329,7 @@ inline void thread_range(std::int64_t n, int threads, int t, std::int64_t& begin
 /// block first so its pages live where that thread runs.
 template <class T>
 void first_touch_fill(T* p, std::int64_t n, std::uint64_t seed, float lo, float hi) {
-#pragma omp parallel
+  WEFT_PRAGMA_OMP(omp parallel)
   {
     std::int64_t b, e;
 #if defined(_OPENMP)
@@ -404,7 +407,7 @@ inline void copy_streaming_loop(float* __restrict dst, const float* __restrict s
 
 /// Copies n floats from src to dst with `kind`, one block per OpenMP thread.
 void parallel_copy(float* dst, const float* src, std::int64_t n, CopyKind kind) {
-#pragma omp parallel
+  WEFT_PRAGMA_OMP(omp parallel)
   {
     std::int64_t b, e;
 #if defined(_OPENMP)
@@ -639,6 +642,8 @@ int run_cpu(const Options& opt) {
   weft::Tensor<float> copy_src = make_tensor<float>({copy_floats}, 100), copy_dst = make_tensor<float>({copy_floats}, 101);
 
   Report report;
+  if (!model.empty()) report.notes.push_back("cpu: " + model);
+  if (load >= 0) report.notes.push_back("load average at start: " + std::to_string(load));
   CpuContext ctx{threads, warmup, reps, &pool, &device, copy_src.data(), copy_dst.data(), &report};
 
   print_header();
@@ -711,7 +716,7 @@ struct EventTimer {
 template <class T>
 weft::Tensor<T> make_cuda_tensor(std::int64_t n, std::uint64_t seed) {
   std::vector<T> host(static_cast<std::size_t>(n));
-#pragma omp parallel for schedule(static)
+  WEFT_PRAGMA_OMP(omp parallel for schedule(static))
   for (std::int64_t i = 0; i < n; ++i) host[std::size_t(i)] = T(hashed(seed, std::uint64_t(i), -4.0f, 4.0f));
   weft::Tensor<T> t = weft::empty<T>({n}, weft::Device::cuda());
   check(cudaMemcpy(t.data(), host.data(), std::size_t(n) * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy");

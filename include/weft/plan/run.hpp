@@ -150,20 +150,27 @@ PointwiseKernel<kLinear, Stmts...> build_kernel(const IterationSpace& space, con
 // nvcc's device pass parses host code too, but sees no CPU executor (the
 // SIMD layer is host-only): the CPU dispatch exists in host passes only.
 #if !defined(__CUDA_ARCH__)
-/// The CPU runs every statement in the strided layout: a contiguous statement
-/// is the rank-1, unit-stride case of it, whose per-packet stride test is
-/// predicted perfectly, and one layout halves the code compiled per statement.
+/// The CPU runs a contiguous statement in the linear layout (no stride
+/// arithmetic in the packet loop: measured ~10% faster in cache than the
+/// strided layout's rank-1 case) and everything else in the strided layout.
+/// Non-temporal stores need every packet store aligned: the outputs are
+/// contiguous from an aligned base and each row holds whole packets.
 template <class... Stmts>
 void dispatch_cpu(const IterationSpace& space, bool stream, Stmts&... stmts) {
-  using Kernel = PointwiseKernel<false, Stmts...>;
-  int threads = cpu::threads_for(space.numel);
-  std::string where;
-  if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code))
-    where = cat("cpu, ", space.linear ? "contiguous" : "strided", ", ", space.numel, " elements, ",
-                Kernel::kPacketCapable ? cat(simd::kIsaName, " x", cpu::lanes_v<Kernel>, " packets")
-                                       : std::string("scalar loop"),
-                ", ", threads, " thread(s)", stream ? ", streaming stores" : "");
-  cpu::run_pointwise(build_kernel<false>(space, where, stmts...), space, threads, stream);
+  auto run = [&]<bool kLinear>() {
+    using Kernel = PointwiseKernel<kLinear, Stmts...>;
+    const int threads = cpu::threads_for(space.numel);
+    const bool streaming = stream && space.inner() % cpu::lanes_v<Kernel> == 0;
+    std::string where;
+    if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code))
+      where = cat("cpu, ", kLinear ? "contiguous" : "strided", ", ", space.numel, " elements, ",
+                  Kernel::kPacketCapable ? cat(simd::kIsaName, " x", cpu::lanes_v<Kernel>, " packets")
+                                         : std::string("scalar loop"),
+                  ", ", threads, " thread(s)", streaming ? ", streaming stores" : "");
+    cpu::run_pointwise(build_kernel<kLinear>(space, where, stmts...), space, threads, streaming);
+  };
+  if (space.linear) run.template operator()<true>();
+  else run.template operator()<false>();
 }
 #endif
 
@@ -276,7 +283,8 @@ void run_statements(const char* op, Stmts&... stmts) {
 
   bool aligned = ((reinterpret_cast<std::uintptr_t>(stmts.dst->data()) % kHostAlignment == 0) && ...);
   std::int64_t dst_bytes = (std::int64_t(sizeof(typename Stmts::dest_type)) + ...) * space.numel;
-  bool stream = space.linear && aligned && !destination_read && dst_bytes >= kStreamingBytes;
+  bool contiguous = (stmts.dst->is_contiguous() && ...);
+  bool stream = contiguous && aligned && !destination_read && dst_bytes >= kStreamingBytes;
 #if !defined(__CUDA_ARCH__)
   if (device.is_cpu()) return dispatch_cpu(space, stream, stmts...);
 #else
