@@ -50,6 +50,7 @@ using sum_dtype_t = std::conditional_t<is_floating_v<V>, V, std::int64_t>;
 /// checked before any allocation.
 template <class E>
 struct ReduceInput {
+  explicit ReduceInput(const E& e) : expr(e) {}
   E expr;
   Device device = Device::cpu();
   Shape full;
@@ -71,7 +72,7 @@ inline std::string describe_dims(const std::vector<std::int64_t>* dims) {
 template <class E>
 ReduceInput<E> prepare_reduce(const char* op, const E& e, const std::vector<std::int64_t>* dims, bool keepdim,
                               bool nonempty) {
-  ReduceInput<E> in{e};
+  ReduceInput<E> in(e);
   bool have_device = false;
   std::vector<Shape> shapes;
   for_each_leaf(in.expr, [&](auto& leaf) {
@@ -126,6 +127,8 @@ template <class O, class Red, class E>
 Tensor<O> run_reduction(const char* op, const ReduceInput<E>& in, const Red& red) {
 #if !defined(__CUDACC__)
   if (in.device.is_cuda()) fail_no_cuda(op);
+#else
+  (void)op;
 #endif
   Tensor<O> out = empty<O>(in.out_shape, in.device);
   if (out.numel() == 0) return out;

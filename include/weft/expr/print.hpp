@@ -120,7 +120,7 @@ std::string print_expr(const Map<Op, Args...>& node, PrintContext& ctx) {
       ctx.shared_first[slot] = &node;
       if (ctx.counting || ctx.shared_uses[slot] == 0) return body;  // used once: print inline
       ctx.shared_name[slot] = cat("t", ctx.lets.size());
-      ctx.lets.push_back(cat(ctx.shared_name[slot], " = ", body));
+      ctx.lets.push_back(cat(ctx.shared_name[slot], " = ", strip_parens(body)));
       return ctx.shared_name[slot];
     }
   }

@@ -183,37 +183,56 @@ struct Cursor {
 
 /// The base pointer of every tensor of every list operand (and the numbers of
 /// every ScalarList) of a foreach kernel. Evaluators keep an id into it; the
-/// executor moves them to tensor k with select(k, table).
+/// executor moves them to tensor k with select(k, table). A list (or
+/// ScalarList) read several times gets one id: `p = p - lr * g` has two rows,
+/// and an AdamW step that names p, g, m and v fourteen times has four.
 struct ListTable {
-  std::vector<std::vector<void*>> pointers;  // [list operand][tensor]
-  std::vector<std::vector<double>> numbers;  // [ScalarList][tensor]
+  std::vector<std::vector<void*>> pointers;  // [list id][tensor]
+  std::vector<std::vector<double>> numbers;  // [ScalarList id][tensor]
+  std::vector<int> element_bytes;            // [list id]: sizeof(T)
+  std::vector<const void*> list_ids, number_ids;  // TensorList::id / ScalarList::id of each row
 
   template <class T>
   int add_list(const TensorList<T>& list) {
+    for (std::size_t i = 0; i < list_ids.size(); ++i)
+      if (list_ids[i] == list.id()) return int(i);
     std::vector<void*> p;
+    p.reserve(list.size());
     for (const auto& t : list) p.push_back(const_cast<std::remove_const_t<T>*>(t.data()));
     pointers.push_back(std::move(p));
+    element_bytes.push_back(int(sizeof(T)));
+    list_ids.push_back(list.id());
     return int(pointers.size()) - 1;
   }
   template <class S>
   int add_numbers(const ScalarList<S>& values) {
+    for (std::size_t i = 0; i < number_ids.size(); ++i)
+      if (number_ids[i] == values.id()) return int(i);
     std::vector<double> v;
+    v.reserve(values.size());
     for (std::size_t k = 0; k < values.size(); ++k) v.push_back(double(values[k]));
     numbers.push_back(std::move(v));
+    number_ids.push_back(values.id());
     return int(numbers.size()) - 1;
   }
   void* pointer(int id, std::int64_t k) const { return pointers[id][k]; }
   double number(int id, std::int64_t k) const { return numbers[id][k]; }
 };
 
-/// A cursor over one contiguous tensor of a list operand.
+/// A cursor over one tensor of a list operand: its members are contiguous,
+/// so a base pointer is all it holds (a foreach kernel's argument carries one
+/// per list operand). select(k) points it at tensor k.
 template <class T>
-struct ListCursor : Cursor<T, false> {
+struct ListCursor {
+  T* data = nullptr;
   int id = 0;
-  explicit ListCursor(int list_id) : id(list_id) { this->inner = 1; }
+  explicit ListCursor(int list_id) : id(list_id) {}
+  WEFT_HOST_DEVICE void seek(const std::int64_t*) {}
+  WEFT_HOST_DEVICE T* at(std::int64_t j) const { return data + j; }
+  std::int64_t step() const { return 1; }
   template <class Table>
   WEFT_HOST_DEVICE void select(std::int64_t k, const Table& table) {
-    this->data = this->row = static_cast<T*>(table.pointer(id, k));
+    data = static_cast<T*>(table.pointer(id, k));
   }
 };
 
@@ -255,11 +274,21 @@ struct Evaluator<Leaf<T>, Want, kLinear, Shared> {
   }
 #endif
 
-  /// Elements j .. j+V-1 (the vector path); they must be contiguous and
-  /// aligned, which the launcher checks with vec_aligned<V>().
+  /// Elements j .. j+V-1 (the vector path). In the linear layout they must be
+  /// contiguous and aligned, which the launcher checks with vec_aligned<V>().
+  /// The strided layout runs the vector path only in foreach kernels, where a
+  /// single tensor holds one element (stride 0): it is read once and broadcast.
   template <int V, class Cache>
   WEFT_HOST_DEVICE Lanes<Want, V> vec(std::int64_t j, Cache&) const {
-    return load_lanes<Want, V>(cursor.at(j));
+    if constexpr (kLinear) {
+      return load_lanes<Want, V>(cursor.at(j));
+    } else {
+      const Want v = convert_value<Want>(math_t<T>(*cursor.at(j)));
+      Lanes<Want, V> out;
+      WEFT_UNROLL
+      for (int l = 0; l < V; ++l) out.v[l] = v;
+      return out;
+    }
   }
   template <int V>
   bool vec_aligned() const {
@@ -322,6 +351,13 @@ struct Evaluator<ListLeaf<T>, Want, kLinear, Shared> {
     return load_packet<Want, L>(cursor.at(j), 1);
   }
 #endif
+
+  /// Elements j .. j+V-1 of tensor k; the CUDA multi-tensor launcher checks
+  /// per tensor that every list member is aligned to V elements.
+  template <int V, class Cache>
+  WEFT_HOST_DEVICE Lanes<Want, V> vec(std::int64_t j, Cache&) const {
+    return load_lanes<Want, V>(cursor.at(j));
+  }
 };
 
 /// Number k of a ScalarList, converted to Want when select(k) picks it.
@@ -347,6 +383,14 @@ struct Evaluator<ListScalar<S>, Want, kLinear, Shared> {
     return Packet<Want, L>::broadcast(lane_t<Want>(value));
   }
 #endif
+
+  template <int V, class Cache>
+  WEFT_HOST_DEVICE Lanes<Want, V> vec(std::int64_t, Cache&) const {
+    Lanes<Want, V> out;
+    WEFT_UNROLL
+    for (int l = 0; l < V; ++l) out.v[l] = value;
+    return out;
+  }
 };
 
 /// op(children...) in the op's compute type; a shared node computes once per

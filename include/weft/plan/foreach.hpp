@@ -13,6 +13,28 @@
 
 namespace weft::detail {
 
+/// The iteration space of a foreach kernel over `total` elements: single
+/// tensors (one element each) are read at stride 0; list members are
+/// selected per tensor and walked contiguously.
+inline IterationSpace foreach_space(std::int64_t total) {
+  IterationSpace space = plan_iteration(Shape{1}, {});
+  space.foreach = true;
+  space.numel = total;
+  return space;
+}
+
+/// The kernel of list statements; fills `table` with the base pointers of
+/// their lists' tensors and their ScalarLists' numbers. No checks.
+template <class... Stmts>
+PointwiseKernel<false, Stmts...> build_list_kernel(const IterationSpace& space, ListTable& table,
+                                                   const Stmts&... stmts) {
+  using Kernel = PointwiseKernel<false, Stmts...>;
+  BuildContext<typename Kernel::Shared> ctx;
+  ctx.space = &space;
+  ctx.lists = &table;
+  return Kernel(space, std::move(ctx), stmts...);
+}
+
 inline namespace WEFT_BACKEND_ABI {
 
 #if !defined(__CUDA_ARCH__)
@@ -124,16 +146,10 @@ void run_list_statements(const char* op, Stmts&... stmts) {
   }
 
   // Build the kernel: single tensors read element 0 (stride 0).
-  IterationSpace space = plan_iteration(Shape{1}, {});
-  space.foreach = true;
   std::int64_t total = 0;
   for (auto n : sizes) total += n;
-  space.numel = total;
-  ListTable table;
+  const IterationSpace space = foreach_space(total);
   using Kernel = PointwiseKernel<false, Stmts...>;
-  BuildContext<typename Kernel::Shared> ctx;
-  ctx.space = &space;
-  ctx.lists = &table;
   std::string where;
   if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code) ||
       log_enabled(LogComponent::foreach)) {
@@ -147,15 +163,19 @@ void run_list_statements(const char* op, Stmts&... stmts) {
     log(LogComponent::foreach, LogLevel::info, op, ": ", sizeof...(Stmts), " output list(s) x ", size,
         " tensors, ", total, " elements, 1 kernel [", where, "]");
   }
-  const Kernel kernel(space, std::move(ctx), stmts...);
+  ListTable table;
+  const Kernel kernel = build_list_kernel(space, table, stmts...);
   if (device.is_cpu()) {
 #if !defined(__CUDA_ARCH__)
     run_foreach_cpu(kernel, table, sizes, cpu::threads_for(total));
 #endif
     return;
   }
-  fail(op, "foreach kernels run on the CPU in this version; the lists are on ", device,
-       " (the CUDA multi-tensor kernel is tracked in docs/foreach.md)");
+#if defined(__CUDACC__)
+  cuda::run_foreach(kernel, table, sizes, device);
+#else
+  fail_no_cuda(op);
+#endif
 }
 
 }  // namespace WEFT_BACKEND_ABI

@@ -15,6 +15,7 @@
 #include "weft/plan/kernel.hpp"
 
 #if defined(__CUDACC__)
+#include "weft/backend/cuda/multi_tensor.cuh"
 #include "weft/backend/cuda/pointwise.cuh"
 #endif
 

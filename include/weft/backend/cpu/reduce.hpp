@@ -104,7 +104,7 @@ struct ReduceContext {
     constexpr int K = kReduceAccumulators;
     const ReducePlan& p = *plan;
     const int nk = p.nk(), nr = p.nr();
-    std::int64_t kept[kMaxRank], reduced[kMaxRank], outer[kMaxRank] = {};
+    std::int64_t kept[kMaxRank] = {}, reduced[kMaxRank] = {}, outer[kMaxRank] = {};
     for (int d = 0; d < nk; ++d) kept[d] = p.kept[d].extent;
     for (int d = 0; d < nr; ++d) reduced[d] = p.reduced[d].extent;
     const std::int64_t inner = reduced[nr - 1];
@@ -167,7 +167,7 @@ struct ReduceContext {
     constexpr int NP = 4;
     const ReducePlan& p = *plan;
     const int nk = p.nk(), nr = p.nr();
-    std::int64_t kept[kMaxRank], reduced[kMaxRank], outer[kMaxRank] = {};
+    std::int64_t kept[kMaxRank] = {}, reduced[kMaxRank] = {}, outer[kMaxRank] = {};
     for (int d = 0; d < nk; ++d) kept[d] = p.kept[d].extent;
     for (int d = 0; d < nr; ++d) reduced[d] = p.reduced[d].extent;
     unravel(ko, kept, nk - 1, outer);

@@ -111,6 +111,7 @@ class ScratchBuffer {
 /// extents, and how each output's reduced range is cut into chunks.
 template <class Red, class Ev>
 struct ReduceArgs {
+  ReduceArgs(const Red& r, const Ev& e) : red(r), ev(e) {}
   Red red;
   Ev ev;
   int nk = 0, nr = 0;
@@ -235,7 +236,7 @@ void run_reduce(const Red& red, const E& expr, const ReducePlan& plan, const std
   IterationSpace space = plan.inner_space();
   BuildContext<Shared> build;
   build.space = &space;
-  ReduceArgs<Red, Ev> args{red, Ev(expr, build)};
+  ReduceArgs<Red, Ev> args(red, Ev(expr, build));
   args.nk = plan.nk();
   args.nr = plan.nr();
   for (int d = 0; d < plan.nk(); ++d) args.kept[d] = plan.kept[d].extent;

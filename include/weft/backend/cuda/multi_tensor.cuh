@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: MIT
+/// @file The CUDA executor for foreach kernels: one multi-tensor __global__ template per kernel type, its per-launch table passed by value as the kernel argument (nvcc only).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "weft/backend/cuda/pointwise.cuh"
+#include "weft/backend/cuda/runtime.cuh"
+#include "weft/core/device.hpp"
+#include "weft/log/log.hpp"
+#include "weft/plan/multi_tensor.hpp"
+
+namespace weft::detail::cuda {
+
+/// The kernel-argument limit of the large launch table. CUDA 12.1 raised the
+/// limit from 4096 to 32764 bytes for Volta (sm_70) and newer when the driver
+/// is 12.1 or newer too. Decided at compile time from the runtime's version,
+/// since the host and device passes must agree on the argument's type; a
+/// build for pre-Volta targets with CUDA >= 12.1 must define
+/// WEFT_CUDA_KERNEL_ARG_BYTES=4096 (nvcc rejects the larger argument there).
+/// At run time the large table is used only where the driver and the device
+/// allow it (large_kernel_arguments), and only when it saves launches.
+#if defined(WEFT_CUDA_KERNEL_ARG_BYTES)
+inline constexpr std::size_t kLargeKernelArgBytes = WEFT_CUDA_KERNEL_ARG_BYTES;
+#elif CUDART_VERSION >= 12010
+inline constexpr std::size_t kLargeKernelArgBytes = 32764;
+#else
+inline constexpr std::size_t kLargeKernelArgBytes = kKernelArgBytes;
+#endif
+
+/// The two launch tables of a foreach kernel: one within the classic 4 KB
+/// limit (a small list costs a 4 KB argument per launch, not 32 KB) and one
+/// at kLargeKernelArgBytes.
+template <class Kernel>
+using SmallListArgs = ListLaunchArgs<Kernel, kKernelArgBytes>;
+template <class Kernel>
+using LargeListArgs = ListLaunchArgs<Kernel, kLargeKernelArgBytes>;
+
+/// What one block of a foreach launch runs: chunk block_chunk[block] of local
+/// tensor block_tensor[block]. select() points the kernel's list operands at
+/// that tensor's members (reading the table in parameter space), then the
+/// block's threads walk the chunk, V elements per access when every member
+/// of the tensor is aligned to V elements (16-byte vectors of the widest
+/// operand; the tensor's last n % V elements one by one), else one by one.
+/// Chunks are multiples of V, so every vector starts aligned. Offsets within
+/// a chunk are 32-bit (chunk <= 2^30). Host-device: the tests run it on the
+/// host for every block of every launch.
+template <int V, class Kernel, class Launch>
+WEFT_HOST_DEVICE void run_list_block(const Kernel& kernel, const Launch& launch, std::uint32_t block,
+                                     std::uint32_t thread, std::uint32_t threads) {
+  const int k = launch.block_tensor[block];
+  const std::int64_t begin = std::int64_t(launch.block_chunk[block]) * launch.chunk;
+  const std::uint32_t n = std::uint32_t(std::min(launch.chunk, launch.size(k) - begin));
+  Kernel local = kernel;
+  local.select(k, launch);
+  std::uint32_t scalars_from = 0;
+  if (V > 1 && launch.vector_aligned(k)) {
+    const std::uint32_t vectors = n / V;
+    for (std::uint32_t i = thread; i < vectors; i += threads) local.template run_vector<V>(begin + std::int64_t(i) * V);
+    scalars_from = vectors * V;
+  }
+  for (std::uint32_t i = scalars_from + thread; i < n; i += threads) local.run_scalar(begin + i);
+}
+
+/// The one __global__ template of foreach kernels, instantiated per kernel
+/// type and launch table size. __grid_constant__: the argument stays in
+/// parameter space and select() reads the table through a reference to it,
+/// with no per-thread copy.
+template <class Args>
+__global__ void __launch_bounds__(kBlockThreads) foreach_kernel(const __grid_constant__ Args args) {
+  using Kernel = std::remove_cv_t<decltype(args.kernel)>;
+  run_list_block<vector_width_v<Kernel>>(args.kernel, args.launch, blockIdx.x, threadIdx.x, kBlockThreads);
+}
+
+/// Resident blocks per SM of one foreach instantiation on `device` (current),
+/// from the occupancy calculator; cached per instantiation and device.
+template <class Args>
+int foreach_blocks_per_sm(int device) {
+  static std::atomic<int> cached[kCachedDevices];
+  if (device >= 0 && device < kCachedDevices) {
+    if (int blocks = cached[device].load(std::memory_order_relaxed); blocks > 0) return blocks;
+  }
+  int blocks = 0;
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, foreach_kernel<Args>, kBlockThreads, 0),
+             "cudaOccupancyMaxActiveBlocksPerMultiprocessor (foreach kernel)");
+  blocks = std::max(blocks, 1);
+  if (device >= 0 && device < kCachedDevices) cached[device].store(blocks, std::memory_order_relaxed);
+  return blocks;
+}
+
+/// Whether `device` takes kernel arguments above 4 KB: a Volta or newer GPU
+/// and a driver of CUDA 12.1 or newer. Cached per device.
+inline bool large_kernel_arguments(int device) {
+  if constexpr (kLargeKernelArgBytes <= kKernelArgBytes) {
+    return false;
+  } else {
+    static std::atomic<int> cached[kCachedDevices];  // 0: not asked, 1: no, 2: yes
+    if (device >= 0 && device < kCachedDevices) {
+      if (int known = cached[device].load(std::memory_order_relaxed); known > 0) return known == 2;
+    }
+    int driver = 0;
+    check_cuda(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
+    const bool large = driver >= 12010 && device_properties(device).major >= 7;
+    if (device >= 0 && device < kCachedDevices) cached[device].store(large ? 2 : 1, std::memory_order_relaxed);
+    return large;
+  }
+}
+
+/// Per tensor: whether every list member is aligned to V elements (see run_list_block).
+inline std::vector<char> vector_tensors(const ListTable& table, std::size_t tensors, int V) {
+  std::vector<char> vector(tensors);
+  for (std::size_t k = 0; k < tensors; ++k) vector[k] = V > 1 && list_vector_aligned(table, k, V);
+  return vector;
+}
+
+[[gnu::cold]] inline std::string format_list_plan(const ListLaunchPlan& plan, std::size_t tensors, int lists,
+                                                  int numbers, int max_lists, int max_numbers, int guaranteed,
+                                                  std::size_t kernel_bytes) {
+  return cat(tensors, " tensors (", plan.tensors, " non-empty), ", plan.elements, " elements in ", plan.chunks,
+             " chunks of ", plan.chunk, " elements, ", plan.launches, " launch", plan.launches == 1 ? "" : "es",
+             "; argument ", plan.arg_bytes, " of ", plan.arg_limit, " bytes per launch (kernel ", kernel_bytes,
+             ", table ", plan.arg_bytes - kernel_bytes, "), capacity ", plan.tensors_per_launch,
+             " tensors x ", plan.blocks_per_launch, " blocks per launch at ", plan.rows, " table rows (", lists,
+             " list", lists == 1 ? "" : "s", ", ", numbers, " ScalarList", numbers == 1 ? "" : "s",
+             ", sizes; ", guaranteed, " tensors when all ", max_lists, " list and ", max_numbers,
+             " ScalarList operands differ)");
+}
+
+/// Packs and launches one table type's plan: one launch per filled table, on
+/// the legacy default stream. The argument is copied when each launch is
+/// issued, so the next launch refills the same host buffer.
+template <class Args, class Kernel>
+void launch_list_plan(const Kernel& kernel, const ListTable& table, const std::vector<std::int64_t>& sizes,
+                      const std::vector<char>& vector, const ListLaunchPlan& plan, Device device) {
+  constexpr int V = vector_width_v<Kernel>;
+  std::unique_ptr<Args> args(new Args{kernel, {}});
+  int launched = 0;
+  pack_list_launches(table, sizes, vector, plan, args->launch, [&](const typename Args::Launch& launch) {
+    if (log_enabled(LogComponent::cuda)) {
+      int vectors = 0;
+      for (int k = 0; k < launch.tensors; ++k) vectors += launch.vector_aligned(k);
+      log_write(LogComponent::cuda,
+                cat("foreach launch ", launched + 1, "/", plan.launches, " on cuda:", device.index(), ": grid ",
+                    launch.blocks, " x ", kBlockThreads, " threads, ", launch.tensors, " tensors, chunks of ",
+                    launch.chunk, " elements, ", vectors, " tensor(s) in ", V * Kernel::kElementBytes,
+                    "-byte vectors, argument ", sizeof(Args), " bytes",
+                    launch.block_chunk[0] != 0 ? cat("; its first tensor continues at chunk ", launch.block_chunk[0])
+                                               : std::string()));
+    }
+    foreach_kernel<Args><<<dim3(unsigned(launch.blocks)), dim3(unsigned(kBlockThreads)), 0, 0>>>(*args);
+    check_cuda(cudaGetLastError(), "foreach kernel launch");
+    ++launched;
+  });
+}
+
+/// Runs a foreach kernel over every tensor of its lists on `device`: the
+/// tensors and their chunks are packed into as few launches as the launch
+/// tables allow (one for most optimizer steps). The 4 KB table is used
+/// unless the large one needs fewer launches.
+template <class Kernel>
+void run_foreach(const Kernel& kernel, const ListTable& table, const std::vector<std::int64_t>& sizes, Device device) {
+  static_assert(std::is_trivially_copyable_v<Kernel>,
+                "weft: a foreach kernel is copied to the GPU byte for byte, so every evaluator must be "
+                "trivially copyable (raw pointers, strides and numbers only)");
+  using Small = SmallListArgs<Kernel>;
+  using Large = LargeListArgs<Kernel>;
+  static_assert(Small::fits || Large::fits,
+                "weft: this foreach kernel's argument leaves no room for a launch table within CUDA's "
+                "kernel-parameter limit; split the fuse() into fewer statements");
+  std::int64_t total = 0;
+  for (std::int64_t n : sizes) total += n;
+  if (total == 0) return;
+  CudaDeviceGuard guard(device.index());
+  constexpr int V = vector_width_v<Kernel>;
+  const std::int64_t unit = std::int64_t(kBlockThreads) * V;
+  const std::int64_t sms = device_properties(device.index()).multiProcessorCount;
+  const std::vector<char> vector = vector_tensors(table, sizes.size(), V);
+
+  // Plans with the 4 KB table, and with the large one where the device takes
+  // it; the large one runs only when it needs fewer launches.
+  ListLaunchPlan small, large;
+  if constexpr (Small::fits) {
+    small = plan_list_launches<typename Small::Launch>(table, sizes, unit,
+                                                       sms * foreach_blocks_per_sm<Small>(device.index()));
+    small.arg_bytes = sizeof(Small);
+    small.arg_limit = Small::arg_bytes;
+  }
+  bool use_large = false;
+  if constexpr (Large::fits && Large::arg_bytes > Small::arg_bytes) {
+    if (large_kernel_arguments(device.index())) {
+      large = plan_list_launches<typename Large::Launch>(table, sizes, unit,
+                                                         sms * foreach_blocks_per_sm<Large>(device.index()));
+      large.arg_bytes = sizeof(Large);
+      large.arg_limit = Large::arg_bytes;
+      use_large = !Small::fits || large.launches < small.launches;
+    }
+  }
+  if (!Small::fits && !use_large)
+    fail("foreach", "this kernel's operands leave no room for a launch table in 4 KB of kernel arguments, and "
+         "cuda:", device.index(), " takes no more (that needs CUDA 12.1 or newer, driver included, and a Volta or "
+         "newer GPU); split the fuse() into fewer statements");
+  const ListLaunchPlan& plan = use_large ? large : small;
+  if (log_enabled(LogComponent::foreach))
+    log(LogComponent::foreach, LogLevel::info, "foreach on cuda:", device.index(), ": ",
+        format_list_plan(plan, sizes.size(), int(table.pointers.size()), int(table.numbers.size()),
+                         list_operands<Kernel>::lists, list_operands<Kernel>::numbers,
+                         use_large ? Large::Capacity::kTensors : Small::Capacity::kTensors, sizeof(Kernel)));
+  if constexpr (Large::fits && Large::arg_bytes > Small::arg_bytes) {
+    if (use_large) return launch_list_plan<Large>(kernel, table, sizes, vector, plan, device);
+  }
+  if constexpr (Small::fits) launch_list_plan<Small>(kernel, table, sizes, vector, plan, device);
+}
+
+}  // namespace weft::detail::cuda
