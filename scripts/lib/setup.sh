@@ -103,8 +103,21 @@ for t in json.load(sys.stdin):
 ' "$1" "$2"
 }
 
-# weft_is_built DIR TARGET: true when ninja has nothing left to do for
-# TARGET, so an old binary from an earlier build is never run as current.
+# weft_build DIR NINJA_ARGS...: ninja -k 0 in DIR, first marking the time
+# so that weft_is_built can tell what this build produced.
+weft_build() {
+  local dir="$1"
+  shift
+  touch "$dir/.weft-build-start"
+  ninja -C "$dir" -k 0 "$@"
+}
+
+# weft_is_built DIR TARGET: true when TARGET was linked by the last
+# weft_build or ninja has nothing left to do for it, so a binary left by an
+# earlier build whose update failed is never run as current (sources edited
+# during a long build do not make a fresh binary stale).
 weft_is_built() {
-  [[ -x "$1/$2" ]] && ninja -C "$1" -n "$2" 2>/dev/null | grep -q 'no work to do'
+  [[ -x "$1/$2" ]] || return 1
+  [[ -f "$1/.weft-build-start" && "$1/$2" -nt "$1/.weft-build-start" ]] && return 0
+  ninja -C "$1" -n "$2" 2>/dev/null | grep -q 'no work to do'
 }

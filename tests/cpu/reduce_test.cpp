@@ -198,6 +198,8 @@ TEST_CASE("reduce: errors name the op, the shapes and the fix") {
   std::string m = error_of([&] { weft::sum(x, 2); });
   CHECK(has(m, "weft::sum"));
   CHECK(has(m, "out of range"));
+  CHECK(has(m, "[2, 3]"));
+  CHECK(has(error_of([&] { weft::norm(x, 2, {0, -3}); }), "dim -3 is out of range for an input of shape [2, 3]"));
   m = error_of([&] { weft::amax(x, {1, -1}); });
   CHECK(has(m, "weft::amax"));
   CHECK(has(m, "more than once"));

@@ -109,7 +109,7 @@ class Inputs {
 // funnelling them into one doctest assertion per test keeps this file quick to compile.
 class Tally {
  public:
-  void expect(bool ok, const char* what, int line) {
+  [[gnu::noinline]] void expect(bool ok, const char* what, int line) {
     if (!ok && failed_++ == 0) first_ = std::string(what) + " (line " + std::to_string(line) + ")";
   }
   int failed() const { return failed_; }

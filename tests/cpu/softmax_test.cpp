@@ -151,6 +151,7 @@ TEST_CASE("softmax: errors name the op and the shape") {
   std::string m = error_of([&] { weft::softmax(x, 2); });
   CHECK(has(m, "weft::softmax"));
   CHECK(has(m, "out of range"));
+  CHECK(has(m, "[2, 3]"));
   m = error_of([&] { weft::log_softmax(x, -3); });
   CHECK(has(m, "weft::log_softmax"));
   CHECK(has(error_of([&] { weft::softmax(Tensor<float>(), 0); }), "empty"));

@@ -25,11 +25,13 @@ struct RefVal {
 };
 inline RefVal rel(double v) { return {v, std::fabs(v)}; }
 inline RefVal exact(double v) { return {v, 0.0}; }
+/// v is already the stored value (rounded to the output type by the reference): exact match.
+inline RefVal stored(double v) { return {v, -1.0}; }
 
 /// How precisely an op's compute type C and output type Out pin down an element.
 template <class Out, class C>
 Expect expect_value(RefVal r, double ulps) {
-  if (std::isnan(r.v) || std::isinf(r.v)) return {r.v, 0.0};
+  if (std::isnan(r.v) || std::isinf(r.v) || r.scale < 0) return {r.v, 0.0};
   if constexpr (!is_float_type_v<Out>) {
     return {round_to<Out>(r.v), 0.0};
   } else {
@@ -47,8 +49,19 @@ double scalar_in(double s) {
 
 template <class E>
 using value_t = typename E::value_type;
+namespace detail {
 template <class E>
-using compute_t = typename E::compute_type;
+struct compute_of {
+  using type = weft::math_t<typename E::value_type>;  // Cast<U, E>: the value rounded to U, in U's math type
+};
+template <class E>
+  requires requires { typename E::compute_type; }
+struct compute_of<E> {
+  using type = typename E::compute_type;
+};
+}  // namespace detail
+template <class E>
+using compute_t = typename detail::compute_of<E>::type;
 
 /// With WEFT_TEST_ERRORS=1 in the environment, prints the largest |error| / tolerance seen per op
 /// (how much of its tolerance an op actually uses: a ratio far below 1 everywhere would mean the

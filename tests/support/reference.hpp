@@ -507,6 +507,24 @@ void poison(const Tensor<T>& t) {
   for (std::int64_t i = 0; i < storage_elements(t); ++i) poison_bytes<T>(p + i * std::int64_t(sizeof(T)));
 }
 
+/// Writes `values` (row-major over t's shape) into t's elements through its strides, without weft.
+template <class T>
+void write_values(const Tensor<T>& t, const std::vector<double>& values) {
+  auto* base = static_cast<unsigned char*>(t.storage()->data());
+  std::size_t i = 0;
+  for_each_index(t.shape(), [&](const std::vector<std::int64_t>& idx) {
+    T v = make_value<T>(values[i++]);
+    std::memcpy(base + storage_index(t, idx) * std::int64_t(sizeof(T)), &v, sizeof(T));
+  });
+}
+
+/// A copy of t's whole storage, to prove later that nothing was written.
+template <class T>
+std::vector<unsigned char> storage_snapshot(const Tensor<T>& t) {
+  const unsigned char* p = storage_bytes(t);
+  return std::vector<unsigned char>(p, p + t.storage()->bytes());
+}
+
 /// A destination of `shape` laid out as `layout` (never expanded), with its storage poisoned.
 template <class T>
 Tensor<T> make_destination(Rng& rng, const Shape& shape, Layout layout) {

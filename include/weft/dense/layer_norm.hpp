@@ -6,7 +6,7 @@
 
 #include "weft/backend/cpu/layer_norm.hpp"
 #include "weft/core/factories.hpp"
-#include "weft/dense/softmax.hpp"
+#include "weft/dense/operand.hpp"
 
 #if defined(__CUDACC__)
 #include "weft/backend/cuda/layer_norm.cuh"
@@ -74,7 +74,7 @@ template <Operand X, Element T>
   requires HasTensorOperand<X>
 Tensor<T> layer_norm(const X& x, const Tensor<T>& weight, const Tensor<T>& bias, double eps = 1e-5) {
   static_assert(is_floating_v<T>, "weft::layer_norm needs floating-point tensors");
-  static_assert(std::is_same_v<typename detail::expr_t<X>::value_type, T>,
+  static_assert(std::is_same_v<detail::operand_dtype_t<X>, T>,
                 "weft::layer_norm: the input's dtype must equal weight's and bias's; use weft::cast<T>(x)");
   return detail::layer_norm_impl(detail::materialize(x), weight, bias, eps);
 }

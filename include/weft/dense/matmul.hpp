@@ -8,7 +8,7 @@
 
 #include "weft/backend/cpu/gemm.hpp"
 #include "weft/core/factories.hpp"
-#include "weft/dense/softmax.hpp"
+#include "weft/dense/operand.hpp"
 #include "weft/expr/fuse.hpp"
 
 #if defined(__CUDACC__)
@@ -173,9 +173,9 @@ inline namespace WEFT_BACKEND_ABI {
 /// evaluated first.
 template <Operand A, Operand B>
   requires HasTensorOperand<A> && HasTensorOperand<B>
-Tensor<typename detail::expr_t<A>::value_type> matmul(const A& a, const B& b) {
-  using T = typename detail::expr_t<A>::value_type;
-  static_assert(std::is_same_v<T, typename detail::expr_t<B>::value_type>,
+Tensor<detail::operand_dtype_t<A>> matmul(const A& a, const B& b) {
+  using T = detail::operand_dtype_t<A>;
+  static_assert(std::is_same_v<T, detail::operand_dtype_t<B>>,
                 "weft::matmul: both operands need the same dtype; cast one with weft::cast<T>(x)");
   static_assert(!std::is_same_v<T, bool>, "weft::matmul: bool tensors cannot be multiplied; cast to a number type");
   return detail::matmul_impl<T>(detail::materialize(a), detail::materialize(b));

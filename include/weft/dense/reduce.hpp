@@ -12,6 +12,7 @@
 
 #include "weft/backend/cpu/reduce.hpp"
 #include "weft/core/factories.hpp"
+#include "weft/dense/operand.hpp"
 #include "weft/dense/reduce_plan.hpp"
 #include "weft/dense/reducers.hpp"
 #include "weft/expr/operators.hpp"
@@ -38,9 +39,6 @@ class DimList {
 
 namespace detail {
 
-/// dtype of the elements an operand (tensor or expression) produces.
-template <class X>
-using reduce_input_t = typename expr_t<X>::value_type;
 
 /// sum's result dtype: floats keep theirs; bool and integers sum to int64 (PyTorch).
 template <class V>
@@ -93,7 +91,7 @@ ReduceInput<E> prepare_reduce(const char* op, const E& e, const std::vector<std:
   std::vector<bool> reduce(std::size_t(rank), all);
   if (!all) {
     for (std::int64_t d : *dims) {
-      int w = wrap_dim(op, d, rank);
+      const int w = wrap_dim_of(op, d, in.full);
       if (rank == 0) continue;  // a rank-0 tensor accepts dim 0 / -1 and has nothing to reduce
       if (reduce[std::size_t(w)])
         fail(op, "dim ", w, " appears more than once in ", describe_dims(dims), " (input shape ", in.full,
@@ -212,75 +210,75 @@ inline namespace WEFT_BACKEND_ABI {
 /// int64; floats keep their dtype (16-bit floats accumulate in float).
 template <Operand X>
   requires HasTensorOperand<X>
-Tensor<detail::sum_dtype_t<detail::reduce_input_t<X>>> sum(const X& x) {
+Tensor<detail::sum_dtype_t<detail::operand_dtype_t<X>>> sum(const X& x) {
   return detail::reduce_sum(detail::as_expr(x), nullptr, false);
 }
 /// sum over `dim` (one dim or a list); keepdim leaves the reduced dims as size 1.
 template <Operand X>
   requires HasTensorOperand<X>
-Tensor<detail::sum_dtype_t<detail::reduce_input_t<X>>> sum(const X& x, const DimList& dim, bool keepdim = false) {
+Tensor<detail::sum_dtype_t<detail::operand_dtype_t<X>>> sum(const X& x, const DimList& dim, bool keepdim = false) {
   return detail::reduce_sum(detail::as_expr(x), &dim.dims(), keepdim);
 }
 
 /// mean = sum / count; needs a floating input (weft::Error otherwise). The mean of nothing is NaN.
 template <Operand X>
   requires HasTensorOperand<X>
-Tensor<to_floating_t<detail::reduce_input_t<X>>> mean(const X& x) {
+Tensor<to_floating_t<detail::operand_dtype_t<X>>> mean(const X& x) {
   return detail::reduce_mean(detail::as_expr(x), nullptr, false);
 }
 template <Operand X>
   requires HasTensorOperand<X>
-Tensor<to_floating_t<detail::reduce_input_t<X>>> mean(const X& x, const DimList& dim, bool keepdim = false) {
+Tensor<to_floating_t<detail::operand_dtype_t<X>>> mean(const X& x, const DimList& dim, bool keepdim = false) {
   return detail::reduce_mean(detail::as_expr(x), &dim.dims(), keepdim);
 }
 
 /// The largest element; NaN when any element is NaN. Reducing an empty range is a weft::Error.
 template <Operand X>
   requires HasTensorOperand<X>
-Tensor<detail::reduce_input_t<X>> max(const X& x) {
+Tensor<detail::operand_dtype_t<X>> max(const X& x) {
   return detail::reduce_extremum<true>("max", detail::as_expr(x), nullptr, false);
 }
 /// The largest element over `dim`. Unlike torch.max(x, dim), which returns
 /// (values, indices), weft::max returns the values only (it equals amax).
 template <Operand X>
   requires HasTensorOperand<X>
-Tensor<detail::reduce_input_t<X>> max(const X& x, const DimList& dim, bool keepdim = false) {
+Tensor<detail::operand_dtype_t<X>> max(const X& x, const DimList& dim, bool keepdim = false) {
   return detail::reduce_extremum<true>("max", detail::as_expr(x), &dim.dims(), keepdim);
 }
 /// The smallest element; NaN when any element is NaN. Reducing an empty range is a weft::Error.
 template <Operand X>
   requires HasTensorOperand<X>
-Tensor<detail::reduce_input_t<X>> min(const X& x) {
+Tensor<detail::operand_dtype_t<X>> min(const X& x) {
   return detail::reduce_extremum<false>("min", detail::as_expr(x), nullptr, false);
 }
 /// The smallest element over `dim`. Unlike torch.min(x, dim), which returns
 /// (values, indices), weft::min returns the values only (it equals amin).
 template <Operand X>
   requires HasTensorOperand<X>
-Tensor<detail::reduce_input_t<X>> min(const X& x, const DimList& dim, bool keepdim = false) {
+Tensor<detail::operand_dtype_t<X>> min(const X& x, const DimList& dim, bool keepdim = false) {
   return detail::reduce_extremum<false>("min", detail::as_expr(x), &dim.dims(), keepdim);
 }
 
 /// amax: the largest element (over `dim`); NaN propagates.
 template <Operand X>
   requires HasTensorOperand<X>
-Tensor<detail::reduce_input_t<X>> amax(const X& x) {
+Tensor<detail::operand_dtype_t<X>> amax(const X& x) {
   return detail::reduce_extremum<true>("amax", detail::as_expr(x), nullptr, false);
 }
 template <Operand X>
   requires HasTensorOperand<X>
-Tensor<detail::reduce_input_t<X>> amax(const X& x, const DimList& dim, bool keepdim = false) {
+Tensor<detail::operand_dtype_t<X>> amax(const X& x, const DimList& dim, bool keepdim = false) {
   return detail::reduce_extremum<true>("amax", detail::as_expr(x), &dim.dims(), keepdim);
 }
 /// amin: the smallest element (over `dim`); NaN propagates.
 template <Operand X>
   requires HasTensorOperand<X>
-Tensor<detail::reduce_input_t<X>> amin(const X& x) {
+Tensor<detail::operand_dtype_t<X>> amin(const X& x) {
   return detail::reduce_extremum<false>("amin", detail::as_expr(x), nullptr, false);
 }
 template <Operand X>
   requires HasTensorOperand<X>
-Tensor<detail::reduce_input_t<X>> amin(const X& x, const DimList& dim, bool keepdim = false) {
+Tensor<detail::operand_dtype_t<X>> amin(const X& x, const DimList& dim, bool keepdim = false) {
   return detail::reduce_extremum<false>("amin", detail::as_expr(x), &dim.dims(), keepdim);
 }
 
@@ -290,13 +288,13 @@ Tensor<detail::reduce_input_t<X>> amin(const X& x, const DimList& dim, bool keep
 /// against overflow (like PyTorch): sum x^2 overflows for |x| above ~1e19 in float.
 template <Operand X>
   requires HasTensorOperand<X>
-Tensor<to_floating_t<detail::reduce_input_t<X>>> norm(const X& x, double p = 2) {
+Tensor<to_floating_t<detail::operand_dtype_t<X>>> norm(const X& x, double p = 2) {
   return detail::reduce_norm(detail::as_expr(x), p, nullptr, false);
 }
 /// The vector p-norm over `dim`.
 template <Operand X>
   requires HasTensorOperand<X>
-Tensor<to_floating_t<detail::reduce_input_t<X>>> norm(const X& x, double p, const DimList& dim, bool keepdim = false) {
+Tensor<to_floating_t<detail::operand_dtype_t<X>>> norm(const X& x, double p, const DimList& dim, bool keepdim = false) {
   return detail::reduce_norm(detail::as_expr(x), p, &dim.dims(), keepdim);
 }
 

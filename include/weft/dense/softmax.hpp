@@ -6,6 +6,7 @@
 
 #include "weft/backend/cpu/softmax.hpp"
 #include "weft/core/factories.hpp"
+#include "weft/dense/operand.hpp"
 #include "weft/expr/fuse.hpp"
 
 #if defined(__CUDACC__)
@@ -14,13 +15,6 @@
 
 namespace weft {
 namespace detail {
-
-/// A tensor operand as it is; an expression evaluated into a new tensor.
-template <class X>
-auto materialize(const X& x) {
-  if constexpr (is_tensor_v<X>) return x;
-  else return eval(x);
-}
 
 inline namespace WEFT_BACKEND_ABI {
 
@@ -32,7 +26,7 @@ Tensor<T> softmax_impl(const char* op, const Tensor<T>& x, std::int64_t dim) {
 #if !defined(__CUDACC__)
   if (x.device().is_cuda()) fail_no_cuda(op);
 #endif
-  const int d = wrap_dim(op, dim, x.dim());
+  const int d = wrap_dim_of(op, dim, x.shape());
   const Tensor<T> xc = x.contiguous();
   Tensor<T> y = empty<T>(x.shape(), x.device());
   if (y.numel() == 0) return y;
@@ -60,14 +54,14 @@ inline namespace WEFT_BACKEND_ABI {
 /// (16-bit floats compute in float). An expression input is evaluated first.
 template <Operand X>
   requires HasTensorOperand<X>
-Tensor<typename detail::expr_t<X>::value_type> softmax(const X& x, std::int64_t dim) {
+Tensor<detail::operand_dtype_t<X>> softmax(const X& x, std::int64_t dim) {
   return detail::softmax_impl<false>("softmax", detail::materialize(x), dim);
 }
 
 /// log_softmax(x)_i = x_i - max x - log sum_j exp(x_j - max x) along `dim`.
 template <Operand X>
   requires HasTensorOperand<X>
-Tensor<typename detail::expr_t<X>::value_type> log_softmax(const X& x, std::int64_t dim) {
+Tensor<detail::operand_dtype_t<X>> log_softmax(const X& x, std::int64_t dim) {
   return detail::softmax_impl<true>("log_softmax", detail::materialize(x), dim);
 }
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file Multi-tensor launches of a foreach kernel: the per-launch table passed as a kernel argument, its capacity under an argument byte limit, and the packing of tensors and chunks into launches (host code).
+/// @file Multi-tensor launches of foreach kernels: the launch table passed as the kernel argument, its capacity under an argument limit, packing tensors and chunks into launches.
 #pragma once
 
 #include <algorithm>
@@ -193,7 +193,8 @@ inline int count_list_launches(const std::vector<std::int64_t>& sizes, std::int6
 ///      blocks to fill the GPU, larger ones kListIlp vectors per thread.
 ///   2. They keep doubling while the block map, not the table, would set the
 ///      number of launches (more chunks than blocks_per_launch x the launches
-///      the tensors need): a large tensor costs bigger chunks, not launches.
+///      the tensors need): a large tensor costs bigger chunks, not launches;
+///      and while a tensor would have 2^32 chunks (block_chunk is 32-bit).
 template <class Launch>
 ListLaunchPlan plan_list_launches(const ListTable& table, const std::vector<std::int64_t>& sizes, std::int64_t unit,
                                   std::int64_t resident) {

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+/// @file cpu: a subexpression shared by C++ name (or written twice identically) is computed once per
+/// element. Proved two ways: a test-only op functor that counts its calls (lane by lane, so the
+/// SIMD packet path and the scalar tail count alike), and WEFT_LOGS=output_code showing `t0 = ...`.
+#include <atomic>
+
+#include "log_capture.hpp"
+#include "pointwise_check.hpp"
+
+using namespace weft_test;
+
+namespace {
+
+std::atomic<std::int64_t> g_calls{0};
+
+/// count(x) = x + 1, counting one call per element. weft calls an op functor with scalars (the
+/// scalar tail, and CUDA) and, when the tree is packet-capable (a float compute type always is),
+/// with simd::Vec packets of L lanes: a packet call counts L elements.
+struct CountingPlusOne {
+  static constexpr weft::ops::Kind kind = weft::ops::Kind::arithmetic;
+  static constexpr const char* name = "count";
+  static constexpr weft::ops::Notation notation = weft::ops::Notation::call;
+  template <class V>
+  V operator()(V x) const {
+    if constexpr (weft::math::is_packet_v<V>) g_calls.fetch_add(V::size, std::memory_order_relaxed);
+    else g_calls.fetch_add(1, std::memory_order_relaxed);
+    return V(x + weft::math::constant<V>(1));
+  }
+};
+
+template <class X>
+auto count_op(const X& x) {
+  return weft::detail::make_map<CountingPlusOne>(x);
+}
+
+/// Sizes around the packet length, and one large enough for several threads.
+const std::int64_t kSizes[] = {1, 7, 15, 16, 17, 33, 64, 1001, 40013};
+
+}  // namespace
+
+TEST_SUITE("cpu") {
+
+TEST_CASE("shared: the counting op is called once per element when not shared") {
+  WEFT_TEST_RNG(rng);
+  for (std::int64_t n : kSizes) {
+    INFO("n = ", n);
+    Tensor<float> x = make_view<float>(rng, Shape{n}, Domain{-4, 4}, rng.chance(0.5) ? Layout::strided : Layout::contiguous);
+    Tensor<float> y = make_destination<float>(rng, Shape{n}, Layout::contiguous);
+    g_calls = 0;
+    y = count_op(x) * 2;
+    CHECK(g_calls.load() == n);
+    std::vector<double> xv = values_of(x);
+    std::vector<Expect> want;
+    for (double v : xv) want.push_back({round_float(round_float(v + 1) * 2), 0});
+    WEFT_CHECK_REPORT(check_output(y, want));
+    // Two different trees of the same type (different tensors) each compute.
+    Tensor<float> z = random_contiguous<float>(rng, Shape{n}, Domain{-4, 4});
+    g_calls = 0;
+    y = count_op(x) + count_op(z);
+    CHECK(g_calls.load() == 2 * n);
+  }
+}
+
+TEST_CASE("shared: a subexpression named once and used twice is computed once per element") {
+  WEFT_TEST_RNG(rng);
+  for (std::int64_t n : kSizes) {
+    INFO("n = ", n);
+    Tensor<float> x = make_view<float>(rng, Shape{n}, Domain{-4, 4}, rng.chance(0.5) ? Layout::strided : Layout::contiguous);
+    auto c = count_op(x);
+    // Within one statement.
+    Tensor<float> y = make_destination<float>(rng, Shape{n}, Layout::contiguous);
+    g_calls = 0;
+    y = c * c;
+    CHECK(g_calls.load() == n);
+    // Across the statements of a fuse, including as a whole right-hand side.
+    Tensor<float> y1 = make_destination<float>(rng, Shape{n}, Layout::strided);
+    Tensor<float> y2 = make_destination<float>(rng, Shape{n}, Layout::contiguous);
+    Tensor<float> y3 = make_destination<float>(rng, Shape{n}, Layout::contiguous);
+    g_calls = 0;
+    weft::fuse(weft::assign(y1, c + 1), weft::assign(y2, weft::sigmoid(c) * c), weft::assign(y3, c));
+    CHECK(g_calls.load() == n);
+    std::vector<double> xv = values_of(x);
+    std::vector<Expect> w1, w3;
+    for (double v : xv) {
+      double cv = round_float(v + 1);
+      w1.push_back({round_float(cv + 1), 0});
+      w3.push_back({cv, 0});
+    }
+    WEFT_CHECK_REPORT(check_output(y1, w1));
+    WEFT_CHECK_REPORT(check_output(y3, w3));
+    // Written identically twice (same tensor, same ops): also shared.
+    g_calls = 0;
+    y = count_op(x) * 3 + count_op(x);
+    CHECK(g_calls.load() == n);
+  }
+}
+
+TEST_CASE("shared: output_code prints a shared subexpression once as t0") {
+  WEFT_TEST_RNG(rng);
+  Tensor<double> a = random_contiguous<double>(rng, Shape{300}, Domain{-2, 2});
+  Tensor<double> b = random_contiguous<double>(rng, Shape{300}, Domain{-2, 2});
+  Tensor<double> y1, y2;
+  auto m1 = a * weft::sigmoid(b);
+  LogCapture capture;
+  weft::set_logs("output_code");
+  weft::fuse(weft::assign(y1, m1 + 1), weft::assign(y2, m1 * 2));
+  weft::set_logs("");
+  capture.restore();
+  std::string text = capture.text();
+  INFO(text);
+  CHECK(LogCapture::count(text, "t0 = (in0[i] * sigmoid(in1[i]))") == 1);
+  CHECK(LogCapture::count(text, "sigmoid(") == 1);
+  CHECK(text.find("out0[i] = t0 + 1;") != std::string::npos);
+  CHECK(text.find("out1[i] = t0 * 2;") != std::string::npos);
+  CHECK(text.find("shared subexpression(s)") != std::string::npos);
+  std::vector<double> av = values_of(a), bv = values_of(b), v1 = values_of(y1), v2 = values_of(y2);
+  std::int64_t wrong = 0;
+  for (std::size_t i = 0; i < av.size(); ++i) {
+    double m = av[i] / (1 + std::exp(-bv[i]));
+    double e = 6 * 0x1p-52 * (std::fabs(m) + 1);  // sigmoid (4 ulp), one product, one add: 6 ulp
+    wrong += std::fabs(v1[i] - (m + 1)) > e || std::fabs(v2[i] - 2 * m) > 2 * e;
+  }
+  CHECK(wrong == 0);
+}
+
+}  // TEST_SUITE

@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: MIT
+/// @file cpu: clamp, where and lerp on float64 (random shapes, broadcasting, strided inputs and destinations); see ternary_suite.hpp.
+#include "ternary_suite.hpp"
+
+using namespace weft_test;
+
+TEST_SUITE("cpu") {
+TEST_CASE("clamp on float64") { run_clamp<double>("float64"); }
+TEST_CASE("where on float64") { run_where<double>("float64"); }
+TEST_CASE("lerp on float64") { run_lerp<double>("float64"); }
+}
