@@ -95,18 +95,36 @@ void run_list_statements(const char* op, Stmts&... stmts) {
       fail(op, what, " tensor ", k, " of shape ", t.shape(), " has strides ", t.strides(),
            "; foreach kernels need contiguous tensors: call .contiguous() first");
   };
+  // Each distinct input list is checked once per index: a list named several
+  // times (g in g * g) or also written (p in p - lr * g) adds no work.
+  std::vector<const void*> seen = {stmts.dst->id()...};
+  std::vector<char> distinct;  // per list leaf, in visit order
+  auto mark = [&](auto& rhs) {
+    visit_nodes(rhs, [&](auto& node) {
+      if constexpr (requires { node.list; }) {
+        bool fresh = std::find(seen.begin(), seen.end(), node.list.id()) == seen.end();
+        if (fresh) seen.push_back(node.list.id());
+        distinct.push_back(fresh);
+      }
+    });
+  };
+  (mark(stmts.rhs), ...);
+  auto for_each_distinct_input = [&](auto&& f) {
+    std::size_t i = 0;
+    auto visit = [&](auto& rhs) {
+      visit_nodes(rhs, [&](auto& node) {
+        if constexpr (requires { node.list; }) if (distinct[i++]) f(node.list);
+      });
+    };
+    (visit(stmts.rhs), ...);
+  };
   auto& first = *std::get<0>(std::tie(stmts...)).dst;
   std::vector<std::int64_t> sizes(size);
   for (std::size_t k = 0; k < size; ++k) {
     const Shape shape = first[k].defined() ? first[k].shape() : Shape{};
     sizes[k] = shape.numel();
-    auto check_statement = [&](auto& s) {
-      check_member((*s.dst)[k], k, shape, "an output");
-      visit_nodes(s.rhs, [&](auto& node) {
-        if constexpr (requires { node.list; }) check_member(node.list[k], k, shape, "an input list");
-      });
-    };
-    (check_statement(stmts), ...);
+    (check_member((*stmts.dst)[k], k, shape, "an output"), ...);
+    for_each_distinct_input([&](auto& list) { check_member(list[k], k, shape, "an input list"); });
   }
   auto check_single = [&](auto& rhs) {
     for_each_leaf(rhs, [&](auto& leaf) {
@@ -123,26 +141,24 @@ void run_list_statements(const char* op, Stmts&... stmts) {
   // Outputs must not overlap each other; an input overlapping an output
   // must be that output itself (params = params - lr * grads).
   for (std::size_t k = 0; k < size; ++k) {
-    std::vector<ByteRange> outs = {byte_range((*stmts.dst)[k])...};
-    for (std::size_t a = 0; a < outs.size(); ++a)
-      for (std::size_t b = a + 1; b < outs.size(); ++b)
+    const ByteRange outs[] = {byte_range((*stmts.dst)[k])...};
+    constexpr std::size_t kOuts = sizeof...(Stmts);
+    for (std::size_t a = 0; a < kOuts; ++a)
+      for (std::size_t b = a + 1; b < kOuts; ++b)
         if (overlaps(outs[a], outs[b]))
           fail(op, "outputs ", a, " and ", b, " overlap at tensor ", k, "; each output needs its own storage");
-    auto check_inputs = [&](auto& rhs) {
-      visit_nodes(rhs, [&](auto& node) {
-        if constexpr (requires { node.list; }) {
-          auto& in = node.list[k];
-          auto check = [&](auto& s) {
-            auto& out = (*s.dst)[k];
-            if (overlaps(byte_range(in), byte_range(out)) && static_cast<const void*>(in.data()) != out.data())
-              fail(op, "input tensor ", k, " overlaps output tensor ", k,
-                   " without being the same tensor; foreach reads and writes element by element");
-          };
-          (check(stmts), ...);
-        }
-      });
-    };
-    (check_inputs(stmts.rhs), ...);
+    for_each_distinct_input([&](auto& list) {
+      auto& in = list[k];
+      const ByteRange range = byte_range(in);
+      std::size_t o = 0;
+      auto check = [&](auto& s) {
+        const ByteRange& out = outs[o++];
+        if (overlaps(range, out) && static_cast<const void*>(in.data()) != (*s.dst)[k].data())
+          fail(op, "input tensor ", k, " overlaps output tensor ", k,
+               " without being the same tensor; foreach reads and writes element by element");
+      };
+      (check(stmts), ...);
+    });
   }
 
   // Build the kernel: single tensors read element 0 (stride 0).

@@ -42,7 +42,7 @@ struct NanMaxOp {
   }
 };
 
-/// Shared memory of RowReduce: CUB's scratch plus a broadcast slot per group.
+/// Shared memory of row_allreduce: CUB's scratch plus a broadcast slot per group.
 template <class Acc, int G>
 struct RowReduceStorage {
   static constexpr int kGroups = kRowBlock / G;
@@ -51,7 +51,7 @@ struct RowReduceStorage {
   union {
     typename WarpReduce::TempStorage warp[kGroups];
     typename BlockReduce::TempStorage block;
-  } cub;
+  } scratch;
   Acc result[kGroups];
 };
 
@@ -63,12 +63,12 @@ template <int G, class Acc, class Op>
 __device__ Acc row_allreduce(Acc v, Op op, RowReduceStorage<Acc, G>& storage) {
   if constexpr (G == 32) {
     const int group = threadIdx.x / 32;
-    Acc total = typename RowReduceStorage<Acc, G>::WarpReduce(storage.cub.warp[group]).Reduce(v, op);
+    Acc total = typename RowReduceStorage<Acc, G>::WarpReduce(storage.scratch.warp[group]).Reduce(v, op);
     __syncwarp();  // the warp's scratch may be reused right after
     return __shfl_sync(0xffffffffu, total, 0);  // lane 0 holds the total
   } else {
     static_assert(G == kRowBlock, "a row group is a warp or the whole block");
-    Acc total = typename RowReduceStorage<Acc, G>::BlockReduce(storage.cub.block).Reduce(v, op);
+    Acc total = typename RowReduceStorage<Acc, G>::BlockReduce(storage.scratch.block).Reduce(v, op);
     if (threadIdx.x == 0) storage.result[0] = total;  // thread 0 holds the total
     __syncthreads();
     total = storage.result[0];
