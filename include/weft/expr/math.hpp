@@ -100,17 +100,22 @@ WEFT_HOST_DEVICE inline T abs(T x) {
   else return x < T(0) ? T(-x) : x;
 }
 
-// max/min propagate NaN like torch.maximum: a NaN operand wins.
+// max/min propagate NaN like torch.maximum: a NaN operand wins. Of +0 and -0, max is +0 and
+// min is -0 (IEEE 754-2019 maximum / minimum), as the SIMD packets compute them.
 template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
 WEFT_HOST_DEVICE inline T max(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>)
+  if constexpr (std::is_floating_point_v<T>) {
     if (a != a) return a;
+    if (a == b) return ::copysign(1.0, double(a)) < 0 ? b : a;  // equal: only a zero's sign can differ
+  }
   return a > b ? a : (b != b ? b : (a == b ? a : b));
 }
 template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
 WEFT_HOST_DEVICE inline T min(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>)
+  if constexpr (std::is_floating_point_v<T>) {
     if (a != a) return a;
+    if (a == b) return ::copysign(1.0, double(a)) < 0 ? a : b;
+  }
   return a < b ? a : (b != b ? b : (a == b ? a : b));
 }
 
