@@ -23,3 +23,4 @@
 #include "weft/dense/layer_norm.hpp"
 #include "weft/dense/matmul.hpp"
 #include "weft/dense/foreach_norm.hpp"
+#include "weft/nn/sdpa.hpp"

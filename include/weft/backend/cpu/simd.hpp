@@ -1006,6 +1006,18 @@ WEFT_SIMD_INLINE Vec<T, N> exp(Vec<T, N> x) {
   return detail::mul_pow2(detail::exp_reduced(r), k_int);
 }
 
+// 2^x = 2^k 2^f with k = round(x), |f| <= 1/2 exact, and 2^f = exp(f ln2), |f ln2| <= ln2/2.
+// Attention's softmax uses it with log2(e) folded into the scores' scale.
+template <class T, int N>
+  requires std::is_floating_point_v<T>
+WEFT_SIMD_INLINE Vec<T, N> exp2(Vec<T, N> x) {
+  constexpr bool kF32 = std::is_same_v<T, float>;
+  // Outside [lo, hi] the result rounds to 0 or inf; the clamp keeps k in mul_pow2's range.
+  x = detail::clamp_keep_nan(x, kF32 ? T(-151) : T(-1076), kF32 ? T(129) : T(1025));
+  auto [k, k_int] = detail::round_nearest(x);
+  return detail::mul_pow2(detail::exp_reduced((x - k) * T(0.69314718055994530942)), k_int);
+}
+
 // expm1(x) = 2^k (expm1(r) + 1 - 2^-k), x = k ln2 + r; expm1(r) = r + r^2/2 + r^3 Q(r) keeps full
 // relative precision near 0 (k = 0 adds nothing to it). 1 - 2^-k is exact for the k that matter.
 template <class T, int N>

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: MIT
+/// @file scaled_dot_product_attention, sdpa_forward and sdpa_backward: PyTorch's attention semantics, the backend choice and its log.
+#pragma once
+
+#include <string>
+#include <type_traits>
+
+#include "weft/log/log.hpp"
+#include "weft/nn/sdpa_backend.hpp"
+#include "weft/nn/sdpa_flash_cpu.hpp"
+#include "weft/nn/sdpa_math.hpp"
+#include "weft/nn/sdpa_options.hpp"
+#include "weft/nn/sdpa_problem.hpp"
+
+namespace weft::nn {
+
+/// The attention output (batch..., Hq, L, Ev) and the log-sum-exp of each query's scaled,
+/// masked scores (batch..., Hq, L), in the compute type (float for 16-bit inputs); +inf on a
+/// query that sees no key.
+template <class T>
+struct SdpaOutput {
+  Tensor<T> out;
+  Tensor<math_t<T>> lse;
+};
+
+/// Gradients of the loss with respect to q, k and v (shaped like them).
+template <class T>
+struct SdpaGradients {
+  Tensor<T> dq, dk, dv;
+};
+
+namespace detail {
+
+template <class T, class K, class V>
+constexpr void check_sdpa_types() {
+  static_assert(std::is_same_v<T, K> && std::is_same_v<T, V>,
+                "weft::nn attention: q, k and v need one dtype; convert with weft::eval(weft::cast<T>(x))");
+  static_assert(is_floating_v<T>, "weft::nn attention: q, k and v need a floating dtype (float, double, half, bfloat16)");
+}
+
+template <class T>
+std::string sdpa_describe(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, const SdpaShape& s,
+                          const SdpaOptions& o) {
+  return weft::detail::cat(dtype_name<T>(), ", q ", q.shape(), ", k ", k.shape(), ", v ", v.shape(),
+                           s.causal ? (o.causal_variant == CausalVariant::lower_right ? ", causal lower_right"
+                                                                                    : ", causal upper_left")
+                                    : "",
+                           mask_rank(o.attn_mask) < 0 ? "" : ", mask", s.group > 1 ? ", gqa" : "",
+                           s.dropout_p > 0 ? ", dropout" : "");
+}
+
+/// The backend that runs: flash unless a SdpaBackendGuard excludes it. The `sdpa` log says
+/// which one ran and why flash was refused.
+template <class T>
+SdpaBackend choose_backend(const char* op, const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v,
+                           const SdpaShape& s, const SdpaOptions& o) {
+  const bool flash = backend_allowed(SdpaBackend::flash), math = backend_allowed(SdpaBackend::math);
+  if (!flash && !math)
+    fail(op, "no attention backend is allowed (SdpaBackendGuard with an empty list) for q ", q.shape(),
+         "; allow SdpaBackend::flash or SdpaBackend::math");
+  const SdpaBackend chosen = flash ? SdpaBackend::flash : SdpaBackend::math;
+  if (log_enabled(LogComponent::sdpa))
+    log_write(LogComponent::sdpa,
+              weft::detail::cat(op, ": ", backend_name(chosen), " backend (cpu, ", sdpa_describe(q, k, v, s, o), ")",
+                                flash ? "" : "; flash refused: excluded by SdpaBackendGuard"));
+  return chosen;
+}
+
+template <class T>
+void check_sdpa_tensors(const char* op, std::initializer_list<const Tensor<T>*> ts) {
+  for (const Tensor<T>* t : ts) {
+    if (!t->defined()) fail(op, "an operand is an empty (default-constructed) tensor");
+#if !defined(__CUDACC__)
+    if (t->device().is_cuda()) weft::detail::fail_no_cuda(op);
+#endif
+    if (!t->device().is_cpu())
+      fail(op, "an operand of shape ", t->shape(), " is on ", t->device(),
+           ": attention runs on the CPU in this version; move the tensors with .to(weft::Device::cpu())");
+  }
+}
+
+}  // namespace detail
+
+/// Attention's output and log-sum-exp: out = softmax(q k^T scale + mask) v, with dropout on the
+/// weights (docs/attention.md). q (batch..., Hq, L, E), k (batch..., H, S, E), v (batch..., H, S, Ev).
+template <class T, class K, class V>
+SdpaOutput<T> sdpa_forward(const Tensor<T>& q, const Tensor<K>& k, const Tensor<V>& v, const SdpaOptions& o = {}) {
+  detail::check_sdpa_types<T, K, V>();
+  using Acc = math_t<T>;
+  const char* op = "nn::sdpa_forward";
+  detail::check_sdpa_tensors<T>(op, {&q, &k, &v});
+  const detail::SdpaShape s = detail::sdpa_shape(op, q.shape(), k.shape(), v.shape(), o);
+  SdpaOutput<T> r;
+  if (detail::choose_backend(op, q, k, v, s, o) == SdpaBackend::math) {
+    const detail::SdpaMathState<Acc> st = detail::sdpa_math_forward<Acc>(q, k, v, s, o.attn_mask);
+    r.out = eval(cast<T>(st.out));
+    r.lse = st.lse.contiguous();
+    return r;
+  }
+  r.out = empty<T>(s.out_shape());
+  r.lse = empty<Acc>(s.lse_shape());
+  const auto qr = detail::sdpa_rows(q), kr = detail::sdpa_rows(k), vr = detail::sdpa_rows(v);
+  const auto bias = detail::sdpa_bias<Acc>(o.attn_mask, s);
+  detail::flash_forward_cpu(detail::FlashProblem<T>{s, qr, kr, vr, bias}, r.out.data(), r.lse.data());
+  return r;
+}
+
+/// torch.nn.functional.scaled_dot_product_attention: softmax(q k^T scale + mask) v.
+template <class T, class K, class V>
+Tensor<T> scaled_dot_product_attention(const Tensor<T>& q, const Tensor<K>& k, const Tensor<V>& v,
+                                       const SdpaOptions& o = {}) {
+  return sdpa_forward(q, k, v, o).out;
+}
+
+/// Gradients of attention given dout (the loss's gradient with respect to out) and the forward
+/// pass's out and lse, with the same options (and dropout seed) as the forward call.
+template <class T, class K, class V>
+SdpaGradients<T> sdpa_backward(const Tensor<T>& dout, const Tensor<T>& q, const Tensor<K>& k, const Tensor<V>& v,
+                               const Tensor<T>& out, const Tensor<math_t<T>>& lse, const SdpaOptions& o = {}) {
+  detail::check_sdpa_types<T, K, V>();
+  using Acc = math_t<T>;
+  const char* op = "nn::sdpa_backward";
+  detail::check_sdpa_tensors<T>(op, {&dout, &q, &k, &v, &out});
+  if (!lse.defined() || !lse.device().is_cpu())
+    weft::detail::fail(op, "lse must be the CPU tensor sdpa_forward returned");
+  const detail::SdpaShape s = detail::sdpa_shape(op, q.shape(), k.shape(), v.shape(), o);
+  if (dout.shape() != s.out_shape() || out.shape() != s.out_shape() || lse.shape() != s.lse_shape())
+    weft::detail::fail(op, "dout (", dout.shape(), ") and out (", out.shape(), ") must have shape ", s.out_shape(),
+                       " and lse (", lse.shape(), ") shape ", s.lse_shape(), " for q ", q.shape(), ", k ", k.shape(),
+                       ", v ", v.shape(), "; pass the tensors sdpa_forward returned for these inputs");
+  SdpaGradients<T> g;
+  if (detail::choose_backend(op, q, k, v, s, o) == SdpaBackend::math) {
+    const detail::SdpaMathState<Acc> st = detail::sdpa_math_forward<Acc>(q, k, v, s, o.attn_mask);
+    const detail::SdpaMathGradients<Acc> mg = detail::sdpa_math_backward(dout, st, s);
+    g.dq = eval(cast<T>(mg.dq));
+    g.dk = eval(cast<T>(mg.dk));
+    g.dv = eval(cast<T>(mg.dv));
+    return g;
+  }
+  g.dq = empty<T>(q.shape());
+  g.dk = empty<T>(k.shape());
+  g.dv = empty<T>(v.shape());
+  const auto qr = detail::sdpa_rows(q), kr = detail::sdpa_rows(k), vr = detail::sdpa_rows(v);
+  const auto outr = detail::sdpa_rows(out), doutr = detail::sdpa_rows(dout);
+  const auto bias = detail::sdpa_bias<Acc>(o.attn_mask, s);
+  const Tensor<Acc> lse_c = lse.contiguous();
+  detail::flash_backward_cpu(detail::FlashProblem<T>{s, qr, kr, vr, bias}, outr, doutr, lse_c.data(), g.dq.data(),
+                             g.dk.data(), g.dv.data());
+  return g;
+}
+
+}  // namespace weft::nn

@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: MIT
+/// @file The flash attention backend on the CPU: FlashAttention-2's forward and backward passes over cache-sized blocks, OpenMP over (batch, head, block).
+///
+/// Forward (Dao, FlashAttention-2, Algorithm 1), for one block of kBlock query rows:
+///   for each block of kBlock keys:  s = (c q) k^T (+ bias log2 e),  c = scale log2 e
+///     m' = max(m, rowmax s);  p = 2^(s - m');  l = l 2^(m - m') + rowsum p;  o = o 2^(m - m') + p v
+///   out = o / l;  lse = (m + log2 l) ln 2.
+/// Scores live in log2 units, so each weight costs one exp2 and the scale one multiply of q;
+/// normalization is deferred to the end; blocks entirely above the causal diagonal are skipped.
+/// Memory: O(L E) (the packed K and V plus per-thread blocks), never O(L S).
+///
+/// Backward (Algorithm 2), for one block of keys of one key/value head, over every query head
+/// of its group and every query block that sees it: p = 2^(s - lse log2 e) recomputed,
+///   dV += p^T dO;  dP = dO V^T;  dS = p (dP - D), D = rowsum(dO out);  dK += dS^T Q scale;
+///   dQ += dS K scale (dQ is shared by the key blocks: one accumulator per thread, summed at the end).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "weft/backend/cpu/block_gemm.hpp"
+#include "weft/backend/cpu/pointwise.hpp"
+#include "weft/nn/sdpa_dropout.hpp"
+#include "weft/nn/sdpa_problem.hpp"
+
+#if !defined(__CUDA_ARCH__)
+
+namespace weft::nn::detail {
+
+namespace cpu = weft::detail::cpu;
+
+/// Block sizes of the CPU flash kernels for compute type Acc: square blocks of kBlock query rows
+/// by kBlock keys, a multiple of block_gemm's tile rows and columns on every target (the
+/// backward pass uses key blocks as GEMM rows). 96 x 96 floats: 36 KiB of scores, L2-resident
+/// with the packed q, k and v blocks.
+template <class Acc>
+struct FlashTiles {
+  using Tile = cpu::BlockGemmTile<Acc>;
+  static constexpr std::int64_t kBlock = 96;
+  static_assert(kBlock % Tile::kRows == 0 && kBlock % Tile::kCols == 0, "flash block must be whole GEMM tiles");
+  static constexpr std::int64_t pad(std::int64_t n) { return (n + Tile::kCols - 1) / Tile::kCols * Tile::kCols; }
+};
+
+inline constexpr double kLog2e = 1.4426950408889634074;
+inline constexpr double kLn2 = 0.69314718055994530942;
+
+/// dst[r ld + c] = mul src(bh, r0 + r)[c] for r < rows, c < cols; zeros elsewhere in rows_pad x ld.
+template <class Acc, class T>
+void pack_rows(const SdpaRows<T>& src, std::int64_t bh, std::int64_t r0, std::int64_t rows, std::int64_t cols,
+               Acc mul, Acc* dst, std::int64_t ld, std::int64_t rows_pad) {
+  for (std::int64_t r = 0; r < rows_pad; ++r) {
+    Acc* d = dst + r * ld;
+    std::int64_t c = 0;
+    if (r < rows) {
+      const T* p = src.row(bh, r0 + r);
+      for (; c < cols; ++c) d[c] = Acc(math_t<T>(p[c])) * mul;
+    }
+    for (; c < ld; ++c) d[c] = Acc(0);
+  }
+}
+
+/// dst[c ld + r] = src(bh, r0 + r)[c] for c < cols, r < rows; zeros for r in [rows, ld).
+template <class Acc, class T>
+void pack_transposed(const SdpaRows<T>& src, std::int64_t bh, std::int64_t r0, std::int64_t rows, std::int64_t cols,
+                     Acc* dst, std::int64_t ld) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const T* p = src.row(bh, r0 + r);
+    for (std::int64_t c = 0; c < cols; ++c) dst[c * ld + r] = Acc(math_t<T>(p[c]));
+  }
+  for (std::int64_t c = 0; c < cols; ++c)
+    for (std::int64_t r = rows; r < ld; ++r) dst[c * ld + r] = Acc(0);
+}
+
+/// The part of the attention problem both passes share: shapes, operands, mask, dropout.
+template <class T>
+struct FlashProblem {
+  using Acc = math_t<T>;
+  using Tiles = FlashTiles<Acc>;
+  static constexpr std::int64_t kB = Tiles::kBlock;
+
+  const SdpaShape& s;
+  const SdpaRows<T>& q;
+  const SdpaRows<T>& k;
+  const SdpaRows<T>& v;
+  const SdpaRows<Acc>& bias;  // data == nullptr without a mask
+  SdpaDropout dropout{s.dropout_p, s.seed};
+  std::int64_t key_blocks = (s.S + kB - 1) / kB;
+  std::int64_t query_blocks = (s.L + kB - 1) / kB;
+  std::int64_t Ep = Tiles::pad(s.E), Evp = Tiles::pad(s.Ev);
+
+  /// Flattened key/value head of query head bh = b Hq + hq.
+  std::int64_t kv_head(std::int64_t bh) const { return bh / s.Hq * s.H + bh % s.Hq / s.group; }
+
+  /// Key blocks [0, end) that query rows [i0, i0 + rows) see.
+  std::int64_t key_block_end(std::int64_t i0, std::int64_t rows) const {
+    if (!s.causal) return key_blocks;
+    const std::int64_t last = i0 + rows - 1 + s.causal_offset;  // last key the last row sees
+    return last < 0 ? 0 : std::min(key_blocks, last / kB + 1);
+  }
+  /// First query block that sees key block kb.
+  std::int64_t query_block_begin(std::int64_t kb) const {
+    if (!s.causal) return 0;
+    const std::int64_t first = kb * kB - s.causal_offset;  // first query row that sees key kb kB
+    return first <= 0 ? 0 : std::min(query_blocks, first / kB);
+  }
+
+  /// Row r (query i) of a kB-wide score block for keys [j0, j0 + kB), in log2 units: adds the
+  /// mask times log2 e and sets keys the query does not see (past S, above the diagonal) to -inf.
+  void mask_row(Acc* row, std::int64_t bh, std::int64_t i, std::int64_t j0) const {
+    const std::int64_t valid = std::min(kB, s.S - j0);
+    const std::int64_t seen = s.causal ? std::clamp<std::int64_t>(i + s.causal_offset - j0 + 1, 0, valid) : valid;
+    if (bias.data) {
+      const Acc* b = bias.row(bh, i) + j0 * bias.col_stride;
+      for (std::int64_t j = 0; j < seen; ++j) row[j] += b[j * bias.col_stride] * Acc(kLog2e);
+    }
+    for (std::int64_t j = seen; j < kB; ++j) row[j] = -std::numeric_limits<Acc>::infinity();
+  }
+  /// Whether a score block needs mask_row: a mask, keys past S, or keys above query i0's diagonal.
+  bool needs_mask(std::int64_t i0, std::int64_t j0) const {
+    return bias.data || j0 + kB > s.S || (s.causal && j0 + kB - 1 > i0 + s.causal_offset);
+  }
+  /// Multiplies p's kB weights of row (bh, i), keys from j0, by their dropout factors.
+  void drop_row(Acc* p, Acc* factors, std::int64_t bh, std::int64_t i, std::int64_t j0) const {
+    const std::int64_t valid = std::min(kB, s.S - j0);
+    dropout.factors(std::uint64_t((bh * s.L + i) * s.S + j0), valid, factors);
+    for (std::int64_t j = 0; j < valid; ++j) p[j] *= factors[j];
+  }
+
+  /// K^T (E x kB) of every key block, then V (kB x Evp) of every key block, per key/value head.
+  std::vector<Acc> pack_kv(bool with_v) const {
+    const std::int64_t kv_blocks = s.batches * s.H * key_blocks;
+    const std::int64_t kt_size = s.E * kB, v_size = kB * Evp;
+    std::vector<Acc> packed(std::size_t(kv_blocks * (kt_size + (with_v ? v_size : 0))));
+    Acc* kt = packed.data();
+    Acc* vp = kt + kv_blocks * kt_size;
+    WEFT_PRAGMA_OMP(omp parallel for schedule(static) num_threads(cpu::threads_for(kv_blocks * kt_size)))
+    for (std::int64_t u = 0; u < kv_blocks; ++u) {
+      const std::int64_t bhk = u / key_blocks, j0 = u % key_blocks * kB, rows = std::min(kB, s.S - j0);
+      pack_transposed(k, bhk, j0, rows, s.E, kt + u * kt_size, kB);
+      if (with_v) pack_rows(v, bhk, j0, rows, s.Ev, Acc(1), vp + u * v_size, Evp, kB);
+    }
+    return packed;
+  }
+};
+
+/// Vectorized passes over one kB-wide row of scores.
+template <class Acc>
+struct FlashRow {
+  static constexpr int W = simd::native_lanes<Acc>;
+  using V = simd::Vec<Acc, W>;
+
+  static Acc max(const Acc* x, std::int64_t n) {
+    V m = V::load(x);
+    for (std::int64_t j = W; j < n; j += W) m = simd::max(m, V::load(x + j));
+    return simd::reduce_max(m);
+  }
+  /// x = 2^(x - shift) in place; returns the sum.
+  static Acc exp2_sum(Acc* x, std::int64_t n, Acc shift) {
+    const V sh = V::broadcast(shift);
+    V sum = V::broadcast(Acc(0));
+    for (std::int64_t j = 0; j < n; j += W) {
+      const V e = simd::exp2(V::load(x + j) - sh);
+      e.store(x + j);
+      sum = sum + e;
+    }
+    return simd::reduce_add(sum);
+  }
+  static void scale(Acc* x, std::int64_t n, Acc a) {
+    const V av = V::broadcast(a);
+    for (std::int64_t j = 0; j < n; j += W) (V::load(x + j) * av).store(x + j);
+  }
+  static void fill(Acc* x, std::int64_t n, Acc value) {
+    for (std::int64_t j = 0; j < n; ++j) x[j] = value;
+  }
+};
+
+/// FlashAttention-2's forward pass: out (batch Hq, L, Ev) and lse (batch Hq, L), both contiguous;
+/// lse = +inf on a row that sees no key (FlashAttention's convention: the backward pass's
+/// 2^(s - lse) is then 0 there).
+template <class T>
+void flash_forward_cpu(const FlashProblem<T>& fp, T* out, math_t<T>* lse) {
+  using Acc = math_t<T>;
+  using Row = FlashRow<Acc>;
+  constexpr std::int64_t kB = FlashProblem<T>::kB;
+  const SdpaShape& s = fp.s;
+  const std::int64_t heads = s.batches * s.Hq, units = heads * fp.query_blocks;
+  if (units == 0) return;
+  const std::vector<Acc> packed = fp.pack_kv(true);
+  const Acc* kt_all = packed.data();
+  const Acc* v_all = kt_all + s.batches * s.H * fp.key_blocks * s.E * kB;
+  const std::int64_t E = s.E, Evp = fp.Evp;
+  const Acc c = Acc(s.scale * kLog2e);
+  const Acc neg_inf = -std::numeric_limits<Acc>::infinity();
+  const int threads = int(std::min<std::int64_t>(units, cpu::threads_for(units * kB * s.S * (E + s.Ev))));
+
+  WEFT_PRAGMA_OMP(omp parallel num_threads(threads))
+  {
+    std::vector<Acc> qs(std::size_t(kB * std::max<std::int64_t>(E, 1))), sc(std::size_t(kB * kB)),
+        o(std::size_t(kB * Evp)), m(kB), l(kB), factors(kB);
+    // Causal rows do less work the earlier they are: hand out blocks one at a time.
+    WEFT_PRAGMA_OMP(omp for schedule(dynamic, 1))
+    for (std::int64_t u = 0; u < units; ++u) {
+      const std::int64_t bh = u / fp.query_blocks, i0 = u % fp.query_blocks * kB, rows = std::min(kB, s.L - i0);
+      const std::int64_t bhk = fp.kv_head(bh);
+      pack_rows(fp.q, bh, i0, rows, E, c, qs.data(), E, kB);
+      Row::fill(o.data(), kB * Evp, Acc(0));
+      Row::fill(m.data(), kB, neg_inf);
+      Row::fill(l.data(), kB, Acc(0));
+      const std::int64_t kb_end = fp.key_block_end(i0, rows);
+      for (std::int64_t kb = 0; kb < kb_end; ++kb) {
+        const std::int64_t j0 = kb * kB, blk = bhk * fp.key_blocks + kb;
+        cpu::block_gemm<Acc, false>(kB, kB, E, qs.data(), E, 1, kt_all + blk * E * kB, kB, sc.data(), kB);
+        const bool masked = fp.needs_mask(i0, j0);
+        for (std::int64_t r = 0; r < rows; ++r) {
+          Acc* row = sc.data() + r * kB;
+          if (masked) fp.mask_row(row, bh, i0 + r, j0);
+          const Acc m_new = std::max(m[r], Row::max(row, kB));
+          if (m_new == neg_inf) {  // no key seen yet: weights 0 (2^(-inf - -inf) would be NaN)
+            Row::fill(row, kB, Acc(0));
+            continue;
+          }
+          const Acc alpha = std::exp2(m[r] - m_new);  // 0 when m was -inf
+          l[r] = l[r] * alpha + Row::exp2_sum(row, kB, m_new);
+          if (alpha != Acc(1)) Row::scale(o.data() + r * Evp, Evp, alpha);
+          m[r] = m_new;
+          if (fp.dropout.active()) fp.drop_row(row, factors.data(), bh, i0 + r, j0);
+        }
+        cpu::block_gemm<Acc, true>(kB, Evp, kB, sc.data(), kB, 1, v_all + blk * kB * Evp, Evp, o.data(), Evp);
+      }
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const Acc inv = l[r] > 0 ? Acc(1) / l[r] : Acc(0);
+        T* dst = out + (bh * s.L + i0 + r) * s.Ev;
+        for (std::int64_t e = 0; e < s.Ev; ++e) dst[e] = T(o[std::size_t(r * Evp + e)] * inv);
+        lse[bh * s.L + i0 + r] =
+            l[r] > 0 ? Acc(m[r] * Acc(kLn2) + std::log(l[r])) : std::numeric_limits<Acc>::infinity();
+      }
+    }
+  }
+}
+
+/// FlashAttention-2's backward pass. out, dout: the forward output and its gradient (rows);
+/// lse: (batch Hq, L) contiguous. Writes dq (batch Hq, L, E), dk (batch H, S, E), dv (batch H, S, Ev),
+/// all contiguous.
+template <class T>
+void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const SdpaRows<T>& dout,
+                        const math_t<T>* lse, T* dq, T* dk, T* dv) {
+  using Acc = math_t<T>;
+  using Row = FlashRow<Acc>;
+  constexpr std::int64_t kB = FlashProblem<T>::kB;
+  const SdpaShape& s = fp.s;
+  const std::int64_t heads = s.batches * s.Hq, kv_heads = s.batches * s.H;
+  const std::int64_t E = s.E, Ev = s.Ev, Ep = fp.Ep, Evp = fp.Evp, Lp = fp.query_blocks * kB;
+  const std::int64_t units = kv_heads * fp.key_blocks;
+  const Acc c = Acc(s.scale * kLog2e), scale = Acc(s.scale);
+
+  // D = rowsum(dO * out), one per query row.
+  std::vector<Acc> D(std::size_t(heads * s.L));
+  WEFT_PRAGMA_OMP(omp parallel for schedule(static) num_threads(cpu::threads_for(heads * s.L * Ev)))
+  for (std::int64_t hr = 0; hr < heads * s.L; ++hr) {
+    const T* a = out.row(hr / s.L, hr % s.L);
+    const T* b = dout.row(hr / s.L, hr % s.L);
+    Acc sum = 0;
+    for (std::int64_t e = 0; e < Ev; ++e) sum += Acc(math_t<T>(a[e])) * Acc(math_t<T>(b[e]));
+    D[std::size_t(hr)] = sum;
+  }
+  const std::vector<Acc> packed = fp.pack_kv(false);
+  const Acc* kt_all = packed.data();
+  const int threads =
+      int(std::max<std::int64_t>(1, std::min<std::int64_t>(units, cpu::threads_for(units * kB * s.L * (E + Ev)))));
+  // One dQ accumulator per thread ((batch Hq, Lp, Ep)), summed in a fixed order at the end.
+  const std::int64_t dq_size = heads * Lp * Ep;
+  std::vector<Acc> dq_acc(std::size_t(threads * dq_size), Acc(0));
+
+  WEFT_PRAGMA_OMP(omp parallel num_threads(threads))
+  {
+#if defined(_OPENMP)
+    Acc* dq_mine = dq_acc.data() + omp_get_thread_num() * dq_size;
+#else
+    Acc* dq_mine = dq_acc.data();
+#endif
+    std::vector<Acc> kr(std::size_t(kB * Ep)), vt(std::size_t(std::max<std::int64_t>(Ev, 1) * kB)),
+        dk_acc(std::size_t(kB * Ep)), dv_acc(std::size_t(kB * Evp)), qr(std::size_t(kB * Ep)),
+        dor(std::size_t(kB * Evp)), p(std::size_t(kB * kB)), pd(std::size_t(kB * kB)), ds(std::size_t(kB * kB)),
+        factors(kB);
+    WEFT_PRAGMA_OMP(omp for schedule(dynamic, 1))
+    for (std::int64_t u = 0; u < units; ++u) {
+      const std::int64_t bhk = u / fp.key_blocks, kb = u % fp.key_blocks, j0 = kb * kB;
+      const std::int64_t keys = std::min(kB, s.S - j0);
+      const Acc* kt = kt_all + u * E * kB;
+      pack_rows(fp.k, bhk, j0, keys, E, Acc(1), kr.data(), Ep, kB);
+      pack_transposed(fp.v, bhk, j0, keys, Ev, vt.data(), kB);
+      Row::fill(dk_acc.data(), kB * Ep, Acc(0));
+      Row::fill(dv_acc.data(), kB * Evp, Acc(0));
+      for (std::int64_t g = 0; g < s.group; ++g) {
+        const std::int64_t bh = bhk / s.H * s.Hq + bhk % s.H * s.group + g;
+        for (std::int64_t qb = fp.query_block_begin(kb); qb < fp.query_blocks; ++qb) {
+          const std::int64_t i0 = qb * kB, rows = std::min(kB, s.L - i0);
+          pack_rows(fp.q, bh, i0, rows, E, Acc(1), qr.data(), Ep, kB);
+          pack_rows(dout, bh, i0, rows, Ev, Acc(1), dor.data(), Evp, kB);
+          cpu::block_gemm<Acc, false>(kB, kB, E, qr.data(), Ep, 1, kt, kB, p.data(), kB);
+          const bool masked = fp.needs_mask(i0, j0);
+          for (std::int64_t r = 0; r < kB; ++r) {
+            Acc* row = p.data() + r * kB;
+            if (r >= rows) {  // padding rows: no weights
+              Row::fill(row, kB, Acc(0));
+              continue;
+            }
+            Row::scale(row, kB, c);
+            if (masked) fp.mask_row(row, bh, i0 + r, j0);
+            Row::exp2_sum(row, kB, Acc(lse[bh * s.L + i0 + r] * Acc(kLog2e)));
+          }
+          const Acc* weights = p.data();
+          if (fp.dropout.active()) {
+            std::copy(p.begin(), p.end(), pd.begin());
+            for (std::int64_t r = 0; r < rows; ++r) fp.drop_row(pd.data() + r * kB, factors.data(), bh, i0 + r, j0);
+            weights = pd.data();
+          }
+          // dV += weights^T dO
+          cpu::block_gemm<Acc, true>(kB, Evp, kB, weights, 1, kB, dor.data(), Evp, dv_acc.data(), Evp);
+          // dP = dO V^T, then dS = p (dP keep - D) in place
+          cpu::block_gemm<Acc, false>(kB, kB, Ev, dor.data(), Evp, 1, vt.data(), kB, ds.data(), kB);
+          for (std::int64_t r = 0; r < rows; ++r) {
+            Acc* d = ds.data() + r * kB;
+            const Acc* pr = p.data() + r * kB;
+            const Acc Di = D[std::size_t(bh * s.L + i0 + r)];
+            if (fp.dropout.active()) {
+              const Acc* wr = pd.data() + r * kB;
+              // p keep = weights, so p (dP keep - D) = weights dP - p D
+              for (std::int64_t j = 0; j < kB; ++j) d[j] = wr[j] * d[j] - pr[j] * Di;
+            } else {
+              for (std::int64_t j = 0; j < kB; ++j) d[j] = pr[j] * (d[j] - Di);
+            }
+          }
+          Row::fill(ds.data() + rows * kB, (kB - rows) * kB, Acc(0));
+          // dK += dS^T Q;  dQ += dS K (both times scale, applied once at the end)
+          cpu::block_gemm<Acc, true>(kB, Ep, kB, ds.data(), 1, kB, qr.data(), Ep, dk_acc.data(), Ep);
+          cpu::block_gemm<Acc, true>(kB, Ep, kB, ds.data(), kB, 1, kr.data(), Ep, dq_mine + (bh * Lp + i0) * Ep, Ep);
+        }
+      }
+      for (std::int64_t r = 0; r < keys; ++r) {
+        T* dkr = dk + (bhk * s.S + j0 + r) * E;
+        T* dvr = dv + (bhk * s.S + j0 + r) * Ev;
+        for (std::int64_t e = 0; e < E; ++e) dkr[e] = T(dk_acc[std::size_t(r * Ep + e)] * scale);
+        for (std::int64_t e = 0; e < Ev; ++e) dvr[e] = T(dv_acc[std::size_t(r * Evp + e)]);
+      }
+    }
+  }
+  WEFT_PRAGMA_OMP(omp parallel for schedule(static) num_threads(cpu::threads_for(heads * s.L * E)))
+  for (std::int64_t hr = 0; hr < heads * s.L; ++hr) {
+    const std::int64_t bh = hr / s.L, i = hr % s.L;
+    for (std::int64_t e = 0; e < E; ++e) {
+      Acc sum = 0;
+      for (int t = 0; t < threads; ++t) sum += dq_acc[std::size_t(t * dq_size + (bh * Lp + i) * Ep + e)];
+      dq[hr * E + e] = T(sum * scale);
+    }
+  }
+}
+
+}  // namespace weft::nn::detail
+
+#endif  // !defined(__CUDA_ARCH__)
