@@ -39,7 +39,8 @@ inline __attribute__((always_inline)) void block_gemm_tile(const T* a, std::int6
     const T* ak_ = a + k * ak;
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
-      const V x = V::broadcast(ak_[r * ar]);
+      // A vector-plus-scalar splat: GCC folds it into one broadcast load (vbroadcastss m32).
+      const V x{typename V::Raw{} + ak_[r * ar]};
       acc[r][0] = acc[r][0] + x * b0;
       acc[r][1] = acc[r][1] + x * b1;
     }
