@@ -24,3 +24,4 @@
 #include "weft/dense/matmul.hpp"
 #include "weft/dense/foreach_norm.hpp"
 #include "weft/nn/sdpa.hpp"
+#include "weft/optim/optim.hpp"

@@ -29,6 +29,7 @@ template <class... Stmts>
 PointwiseKernel<false, Stmts...> build_list_kernel(const IterationSpace& space, ListTable& table,
                                                    const Stmts&... stmts) {
   using Kernel = PointwiseKernel<false, Stmts...>;
+  count_kernel_type<Kernel>();
   BuildContext<typename Kernel::Shared> ctx;
   ctx.space = &space;
   ctx.lists = &table;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 
 #include "weft/plan/evaluator.hpp"
@@ -181,5 +182,25 @@ struct PointwiseKernel {
 #endif
 };
 
+/// Distinct kernel types run so far in this process (see kernel_types_run).
+inline std::atomic<std::int64_t>& kernel_type_counter() {
+  static std::atomic<std::int64_t> count{0};
+  return count;
+}
+
+/// Counts Kernel the first time it is built; later builds cost one guard check.
+template <class Kernel>
+void count_kernel_type() {
+  static const bool counted = (kernel_type_counter().fetch_add(1, std::memory_order_relaxed), true);
+  (void)counted;
+}
+
 }  // namespace detail
+
+/// How many distinct kernel types have run in this process. Every kernel is a
+/// type compiled into the program and its numbers (a learning rate, a bias
+/// correction) are runtime arguments, so running one again with new numbers
+/// leaves this count unchanged: nothing is planned or compiled per call.
+inline std::int64_t kernel_types_run() { return detail::kernel_type_counter().load(std::memory_order_relaxed); }
+
 }  // namespace weft

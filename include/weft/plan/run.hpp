@@ -141,6 +141,7 @@ template <bool kLinear, class... Stmts>
 PointwiseKernel<kLinear, Stmts...> build_kernel(const IterationSpace& space, const std::string& where,
                                                 Stmts&... stmts) {
   using Kernel = PointwiseKernel<kLinear, Stmts...>;
+  count_kernel_type<Kernel>();
   BuildContext<typename Kernel::Shared> ctx;
   ctx.space = &space;
   if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code))

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+/// @file Options of weft's optimizers: plain structs with PyTorch's names and defaults.
+///
+/// Every struct also has `capturable` (keep the step count on the device: no host reads, as
+/// PyTorch's capturable=True; always the case on CUDA with a GradScale) and `master_weights`
+/// (16-bit parameters get float32 master copies that the step updates; the parameters are their
+/// rounded values, written by the same kernel). Any member may change between steps (schedules:
+/// `opt.options().lr = ...`); nothing is re-planned or recompiled, the numbers are kernel arguments.
+#pragma once
+
+#include <type_traits>
+#include <utility>
+
+#include "weft/core/dtype.hpp"
+
+namespace weft::optim {
+
+/// torch.optim.SGD: d = g + wd p; buf = momentum buf + (1 - dampening) d (buf = d at the first
+/// step); d = nesterov ? d + momentum buf : buf; p -= lr d.
+struct SGDOptions {
+  double lr = 1e-3;
+  double momentum = 0.0;
+  double dampening = 0.0;
+  double weight_decay = 0.0;
+  bool nesterov = false;
+  bool maximize = false;
+  bool capturable = false;
+  bool master_weights = false;
+};
+
+/// torch.optim.Adam (weight decay 0 by default, added to the gradient: g += wd p) and AdamW (1e-2 by default, decoupled:
+/// p *= 1 - lr wd).
+template <double kWeightDecayDefault>
+struct AdamFamilyOptions {
+  double lr = 1e-3;
+  std::pair<double, double> betas = {0.9, 0.999};
+  double eps = 1e-8;
+  double weight_decay = kWeightDecayDefault;
+  bool amsgrad = false;
+  bool maximize = false;
+  bool capturable = false;
+  bool master_weights = false;
+};
+using AdamOptions = AdamFamilyOptions<0.0>;
+using AdamWOptions = AdamFamilyOptions<1e-2>;
+
+/// torch.optim.Adagrad: sum += g^2; p -= lr / (1 + (t - 1) lr_decay) * g / (sqrt(sum) + eps).
+struct AdagradOptions {
+  double lr = 1e-2;
+  double lr_decay = 0.0;
+  double weight_decay = 0.0;
+  double initial_accumulator_value = 0.0;
+  double eps = 1e-10;
+  bool maximize = false;
+  bool capturable = false;
+  bool master_weights = false;
+};
+
+/// torch.optim.RMSprop: sq = alpha sq + (1 - alpha) g^2; centered subtracts the squared mean
+/// gradient; with momentum the step goes through a buffer.
+struct RMSpropOptions {
+  double lr = 1e-2;
+  double alpha = 0.99;
+  double eps = 1e-8;
+  double weight_decay = 0.0;
+  double momentum = 0.0;
+  bool centered = false;
+  bool maximize = false;
+  bool capturable = false;
+  bool master_weights = false;
+};
+
+/// Lion (Chen et al. 2023, "Symbolic Discovery of Optimization Algorithms"; not in torch.optim):
+/// p = p (1 - lr wd) - lr sign(b1 m + (1 - b1) g); m = b2 m + (1 - b2) g.
+struct LionOptions {
+  double lr = 1e-4;
+  std::pair<double, double> betas = {0.9, 0.99};
+  double weight_decay = 0.0;
+  bool maximize = false;
+  bool capturable = false;
+  bool master_weights = false;
+};
+
+/// The state dtype an optimizer defaults to: float64 for float64 parameters, float32 otherwise.
+template <class P>
+using default_state_t = std::conditional_t<std::is_same_v<P, double>, double, float>;
+
+}  // namespace weft::optim

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+/// @file RMSprop (centered, momentum, weight decay, maximize), as torch.optim.RMSprop.
+#pragma once
+
+#include "weft/optim/optimizer.hpp"
+#include "weft/optim/options.hpp"
+
+namespace weft::optim {
+
+/// torch.optim.RMSprop as one fused foreach kernel per step:
+///   sq = alpha sq + (1 - alpha) g^2
+///   avg = sqrt(sq) + eps, or centered: ga = ga + (1 - alpha)(g - ga), avg = sqrt(sq - ga^2) + eps
+///   p -= lr g / avg, or with momentum: buf = momentum buf + g / avg, p -= lr buf
+template <Element P, class S = default_state_t<P>>
+class RMSprop : public Optimizer<RMSprop<P, S>, P, S> {
+  using Base = Optimizer<RMSprop<P, S>, P, S>;
+
+ public:
+  explicit RMSprop(TensorList<P> params, RMSpropOptions options = {})
+      : Base("optim::RMSprop", std::move(params)), options_(options) {
+    check_options();
+  }
+
+  RMSpropOptions& options() { return options_; }
+  const RMSpropOptions& options() const { return options_; }
+
+  void check_options() const {
+    const char* op = "optim::RMSprop";
+    detail::check_nonnegative(op, "lr", options_.lr);
+    detail::check_nonnegative(op, "alpha", options_.alpha);
+    detail::check_nonnegative(op, "eps", options_.eps);
+    detail::check_nonnegative(op, "weight_decay", options_.weight_decay);
+    detail::check_nonnegative(op, "momentum", options_.momentum);
+  }
+
+  template <class Ctx>
+  void update(const Ctx& ctx) {
+    const RMSpropOptions& o = options_;
+    const auto& p = ctx.param();
+    TensorList<S> sq = this->slot("square_avg");
+    auto g = ctx.grad + o.weight_decay * p;
+    auto sq1 = o.alpha * sq + (1.0 - o.alpha) * (g * g);
+    auto finish = [&](const auto& avg, const auto&... writes) {
+      if (o.momentum > 0.0) {
+        TensorList<S> buf = this->slot("momentum_buffer");
+        auto buf1 = o.momentum * buf + g / avg;
+        ctx.apply(p - o.lr * buf1, writes..., Ctx::write(buf, buf1));
+      } else {
+        ctx.apply(p - o.lr * (g / avg), writes...);
+      }
+    };
+    if (o.centered) {
+      TensorList<S> ga = this->slot("grad_avg");
+      auto ga1 = ga + (1.0 - o.alpha) * (g - ga);
+      finish(weft::sqrt(sq1 - ga1 * ga1) + o.eps, Ctx::write(sq, sq1), Ctx::write(ga, ga1));
+    } else {
+      finish(weft::sqrt(sq1) + o.eps, Ctx::write(sq, sq1));
+    }
+  }
+
+ private:
+  RMSpropOptions options_;
+};
+
+template <Element P>
+RMSprop(TensorList<P>, RMSpropOptions) -> RMSprop<P>;
+template <Element P>
+RMSprop(TensorList<P>) -> RMSprop<P>;
+
+}  // namespace weft::optim

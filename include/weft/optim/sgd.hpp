@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+/// @file SGD with momentum, dampening, Nesterov, weight decay and maximize, as torch.optim.SGD.
+#pragma once
+
+#include "weft/optim/optimizer.hpp"
+#include "weft/optim/options.hpp"
+
+namespace weft::optim {
+
+/// torch.optim.SGD as one fused foreach kernel per step (see SGDOptions for the formula).
+template <Element P, class S = default_state_t<P>>
+class SGD : public Optimizer<SGD<P, S>, P, S> {
+  using Base = Optimizer<SGD<P, S>, P, S>;
+
+ public:
+  explicit SGD(TensorList<P> params, SGDOptions options = {}) : Base("optim::SGD", std::move(params)), options_(options) {
+    check_options();
+  }
+
+  SGDOptions& options() { return options_; }
+  const SGDOptions& options() const { return options_; }
+
+  void check_options() const {
+    const char* op = "optim::SGD";
+    detail::check_nonnegative(op, "lr", options_.lr);
+    detail::check_nonnegative(op, "momentum", options_.momentum);
+    detail::check_nonnegative(op, "weight_decay", options_.weight_decay);
+    if (options_.nesterov && (options_.momentum <= 0.0 || options_.dampening != 0.0))
+      detail::fail(op, "nesterov needs momentum > 0 and dampening = 0 (got momentum ", options_.momentum,
+                   ", dampening ", options_.dampening, ")");
+  }
+
+  template <class Ctx>
+  void update(const Ctx& ctx) {
+    const SGDOptions& o = options_;
+    const auto& p = ctx.param();
+    auto d = ctx.grad + o.weight_decay * p;  // d = g + wd p
+    if (o.momentum == 0.0) return ctx.apply(p - o.lr * d);
+    // PyTorch's buffer starts as a copy of d: the first step weighs the (zero) buffer by 0, d by 1.
+    const bool first = !this->has_slot("momentum_buffer");
+    TensorList<S> buf = this->slot("momentum_buffer");
+    auto buf1 = (first ? 0.0 : o.momentum) * buf + (first ? 1.0 : 1.0 - o.dampening) * d;
+    auto direction = weft::where(o.nesterov, d + o.momentum * buf1, buf1);
+    ctx.apply(p - o.lr * direction, Ctx::write(buf, buf1));
+  }
+
+ private:
+  SGDOptions options_;
+};
+
+template <Element P>
+SGD(TensorList<P>, SGDOptions) -> SGD<P>;
+template <Element P>
+SGD(TensorList<P>) -> SGD<P>;
+
+}  // namespace weft::optim
