@@ -45,7 +45,7 @@ std::string sdpa_describe(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T
                            s.causal ? (o.causal_variant == CausalVariant::lower_right ? ", causal lower_right"
                                                                                     : ", causal upper_left")
                                     : "",
-                           mask_rank(o.attn_mask) < 0 ? "" : ", mask", s.group > 1 ? ", gqa" : "",
+                           !o.attn_mask.has_value() ? "" : ", mask", s.group > 1 ? ", gqa" : "",
                            s.dropout_p > 0 ? ", dropout" : "");
 }
 
@@ -64,6 +64,13 @@ SdpaBackend choose_backend(const char* op, const Tensor<T>& q, const Tensor<T>& 
               weft::detail::cat(op, ": ", backend_name(chosen), " backend (cpu, ", sdpa_describe(q, k, v, s, o), ")",
                                 flash ? "" : "; flash refused: excluded by SdpaBackendGuard"));
   return chosen;
+}
+
+/// Writes a dense buffer into a new contiguous tensor, rounding to its dtype.
+template <class A, class T>
+void store(const std::vector<A>& from, Tensor<T>& to) {
+  T* p = to.data();
+  for (std::size_t i = 0; i < from.size(); ++i) p[i] = T(from[i]);
 }
 
 template <class T>
@@ -90,18 +97,17 @@ SdpaOutput<T> sdpa_forward(const Tensor<T>& q, const Tensor<K>& k, const Tensor<
   const char* op = "nn::sdpa_forward";
   detail::check_sdpa_tensors<T>(op, {&q, &k, &v});
   const detail::SdpaShape s = detail::sdpa_shape(op, q.shape(), k.shape(), v.shape(), o);
-  SdpaOutput<T> r;
-  if (detail::choose_backend(op, q, k, v, s, o) == SdpaBackend::math) {
-    const detail::SdpaMathState<Acc> st = detail::sdpa_math_forward<Acc>(q, k, v, s, o.attn_mask);
-    r.out = eval(cast<T>(st.out));
-    r.lse = st.lse.contiguous();
-    return r;
-  }
-  r.out = empty<T>(s.out_shape());
-  r.lse = empty<Acc>(s.lse_shape());
+  // Built, never assigned (assigning a Tensor writes values: a copy kernel to compile).
+  SdpaOutput<T> r{empty<T>(s.out_shape()), empty<Acc>(s.lse_shape())};
   const auto qr = detail::sdpa_rows(q), kr = detail::sdpa_rows(k), vr = detail::sdpa_rows(v);
   const auto bias = detail::sdpa_bias<Acc>(o.attn_mask, s);
-  detail::flash_forward_cpu(detail::FlashProblem<T>{s, qr, kr, vr, bias}, r.out.data(), r.lse.data());
+  if (detail::choose_backend(op, q, k, v, s, o) == SdpaBackend::math) {
+    const detail::SdpaMathState<Acc> st = detail::sdpa_math_forward<Acc>(qr, kr, vr, bias, s);
+    detail::store(st.out, r.out);
+    detail::store(st.lse, r.lse);
+  } else {
+    detail::flash_forward_cpu(detail::FlashProblem<T>{s, qr, kr, vr, bias}, r.out.data(), r.lse.data());
+  }
   return r;
 }
 
@@ -128,24 +134,21 @@ SdpaGradients<T> sdpa_backward(const Tensor<T>& dout, const Tensor<T>& q, const 
     weft::detail::fail(op, "dout (", dout.shape(), ") and out (", out.shape(), ") must have shape ", s.out_shape(),
                        " and lse (", lse.shape(), ") shape ", s.lse_shape(), " for q ", q.shape(), ", k ", k.shape(),
                        ", v ", v.shape(), "; pass the tensors sdpa_forward returned for these inputs");
-  SdpaGradients<T> g;
-  if (detail::choose_backend(op, q, k, v, s, o) == SdpaBackend::math) {
-    const detail::SdpaMathState<Acc> st = detail::sdpa_math_forward<Acc>(q, k, v, s, o.attn_mask);
-    const detail::SdpaMathGradients<Acc> mg = detail::sdpa_math_backward(dout, st, s);
-    g.dq = eval(cast<T>(mg.dq));
-    g.dk = eval(cast<T>(mg.dk));
-    g.dv = eval(cast<T>(mg.dv));
-    return g;
-  }
-  g.dq = empty<T>(q.shape());
-  g.dk = empty<T>(k.shape());
-  g.dv = empty<T>(v.shape());
+  SdpaGradients<T> g{empty<T>(q.shape()), empty<T>(k.shape()), empty<T>(v.shape())};
   const auto qr = detail::sdpa_rows(q), kr = detail::sdpa_rows(k), vr = detail::sdpa_rows(v);
   const auto outr = detail::sdpa_rows(out), doutr = detail::sdpa_rows(dout);
   const auto bias = detail::sdpa_bias<Acc>(o.attn_mask, s);
-  const Tensor<Acc> lse_c = lse.contiguous();
-  detail::flash_backward_cpu(detail::FlashProblem<T>{s, qr, kr, vr, bias}, outr, doutr, lse_c.data(), g.dq.data(),
-                             g.dk.data(), g.dv.data());
+  if (detail::choose_backend(op, q, k, v, s, o) == SdpaBackend::math) {
+    const detail::SdpaMathState<Acc> st = detail::sdpa_math_forward<Acc>(qr, kr, vr, bias, s);
+    const detail::SdpaMathGradients<Acc> mg = detail::sdpa_math_backward(doutr, st, s);
+    detail::store(mg.dq, g.dq);
+    detail::store(mg.dk, g.dk);
+    detail::store(mg.dv, g.dv);
+  } else {
+    const std::vector<Acc> lse_v = detail::sdpa_values(lse);
+    detail::flash_backward_cpu(detail::FlashProblem<T>{s, qr, kr, vr, bias}, outr, doutr, lse_v.data(), g.dq.data(),
+                               g.dk.data(), g.dv.data());
+  }
   return g;
 }
 

@@ -10,7 +10,7 @@
 /// Memory: O(L E) (the packed K and V plus per-thread blocks), never O(L S).
 ///
 /// Backward (Algorithm 2), for one block of keys of one key/value head, over every query head
-/// of its group and every query block that sees it: p = 2^(s - lse log2 e) recomputed,
+/// of its group and every query block that sees it: p = e^(s - lse) recomputed,
 ///   dV += p^T dO;  dP = dO V^T;  dS = p (dP - D), D = rowsum(dO out);  dK += dS^T Q scale;
 ///   dQ += dS K scale (dQ is shared by the key blocks: one accumulator per thread, summed at the end).
 #pragma once
@@ -47,28 +47,33 @@ struct FlashTiles {
 inline constexpr double kLog2e = 1.4426950408889634074;
 inline constexpr double kLn2 = 0.69314718055994530942;
 
-/// dst[r ld + c] = mul src(bh, r0 + r)[c] for r < rows, c < cols; zeros elsewhere in rows_pad x ld.
+/// dst[r ld + c] = mul src(bh, r0 + r, c) for r < rows, c < cols; zeros elsewhere in rows_pad x ld.
 template <class Acc, class T>
 void pack_rows(const SdpaRows<T>& src, std::int64_t bh, std::int64_t r0, std::int64_t rows, std::int64_t cols,
                Acc mul, Acc* dst, std::int64_t ld, std::int64_t rows_pad) {
+  const std::int64_t cs = src.col_stride;
   for (std::int64_t r = 0; r < rows_pad; ++r) {
     Acc* d = dst + r * ld;
     std::int64_t c = 0;
     if (r < rows) {
       const T* p = src.row(bh, r0 + r);
-      for (; c < cols; ++c) d[c] = Acc(math_t<T>(p[c])) * mul;
+      if (cs == 1) {  // the usual layout: a loop the compiler vectorizes
+        for (; c < cols; ++c) d[c] = Acc(math_t<T>(p[c])) * mul;
+      } else {
+        for (; c < cols; ++c) d[c] = Acc(math_t<T>(p[c * cs])) * mul;
+      }
     }
     for (; c < ld; ++c) d[c] = Acc(0);
   }
 }
 
-/// dst[c ld + r] = src(bh, r0 + r)[c] for c < cols, r < rows; zeros for r in [rows, ld).
+/// dst[c ld + r] = src(bh, r0 + r, c) for c < cols, r < rows; zeros for r in [rows, ld).
 template <class Acc, class T>
 void pack_transposed(const SdpaRows<T>& src, std::int64_t bh, std::int64_t r0, std::int64_t rows, std::int64_t cols,
                      Acc* dst, std::int64_t ld) {
   for (std::int64_t r = 0; r < rows; ++r) {
     const T* p = src.row(bh, r0 + r);
-    for (std::int64_t c = 0; c < cols; ++c) dst[c * ld + r] = Acc(math_t<T>(p[c]));
+    for (std::int64_t c = 0; c < cols; ++c) dst[c * ld + r] = Acc(math_t<T>(p[c * src.col_stride]));
   }
   for (std::int64_t c = 0; c < cols; ++c)
     for (std::int64_t r = rows; r < ld; ++r) dst[c * ld + r] = Acc(0);
@@ -107,14 +112,15 @@ struct FlashProblem {
     return first <= 0 ? 0 : std::min(query_blocks, first / kB);
   }
 
-  /// Row r (query i) of a kB-wide score block for keys [j0, j0 + kB), in log2 units: adds the
-  /// mask times log2 e and sets keys the query does not see (past S, above the diagonal) to -inf.
-  void mask_row(Acc* row, std::int64_t bh, std::int64_t i, std::int64_t j0) const {
+  /// Row r (query i) of a kB-wide score block for keys [j0, j0 + kB): adds the mask times
+  /// `unit` (log2 e for scores in log2 units, 1 in natural units) and sets keys the query does
+  /// not see (past S, above the diagonal) to -inf.
+  void mask_row(Acc* row, std::int64_t bh, std::int64_t i, std::int64_t j0, Acc unit) const {
     const std::int64_t valid = std::min(kB, s.S - j0);
     const std::int64_t seen = s.causal ? std::clamp<std::int64_t>(i + s.causal_offset - j0 + 1, 0, valid) : valid;
     if (bias.data) {
       const Acc* b = bias.row(bh, i) + j0 * bias.col_stride;
-      for (std::int64_t j = 0; j < seen; ++j) row[j] += b[j * bias.col_stride] * Acc(kLog2e);
+      for (std::int64_t j = 0; j < seen; ++j) row[j] += b[j * bias.col_stride] * unit;
     }
     for (std::int64_t j = seen; j < kB; ++j) row[j] = -std::numeric_limits<Acc>::infinity();
   }
@@ -168,6 +174,11 @@ struct FlashRow {
     }
     return simd::reduce_add(sum);
   }
+  /// x = e^(x - shift) in place.
+  static void exp_shifted(Acc* x, std::int64_t n, Acc shift) {
+    const V sh = V::broadcast(shift);
+    for (std::int64_t j = 0; j < n; j += W) simd::exp(V::load(x + j) - sh).store(x + j);
+  }
   static void scale(Acc* x, std::int64_t n, Acc a) {
     const V av = V::broadcast(a);
     for (std::int64_t j = 0; j < n; j += W) (V::load(x + j) * av).store(x + j);
@@ -216,7 +227,7 @@ void flash_forward_cpu(const FlashProblem<T>& fp, T* out, math_t<T>* lse) {
         const bool masked = fp.needs_mask(i0, j0);
         for (std::int64_t r = 0; r < rows; ++r) {
           Acc* row = sc.data() + r * kB;
-          if (masked) fp.mask_row(row, bh, i0 + r, j0);
+          if (masked) fp.mask_row(row, bh, i0 + r, j0, Acc(kLog2e));
           const Acc m_new = std::max(m[r], Row::max(row, kB));
           if (m_new == neg_inf) {  // no key seen yet: weights 0 (2^(-inf - -inf) would be NaN)
             Row::fill(row, kB, Acc(0));
@@ -254,7 +265,7 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
   const std::int64_t heads = s.batches * s.Hq, kv_heads = s.batches * s.H;
   const std::int64_t E = s.E, Ev = s.Ev, Ep = fp.Ep, Evp = fp.Evp, Lp = fp.query_blocks * kB;
   const std::int64_t units = kv_heads * fp.key_blocks;
-  const Acc c = Acc(s.scale * kLog2e), scale = Acc(s.scale);
+  const Acc scale = Acc(s.scale);
 
   // D = rowsum(dO * out), one per query row.
   std::vector<Acc> D(std::size_t(heads * s.L));
@@ -263,7 +274,8 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
     const T* a = out.row(hr / s.L, hr % s.L);
     const T* b = dout.row(hr / s.L, hr % s.L);
     Acc sum = 0;
-    for (std::int64_t e = 0; e < Ev; ++e) sum += Acc(math_t<T>(a[e])) * Acc(math_t<T>(b[e]));
+    for (std::int64_t e = 0; e < Ev; ++e)
+      sum += Acc(math_t<T>(a[e * out.col_stride])) * Acc(math_t<T>(b[e * dout.col_stride]));
     D[std::size_t(hr)] = sum;
   }
   const std::vector<Acc> packed = fp.pack_kv(false);
@@ -308,9 +320,10 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
               Row::fill(row, kB, Acc(0));
               continue;
             }
-            Row::scale(row, kB, c);
-            if (masked) fp.mask_row(row, bh, i0 + r, j0);
-            Row::exp2_sum(row, kB, Acc(lse[bh * s.L + i0 + r] * Acc(kLog2e)));
+            // In natural units: lse * log2 e would round at |lse| and cost P that relative error.
+            Row::scale(row, kB, scale);
+            if (masked) fp.mask_row(row, bh, i0 + r, j0, Acc(1));
+            Row::exp_shifted(row, kB, lse[bh * s.L + i0 + r]);
           }
           const Acc* weights = p.data();
           if (fp.dropout.active()) {

@@ -1,101 +1,180 @@
 // SPDX-License-Identifier: MIT
 /// @file The math attention backend: matmul + softmax + matmul in a chosen precision, materializing the L x S weights (the reference).
+///
+/// Built from the executors behind weft::matmul (Eigen's GEMM) and weft::softmax, called
+/// directly on dense buffers, and plain loops for the scale, the mask and the dropout: the same
+/// arithmetic as composing the public ops, without a pointwise kernel per step (each costs
+/// every translation unit that calls attention seconds of compile time). Precision U: every
+/// step's result is rounded to U, as the composed ops would store it; 16-bit U multiplies and
+/// normalizes in float and rounds once per step (like weft::matmul and weft::softmax).
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
+#include <vector>
 
-#include "weft/dense/matmul.hpp"
-#include "weft/dense/reduce.hpp"
-#include "weft/dense/softmax.hpp"
+#include "weft/backend/cpu/gemm.hpp"
+#include "weft/backend/cpu/softmax.hpp"
 #include "weft/nn/sdpa_dropout.hpp"
 #include "weft/nn/sdpa_problem.hpp"
 
+#if !defined(__CUDA_ARCH__)
+
 namespace weft::nn::detail {
 
-/// k or v with each of its H heads repeated `group` times: (batch..., H, S, X) -> (batch..., Hq, S, X).
+/// x rounded to U, held in U's compute type.
 template <class U>
-Tensor<U> repeat_heads(const Tensor<U>& t, const SdpaShape& s) {
-  if (s.group == 1) return t;
-  const int r = t.dim();
-  Shape grouped = t.shape();
-  grouped.insert(r - 2, s.group);  // (batch..., H, group, S, X)
-  return t.unsqueeze(r - 2).expand(grouped).reshape(s.with_heads(s.Hq, t.shape()[r - 2], t.shape()[r - 1]));
+math_t<U> round_to(double x) {
+  return math_t<U>(U(x));
 }
 
-/// The sum over each group of query heads: (batch..., Hq, S, X) -> (batch..., H, S, X).
+/// c[b] = round_U(a[b] b[b]) for b < batch: a (n x k), b (k x m), c (n x m), all dense.
 template <class U>
-Tensor<U> sum_head_groups(const Tensor<U>& t, const SdpaShape& s) {
-  if (s.group == 1) return t;
-  const int r = t.dim();
-  Shape grouped = s.with_heads(s.H, t.shape()[r - 2], t.shape()[r - 1]);
-  grouped.insert(r - 2, s.group);
-  return weft::sum(t.view(grouped), r - 2);
+void math_gemm(const std::vector<math_t<U>>& a, const std::vector<math_t<U>>& b, std::vector<math_t<U>>& c,
+               std::int64_t batch, std::int64_t n, std::int64_t k, std::int64_t m) {
+  c.assign(std::size_t(batch * n * m), math_t<U>(0));
+  if (batch * n * m == 0 || k == 0) return;
+  weft::detail::cpu::gemm_batched(a.data(), k, Strides{n * k}, b.data(), m, Strides{k * m}, c.data(), Shape{batch}, n,
+                                  k, m);
+  if constexpr (is_16bit_float_v<U>)
+    for (auto& x : c) x = round_to<U>(x);
 }
 
-/// What the math forward pass keeps for its backward pass, all in precision U.
+/// The (batch, cols, rows) transpose of a dense (batch, rows, cols) buffer.
+template <class A>
+std::vector<A> transposed(const std::vector<A>& x, std::int64_t batch, std::int64_t rows, std::int64_t cols) {
+  std::vector<A> t(x.size());
+  for (std::int64_t b = 0; b < batch; ++b)
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < cols; ++c) t[std::size_t((b * cols + c) * rows + r)] = x[std::size_t((b * rows + r) * cols + c)];
+  return t;
+}
+
+/// Rows of `src` as a dense (batch Hq, rows, cols) buffer rounded to U; key/value heads repeated
+/// for their `group` query heads when `per_query_head`.
+template <class U, class T>
+std::vector<math_t<U>> math_operand(const SdpaRows<T>& src, const SdpaShape& s, std::int64_t rows,
+                                    std::int64_t cols, bool per_query_head) {
+  const std::int64_t heads = s.batches * s.Hq;
+  std::vector<math_t<U>> out(std::size_t(heads * rows * cols));
+  for (std::int64_t bh = 0; bh < heads; ++bh) {
+    const std::int64_t from = per_query_head ? bh / s.Hq * s.H + bh % s.Hq / s.group : bh;
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < cols; ++c)
+        out[std::size_t((bh * rows + r) * cols + c)] = round_to<U>(double(math_t<T>(src.row(from, r)[c * src.col_stride])));
+  }
+  return out;
+}
+
+/// What the math forward pass keeps for its backward pass: dense (batch Hq, ...) buffers in U's
+/// compute type, holding values rounded to U.
 template <class U>
 struct SdpaMathState {
-  Tensor<U> q, k, v;   // k and v with repeated heads (GQA)
-  Tensor<U> p;         // softmax weights (batch..., Hq, L, S); 0 on fully masked rows
-  Tensor<U> keep;      // dropout factors (0 or 1 / (1 - p)); undefined without dropout
-  Tensor<U> out, lse;  // lse = +inf on fully masked rows
+  using A = math_t<U>;
+  std::vector<A> q, k, v;  // (batch Hq, L, E), (batch Hq, S, E), (batch Hq, S, Ev): heads repeated
+  std::vector<A> p;        // softmax weights (batch Hq, L, S); 0 on rows that see no key
+  std::vector<A> keep;     // dropout factors (0 or 1 / (1 - p)); empty without dropout
+  std::vector<A> weights;  // p keep
+  std::vector<A> out;      // (batch Hq, L, Ev)
+  std::vector<A> lse;      // (batch Hq, L); +inf on rows that see no key
 };
 
-/// scores = q k^T scale + bias; p = softmax(scores); out = (p * keep) v, every step rounded to U.
+/// scores = q k^T scale + bias;  p = softmax(scores);  out = (p keep) v.
 template <class U, class T>
-SdpaMathState<U> sdpa_math_forward(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, const SdpaShape& s,
-                                   const AttnMask& mask) {
-  constexpr double inf = std::numeric_limits<double>::infinity();
+SdpaMathState<U> sdpa_math_forward(const SdpaRows<T>& q, const SdpaRows<T>& k, const SdpaRows<T>& v,
+                                   const SdpaRows<math_t<U>>& bias, const SdpaShape& s) {
+  using A = math_t<U>;
+  const A inf = std::numeric_limits<A>::infinity();
+  const std::int64_t heads = s.batches * s.Hq, L = s.L, S = s.S;
   SdpaMathState<U> st;
-  st.q = eval(cast<U>(q));
-  st.k = repeat_heads(eval(cast<U>(k)), s);
-  st.v = repeat_heads(eval(cast<U>(v)), s);
-  Tensor<U> scores = matmul(st.q, st.k.transpose(-2, -1));
-  scores = scores * s.scale;
-  if (s.causal) {
-    scores = scores + weft::detail::generate<U>(Shape{s.L, s.S}, Device::cpu(), [&s](std::int64_t f) {
-               return f % s.S <= f / s.S + s.causal_offset ? U(0) : U(-inf);
-             });
-  } else if (mask_rank(mask) >= 0) {
-    scores = scores + sdpa_bias<U>(mask, s).keep;
+  st.q = math_operand<U>(q, s, L, s.E, false);
+  st.k = math_operand<U>(k, s, S, s.E, true);
+  st.v = math_operand<U>(v, s, S, s.Ev, true);
+  std::vector<A> scores;
+  math_gemm<U>(st.q, transposed(st.k, heads, S, s.E), scores, heads, L, s.E, S);
+  for (std::int64_t bh = 0; bh < heads; ++bh)
+    for (std::int64_t i = 0; i < L; ++i)
+      for (std::int64_t j = 0; j < S; ++j) {
+        A& x = scores[std::size_t((bh * L + i) * S + j)];
+        x = round_to<U>(double(x) * s.scale);
+        if (s.causal && j > i + s.causal_offset) x = -inf;
+        else if (bias.data) x = round_to<U>(double(x) + double(bias.row(bh, i)[j * bias.col_stride]));
+      }
+  st.p.resize(scores.size());
+  st.lse.resize(std::size_t(heads * L));
+  if (heads * L * S > 0) weft::detail::cpu::run_softmax<false>(scores.data(), st.p.data(), heads * L, S, 1);
+  for (std::int64_t row = 0; row < heads * L; ++row) {
+    const A* sr = scores.data() + row * S;
+    A* pr = st.p.data() + row * S;
+    const A m = S ? *std::max_element(sr, sr + S) : -inf;
+    if (m == -inf) {  // a row that sees no key: no weights (softmax would give NaN)
+      std::fill(pr, pr + S, A(0));
+      st.lse[std::size_t(row)] = inf;
+      continue;
+    }
+    A sum = 0;
+    for (std::int64_t j = 0; j < S; ++j) sum += std::exp(sr[j] - m), pr[j] = round_to<U>(pr[j]);
+    st.lse[std::size_t(row)] = round_to<U>(double(m) + std::log(double(sum)));
   }
-  const Tensor<U> m = amax(scores, -1, true);
-  // A fully masked row has max -inf and no weights: 0 rather than softmax's NaN.
-  st.p = eval(where(m == -inf, 0.0, softmax(scores, -1)));
-  st.lse = eval(where(m == -inf, inf, m + log(weft::sum(exp(scores - m), -1, true)))).squeeze(-1);
+  st.weights = st.p;
   const SdpaDropout dropout(s.dropout_p, s.seed);
-  Tensor<U> weights = st.p;
   if (dropout.active()) {
-    st.keep = weft::detail::generate<U>(s.scores_shape(), Device::cpu(), [&dropout](std::int64_t f) {
-      U x;
-      dropout.factors(std::uint64_t(f), 1, &x);
-      return x;
-    });
-    weights = eval(st.p * st.keep);
+    st.keep.resize(st.p.size());
+    dropout.factors(0, std::int64_t(st.keep.size()), st.keep.data());
+    for (std::size_t f = 0; f < st.p.size(); ++f) st.weights[f] = round_to<U>(st.p[f] * st.keep[f]);
   }
-  st.out = matmul(weights, st.v);
+  math_gemm<U>(st.weights, st.v, st.out, heads, L, S, s.Ev);
   return st;
 }
 
-/// Gradients in precision U (dk, dv summed over each group of query heads).
+/// Gradients in U's compute type: dq (batch Hq, L, E), dk (batch H, S, E), dv (batch H, S, Ev)
+/// (dk and dv summed over each group of query heads).
 template <class U>
 struct SdpaMathGradients {
-  Tensor<U> dq, dk, dv;
+  std::vector<math_t<U>> dq, dk, dv;
 };
 
 /// dV = (p keep)^T dO;  dP = (dO V^T) keep;  dS = p (dP - rowsum(dP p));  dQ = dS K scale;  dK = dS^T Q scale.
 template <class U, class T>
-SdpaMathGradients<U> sdpa_math_backward(const Tensor<T>& dout, const SdpaMathState<U>& st, const SdpaShape& s) {
-  const Tensor<U> dO = eval(cast<U>(dout));
-  const Tensor<U> weights = st.keep.defined() ? eval(st.p * st.keep) : st.p;
+SdpaMathGradients<U> sdpa_math_backward(const SdpaRows<T>& dout, const SdpaMathState<U>& st, const SdpaShape& s) {
+  using A = math_t<U>;
+  const std::int64_t heads = s.batches * s.Hq, L = s.L, S = s.S, E = s.E, Ev = s.Ev;
+  const std::vector<A> dO = math_operand<U>(dout, s, L, Ev, false);
   SdpaMathGradients<U> g;
-  g.dv = sum_head_groups(matmul(weights.transpose(-2, -1), dO), s);
-  Tensor<U> dp = matmul(dO, st.v.transpose(-2, -1));
-  if (st.keep.defined()) dp = dp * st.keep;
-  const Tensor<U> ds = eval(st.p * (dp - weft::sum(dp * st.p, -1, true)));
-  g.dq = eval(matmul(ds, st.k) * s.scale);
-  g.dk = sum_head_groups(eval(matmul(ds.transpose(-2, -1), st.q) * s.scale), s);
+  std::vector<A> dv_all, dp, dk_all;
+  math_gemm<U>(transposed(st.weights, heads, L, S), dO, dv_all, heads, S, L, Ev);
+  math_gemm<U>(dO, transposed(st.v, heads, S, Ev), dp, heads, L, Ev, S);
+  for (std::int64_t row = 0; row < heads * L; ++row) {
+    A* d = dp.data() + row * S;
+    const A* p = st.p.data() + row * S;
+    if (!st.keep.empty())
+      for (std::int64_t j = 0; j < S; ++j) d[j] = round_to<U>(d[j] * st.keep[std::size_t(row * S + j)]);
+    A D = 0;
+    for (std::int64_t j = 0; j < S; ++j) D += d[j] * p[j];
+    D = round_to<U>(D);
+    for (std::int64_t j = 0; j < S; ++j) d[j] = round_to<U>(p[j] * round_to<U>(d[j] - D));
+  }
+  math_gemm<U>(dp, st.k, g.dq, heads, L, S, E);
+  math_gemm<U>(transposed(dp, heads, L, S), st.q, dk_all, heads, S, L, E);
+  for (A& x : g.dq) x = round_to<U>(double(x) * s.scale);
+  for (A& x : dk_all) x = round_to<U>(double(x) * s.scale);
+  // Sum each group of query heads into its key/value head.
+  auto sum_groups = [&](const std::vector<A>& all, std::int64_t cols) {
+    std::vector<A> out(std::size_t(s.batches * s.H * S * cols), A(0));
+    for (std::int64_t bh = 0; bh < heads; ++bh) {
+      const std::int64_t kvh = bh / s.Hq * s.H + bh % s.Hq / s.group;
+      for (std::int64_t x = 0; x < S * cols; ++x) out[std::size_t(kvh * S * cols + x)] += all[std::size_t(bh * S * cols + x)];
+    }
+    if (s.group > 1)
+      for (A& x : out) x = round_to<U>(x);
+    return out;
+  };
+  g.dk = sum_groups(dk_all, E);
+  g.dv = sum_groups(dv_all, Ev);
   return g;
 }
 
 }  // namespace weft::nn::detail
+
+#endif  // !defined(__CUDA_ARCH__)

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <type_traits>
 #include <variant>
 
 #include "weft/core/tensor.hpp"
@@ -19,7 +20,41 @@ enum class CausalVariant : unsigned char { upper_left, lower_right };
 /// No mask, a bool mask (true = attend) or a floating mask added to the scaled scores; it
 /// broadcasts to (N, ..., Hq, L, S). A floating mask of any floating dtype is read in the
 /// compute type (float for 16-bit inputs). Type-erased, so SdpaOptions is not a template.
-using AttnMask = std::variant<std::monostate, Tensor<bool>, Tensor<float>, Tensor<double>, Tensor<half>, Tensor<bfloat16>>;
+/// Assigning a mask shares the tensor (like copying a Tensor handle); it never writes into the
+/// mask held before.
+class AttnMask {
+ public:
+  using Variant = std::variant<std::monostate, Tensor<bool>, Tensor<float>, Tensor<double>, Tensor<half>, Tensor<bfloat16>>;
+
+  AttnMask() = default;
+  template <class T>
+  AttnMask(const Tensor<T>& mask) : v_(std::in_place_type<Tensor<T>>, mask) {  // NOLINT: implicit by design
+    static_assert(std::is_same_v<T, bool> || is_floating_v<T>,
+                  "weft::nn::SdpaOptions::attn_mask: a mask is Tensor<bool> (true = attend) or a floating tensor "
+                  "(added to the scores); convert integer masks with weft::eval(x != 0)");
+  }
+  AttnMask(const AttnMask&) = default;
+  AttnMask& operator=(const AttnMask& other) {
+    // emplace, not the variant's assignment: that would assign Tensor to Tensor, which writes values.
+    std::visit([this](const auto& t) { v_.template emplace<std::decay_t<decltype(t)>>(t); }, other.v_);
+    return *this;
+  }
+  ~AttnMask() = default;
+
+  /// True when a (defined) mask is set.
+  bool has_value() const {
+    return std::visit(
+        [](const auto& t) {
+          if constexpr (std::is_same_v<std::decay_t<decltype(t)>, std::monostate>) return false;
+          else return t.defined();
+        },
+        v_);
+  }
+  const Variant& variant() const { return v_; }
+
+ private:
+  Variant v_;
+};
 
 /// torch.nn.functional.scaled_dot_product_attention's arguments, plus the dropout seed and the
 /// causal alignment.

@@ -42,16 +42,6 @@ struct SdpaShape {
   Shape scores_shape() const { return with_heads(Hq, L, S); }
 };
 
-/// The mask's rank, or -1 when there is none.
-inline std::int64_t mask_rank(const AttnMask& m) {
-  return std::visit(
-      [](const auto& t) -> std::int64_t {
-        if constexpr (std::is_same_v<std::decay_t<decltype(t)>, std::monostate>) return -1;
-        else return t.defined() ? t.dim() : -1;
-      },
-      m);
-}
-
 /// Checks q, k, v and the options against each other (PyTorch's rules) and returns the extents;
 /// every message names `op`, the shapes and a fix.
 inline SdpaShape sdpa_shape(const char* op, const Shape& q, const Shape& k, const Shape& v, const SdpaOptions& o) {
@@ -92,7 +82,7 @@ inline SdpaShape sdpa_shape(const char* op, const Shape& q, const Shape& k, cons
     fail(op, "dropout_p must be in [0, 1), got ", o.dropout_p, " (", shapes(), ")");
   s.dropout_p = o.dropout_p;
   s.seed = o.seed;
-  const bool has_mask = mask_rank(o.attn_mask) >= 0;
+  const bool has_mask = o.attn_mask.has_value();
   if (has_mask && o.is_causal)
     fail(op, "attn_mask and is_causal cannot both be set (as in PyTorch), got ", shapes(),
          "; fold the causal structure into the mask, or drop the mask");
@@ -110,15 +100,15 @@ inline SdpaShape sdpa_shape(const char* op, const Shape& q, const Shape& k, cons
                    "; size-1 dims and missing leading dims broadcast");
           }
         },
-        o.attn_mask);
+        o.attn_mask.variant());
   }
   return s;
 }
 
-/// An operand (batch..., heads, rows, cols) as rows of memory: row r of flattened (batch, head)
-/// index bh starts at data + offset[bh] + r * row_stride and its cols are contiguous. A tensor
-/// whose last dim is not unit-stride is copied first; any other strides (a transposed head and
-/// sequence dim, say) are read in place.
+/// An operand (batch..., heads, rows, cols) read in place through its strides: element c of row
+/// r of flattened (batch, head) index bh is at data + offset[bh] + r row_stride + c col_stride.
+/// Nothing is copied (a transposed head and sequence dim is read as it is), which also spares
+/// every caller the compile time of a copy kernel.
 template <class T>
 struct SdpaRows {
   Tensor<T> keep;  // owns the memory
@@ -126,53 +116,70 @@ struct SdpaRows {
   std::vector<std::int64_t> offset;
   std::int64_t row_stride = 0, col_stride = 1;
 
+  SdpaRows() = default;  // no tensor (no mask)
+  /// Rows of `t`, viewed as (prod(dims before the last 2), rows, cols) through its strides.
+  /// (Members are initialized, never assigned: assigning a Tensor writes values.)
+  explicit SdpaRows(const Tensor<T>& t)
+      : keep(t), data(t.data()), row_stride(t.strides()[t.dim() - 2]), col_stride(t.strides()[t.dim() - 1]) {
+    const Shape outer(t.shape().begin(), t.shape().end() - 2);
+    offset.resize(std::size_t(outer.numel()));
+    for (std::int64_t i = 0; i < outer.numel(); ++i) {
+      std::int64_t rest = i, off = 0;
+      for (int d = outer.rank() - 1; d >= 0; --d) {
+        off += (rest % outer[d]) * t.strides()[d];
+        rest /= outer[d];
+      }
+      offset[std::size_t(i)] = off;
+    }
+  }
+
   const T* row(std::int64_t bh, std::int64_t r) const { return data + offset[std::size_t(bh)] + r * row_stride; }
 };
 
-/// Rows of `t`, viewed as (prod(dims before the last 2), rows, cols) through its strides.
-/// With `unit_cols` the last dim is made contiguous (a copy when it is not).
 template <class T>
-SdpaRows<T> sdpa_rows(const Tensor<T>& t, bool unit_cols = true) {
-  SdpaRows<T> rows;
-  const int r = t.dim();
-  rows.keep = unit_cols && t.shape()[r - 1] > 1 && t.strides()[r - 1] != 1 ? t.contiguous() : t;
-  rows.data = rows.keep.data();
-  rows.row_stride = rows.keep.strides()[r - 2];
-  rows.col_stride = unit_cols ? 1 : rows.keep.strides()[r - 1];
-  const Shape outer(t.shape().begin(), t.shape().end() - 2);
-  rows.offset.resize(std::size_t(outer.numel()));
-  for (std::int64_t i = 0; i < outer.numel(); ++i) {
-    std::int64_t rest = i, off = 0;
-    for (int d = outer.rank() - 1; d >= 0; --d) {
-      off += (rest % outer[d]) * rows.keep.strides()[d];
-      rest /= outer[d];
-    }
-    rows.offset[std::size_t(i)] = off;
+SdpaRows<T> sdpa_rows(const Tensor<T>& t) {
+  return SdpaRows<T>(t);
+}
+
+/// t's elements in row-major order, read through its strides (a copy kernel's compile time spared).
+template <class T>
+std::vector<T> sdpa_values(const Tensor<T>& t) {
+  std::vector<T> v(static_cast<std::size_t>(t.numel()));
+  for (std::int64_t f = 0; f < t.numel(); ++f) {
+    std::int64_t at = 0, rest = f;
+    for (int d = t.dim() - 1; d >= 0; --d) at += (rest % t.shape()[d]) * t.strides()[d], rest /= t.shape()[d];
+    v[std::size_t(f)] = t.data()[at];
   }
-  return rows;
+  return v;
 }
 
 /// The mask as an additive bias in the compute type Acc, broadcast to (batch..., Hq, L, S):
 /// a bool mask becomes 0 (attend) / -inf, a floating mask is converted. Empty without a mask.
 template <class Acc>
 SdpaRows<Acc> sdpa_bias(const AttnMask& mask, const SdpaShape& s) {
-  SdpaRows<Acc> rows;
-  std::visit(
-      [&](const auto& m) {
+  return std::visit(
+      [&](const auto& m) -> SdpaRows<Acc> {
         using M = std::decay_t<decltype(m)>;
-        if constexpr (!std::is_same_v<M, std::monostate>) {
+        if constexpr (std::is_same_v<M, std::monostate>) {
+          return SdpaRows<Acc>();
+        } else {
           using E = typename M::value_type;
-          const M mc = m.contiguous();
-          const E* p = mc.data();
-          const Tensor<Acc> bias = weft::detail::generate<Acc>(mc.shape(), Device::cpu(), [p](std::int64_t i) {
-            if constexpr (std::is_same_v<E, bool>) return p[i] ? Acc(0) : -std::numeric_limits<Acc>::infinity();
-            else return Acc(math_t<E>(p[i]));
+          if (!m.defined()) return SdpaRows<Acc>();
+          // Read through the mask's own strides (no contiguous copy: a copy kernel per mask dtype
+          // would cost every translation unit that calls attention its compile time).
+          const Shape shape = m.shape();
+          const Strides strides = m.strides();
+          const E* p = m.data();
+          const Tensor<Acc> bias = weft::detail::generate<Acc>(shape, Device::cpu(), [&](std::int64_t f) {
+            std::int64_t at = 0;
+            for (int d = shape.rank() - 1; d >= 0; --d) at += (f % shape[d]) * strides[d], f /= shape[d];
+            if constexpr (std::is_same_v<E, bool>) return p[at] ? Acc(0) : -std::numeric_limits<Acc>::infinity();
+            else return Acc(math_t<E>(p[at]));
           });
-          rows = sdpa_rows(bias.expand(s.scores_shape()), false);
+          return SdpaRows<Acc>(bias.expand(s.scores_shape()));
         }
       },
-      mask);
-  return rows;
+      mask.variant());
 }
 
 }  // namespace weft::nn::detail
