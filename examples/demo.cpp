@@ -8,11 +8,10 @@
 //      storing the product;
 //   2. backward: GELU's derivative times the incoming gradient is one kernel
 //      (erf, exp and a few multiplies, no temporaries);
-//   3. SGD with momentum: buf and the parameter are updated by ONE kernel,
-//        auto m1 = momentum * buf + grad;
-//        weft::fuse(weft::assign(buf, m1), weft::assign(p, p - lr * m1));
-//   4. a timing table: the fused update against the same update written op
-//      by op, one kernel per operation (what an eager framework runs).
+//   3. AdamW (weft::optim::AdamW, matching torch.optim.AdamW): ONE kernel
+//      updates all four parameter tensors and their two moment buffers;
+//   4. a timing table: that step against the same update written op by op,
+//      one kernel per operation (what an eager framework runs).
 // Every fused kernel prints one line the first time it runs (WEFT_LOGS=fusion,
 // which scripts/demo sets; the demo turns it on itself when the variable is
 // unset).
@@ -93,13 +92,6 @@ Mlp backward(const Mlp& net, const Tensor<float>& x, const Tensor<float>& onehot
   return g;
 }
 
-/// SGD with momentum (PyTorch's, dampening 0): buf = momentum * buf + g; p -= lr * buf.
-/// One kernel per parameter reads p, buf, g and writes p and buf.
-void sgd_momentum_step(Tensor<float>& p, Tensor<float>& buf, const Tensor<float>& grad, double lr, double momentum) {
-  auto m1 = momentum * buf + grad;  // named once: computed once per element, used by both outputs
-  weft::fuse(weft::assign(buf, m1), weft::assign(p, p - lr * m1));
-}
-
 /// Fraction of rows whose largest logit is the label's.
 double accuracy(const Tensor<float>& logits, const std::vector<int>& labels) {
   std::vector<float> l = logits.to_vector();
@@ -145,27 +137,35 @@ void print_timing_row(const char* name, int kernels, double ms, double bytes) {
 void timing_table() {
   const std::int64_t n = std::int64_t(16) << 20;  // 16M parameters: 64 MB per fp32 tensor, beyond the caches
   const int reps = 9;
-  const double lr = 1e-3, momentum = 0.9;
-  Tensor<float> p = weft::rand<float>({n}, 11), g = weft::rand<float>({n}, 12), buf = weft::zeros<float>({n});
+  weft::optim::AdamWOptions o;
+  Tensor<float> p = weft::rand<float>({n}, 11), g = weft::rand<float>({n}, 12);
+  weft::optim::AdamW opt(weft::TensorList<float>{p}, o);
+  weft::TensorList<float> grads{g};
 
-  say("\n4. timing: one SGD-with-momentum update of %lld fp32 parameters, fused vs op by op\n", (long long)n);
-  double fused = median_ms(reps, [&] { sgd_momentum_step(p, buf, g, lr, momentum); });
-  // What an eager framework runs: one kernel per call.
+  say("\n4. timing: one AdamW step over %lld fp32 parameters, one kernel vs op by op\n", (long long)n);
+  double fused = median_ms(reps, [&] { opt.step(grads); });
+  // What an eager framework runs (torch's foreach AdamW, on one tensor): one kernel per line.
+  Tensor<float> m = weft::zeros<float>({n}), v = weft::zeros<float>({n}), denom = weft::zeros<float>({n});
+  const double b1 = o.betas.first, b2 = o.betas.second, t = 10;
   double eager = median_ms(reps, [&] {
-    buf *= momentum;  // buf.mul_(momentum)
-    buf += g;         // buf.add_(grad)
-    p -= lr * buf;    // p.add_(buf, alpha=-lr)
+    p *= 1 - o.lr * o.weight_decay;                          // decoupled weight decay
+    m += (1 - b1) * (g - m);                                 // m.lerp_(g, 1 - b1)
+    v *= b2;                                                 // v.mul_(b2)
+    v += (1 - b2) * g * g;                                   // v.addcmul_(g, g, 1 - b2)
+    denom = weft::sqrt(v) / std::sqrt(1 - std::pow(b2, t));  // sqrt(v) / sqrt(bc2) (two kernels in torch)
+    denom += o.eps;
+    p -= o.lr / (1 - std::pow(b1, t)) * m / denom;           // p.addcdiv_(m, denom, -lr / bc1)
   });
 
-  // Bytes the update must move: read p, buf, g; write p, buf.
-  const double bytes = 20.0 * double(n);
+  // Bytes the step must move: read p, g, m, v; write p, m, v.
+  const double bytes = 28.0 * double(n);
   say("\n  median of %d runs, %d thread(s)\n", reps, threads());
   say("  %-26s %7s %10s %10s\n", "update", "kernels", "ms", "GB/s*");
-  print_timing_row("fused (weft::fuse)", 1, fused, bytes);
-  print_timing_row("op by op", 3, eager, bytes);
+  print_timing_row("optim::AdamW.step", 1, fused, bytes);
+  print_timing_row("op by op", 8, eager, bytes);
   say("  speedup of fusion: %.2fx\n", eager / fused);
-  say("  * both rows count the 20 bytes per element the update must move; op by op moves 32:\n"
-      "    every kernel rereads and rewrites buf.\n");
+  say("  * both rows count the 28 bytes per parameter the step must move; op by op moves ~80:\n"
+      "    every kernel rereads and rewrites its operands.\n");
 }
 
 }  // namespace
@@ -176,7 +176,7 @@ int main() {
   // A classification task: the label of a point is the largest of its
   // scores under a fixed random "teacher" matrix.
   const std::int64_t batch = 512, in = 64, hidden = 256, classes = 8;
-  say("weft demo: an MLP classifier (%lld -> %lld -> %lld classes), batch %lld, SGD + momentum\n",
+  say("weft demo: an MLP classifier (%lld -> %lld -> %lld classes), batch %lld, AdamW\n",
       (long long)in, (long long)hidden, (long long)classes, (long long)batch);
   if (weft::log_enabled(weft::LogComponent::fusion))
     say("each fused kernel is logged once, the first time it runs (WEFT_LOGS=fusion)\n\n");
@@ -200,10 +200,9 @@ int main() {
           weft::zeros<float>({classes})};
   net.W1 *= std::sqrt(2.0 / double(in));  // He initialization
   net.W2 *= std::sqrt(1.0 / double(hidden));
-  Mlp buf{weft::zeros<float>(net.W1.shape()), weft::zeros<float>(net.b1.shape()), weft::zeros<float>(net.W2.shape()),
-          weft::zeros<float>(net.b2.shape())};
+  // The optimizer holds the parameters as one list (sharing their storage) and its state.
+  weft::optim::AdamW opt(weft::TensorList<float>{net.W1, net.b1, net.W2, net.b2}, {.lr = 1e-2, .weight_decay = 1e-4});
 
-  const double lr = 0.1, momentum = 0.9;
   const int steps = 60;
   double first_loss = 0, loss = 0;
   for (int step = 0; step < steps; ++step) {
@@ -213,11 +212,12 @@ int main() {
     if (step == 0) first_loss = loss;
     if (step == 0) say("2. backward: dz1 = (dlogits @ W2^T) * gelu'(z1)\n");
     Mlp g = backward(net, x, onehot, a);
-    if (step == 0) say("3. update: fuse(assign(buf, m1), assign(p, p - lr * m1)) for each of 4 parameters\n");
-    sgd_momentum_step(net.W1, buf.W1, g.W1, lr, momentum);
-    sgd_momentum_step(net.b1, buf.b1, g.b1, lr, momentum);
-    sgd_momentum_step(net.W2, buf.W2, g.W2, lr, momentum);
-    sgd_momentum_step(net.b2, buf.b2, g.b2, lr, momentum);
+    if (step == 0) {
+      say("3. update: AdamW over the 4 parameters and their moments, ONE kernel (WEFT_LOGS=optim shows it)\n");
+      weft::set_logs(std::getenv("WEFT_LOGS") ? std::getenv("WEFT_LOGS") : "fusion,optim");
+    }
+    opt.step(weft::TensorList<float>{g.W1, g.b1, g.W2, g.b2});
+    if (step == 0 && !std::getenv("WEFT_LOGS")) weft::set_logs("fusion");
     if (step == 0 || (step + 1) % 15 == 0)
       say("   step %3d  loss %.4f  accuracy %5.1f%%\n", step + 1, loss, 100 * accuracy(a.logits, labels));
   }

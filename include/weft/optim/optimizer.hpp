@@ -20,6 +20,21 @@
 
 namespace weft::optim {
 
+/// Numbers that depend on the step count t (bias corrections), for update()s: with t on the host
+/// (a double) they are computed once per step in double; with t on the device (capturable, or
+/// CUDA with a GradScale) they are expressions of t that the kernel evaluates per element: a few
+/// flops against ~28 bytes moved, and no host round trip.
+inline double step_pow(double base, double t) { return std::pow(base, t); }
+template <Expression T>
+auto step_pow(double base, const T& t) {
+  return weft::pow(base, t);
+}
+inline double step_sqrt(double x) { return std::sqrt(x); }
+template <Expression X>
+auto step_sqrt(const X& x) {
+  return weft::sqrt(x);
+}
+
 namespace detail {
 
 using weft::detail::cat;
@@ -31,20 +46,6 @@ struct StateWrite {
   TensorList<S>* dst;
   E value;
 };
-
-// Numbers that depend on the step count t. With t on the host they are computed once per step in
-// double; with t on the device (capturable, or CUDA with a GradScale) they are expressions of t
-// that the kernel evaluates per element: a few flops against ~28 bytes moved, and no host round trip.
-inline double step_pow(double base, double t) { return std::pow(base, t); }
-template <Expression T>
-auto step_pow(double base, const T& t) {
-  return weft::pow(base, t);
-}
-inline double step_sqrt(double x) { return std::sqrt(x); }
-template <Expression X>
-auto step_sqrt(const X& x) {
-  return weft::sqrt(x);
-}
 
 /// What an optimizer's update() sees for one step: param() (the values to update: the
 /// parameters, or their float32 master copies), grad (unscaled, negated under maximize), t (this
