@@ -15,12 +15,12 @@
 namespace weft::nn {
 
 /// The attention output (batch..., Hq, L, Ev) and the log-sum-exp of each query's scaled,
-/// masked scores (batch..., Hq, L), in the compute type (float for 16-bit inputs); +inf on a
-/// query that sees no key.
+/// masked scores (batch..., Hq, L), in float64 whatever T (the backward pass recomputes every
+/// weight from it: 8 bytes a query buy float-accurate gradients); +inf on a query that sees no key.
 template <class T>
 struct SdpaOutput {
   Tensor<T> out;
-  Tensor<math_t<T>> lse;
+  Tensor<double> lse;
 };
 
 /// Gradients of the loss with respect to q, k and v (shaped like them).
@@ -98,7 +98,7 @@ SdpaOutput<T> sdpa_forward(const Tensor<T>& q, const Tensor<K>& k, const Tensor<
   detail::check_sdpa_tensors<T>(op, {&q, &k, &v});
   const detail::SdpaShape s = detail::sdpa_shape(op, q.shape(), k.shape(), v.shape(), o);
   // Built, never assigned (assigning a Tensor writes values: a copy kernel to compile).
-  SdpaOutput<T> r{empty<T>(s.out_shape()), empty<Acc>(s.lse_shape())};
+  SdpaOutput<T> r{empty<T>(s.out_shape()), empty<double>(s.lse_shape())};
   const auto qr = detail::sdpa_rows(q), kr = detail::sdpa_rows(k), vr = detail::sdpa_rows(v);
   const auto bias = detail::sdpa_bias<Acc>(o.attn_mask, s);
   if (detail::choose_backend(op, q, k, v, s, o) == SdpaBackend::math) {
@@ -122,7 +122,7 @@ Tensor<T> scaled_dot_product_attention(const Tensor<T>& q, const Tensor<K>& k, c
 /// pass's out and lse, with the same options (and dropout seed) as the forward call.
 template <class T, class K, class V>
 SdpaGradients<T> sdpa_backward(const Tensor<T>& dout, const Tensor<T>& q, const Tensor<K>& k, const Tensor<V>& v,
-                               const Tensor<T>& out, const Tensor<math_t<T>>& lse, const SdpaOptions& o = {}) {
+                               const Tensor<T>& out, const Tensor<double>& lse, const SdpaOptions& o = {}) {
   detail::check_sdpa_types<T, K, V>();
   using Acc = math_t<T>;
   const char* op = "nn::sdpa_backward";
@@ -145,7 +145,7 @@ SdpaGradients<T> sdpa_backward(const Tensor<T>& dout, const Tensor<T>& q, const 
     detail::store(mg.dk, g.dk);
     detail::store(mg.dv, g.dv);
   } else {
-    const std::vector<Acc> lse_v = detail::sdpa_values(lse);
+    const std::vector<double> lse_v = detail::sdpa_values(lse);
     detail::flash_backward_cpu(detail::FlashProblem<T>{s, qr, kr, vr, bias}, outr, doutr, lse_v.data(), g.dq.data(),
                                g.dk.data(), g.dv.data());
   }

@@ -2,15 +2,15 @@
 /// @file The flash attention backend on the CPU: FlashAttention-2's forward and backward passes over cache-sized blocks, OpenMP over (batch, head, block).
 ///
 /// Forward (Dao, FlashAttention-2, Algorithm 1), for one block of kBlock query rows:
-///   for each block of kBlock keys:  s = (c q) k^T (+ bias log2 e),  c = scale log2 e
+///   for each block of kBlock keys:  s = (q k^T) c (+ bias log2 e),  c = scale log2 e
 ///     m' = max(m, rowmax s);  p = 2^(s - m');  l = l 2^(m - m') + rowsum p;  o = o 2^(m - m') + p v
-///   out = o / l;  lse = (m + log2 l) ln 2.
-/// Scores live in log2 units, so each weight costs one exp2 and the scale one multiply of q;
+///   out = o / l;  lse = (m + log2 l) ln 2, in double (see flash_backward_cpu).
+/// Scores live in log2 units, so each weight costs one exp2 (log2 e rides on the scale);
 /// normalization is deferred to the end; blocks entirely above the causal diagonal are skipped.
 /// Memory: O(L E) (the packed K and V plus per-thread blocks), never O(L S).
 ///
 /// Backward (Algorithm 2), for one block of keys of one key/value head, over every query head
-/// of its group and every query block that sees it: p = e^(s - lse) recomputed,
+/// of its group and every query block that sees it: p = 2^(s2 - lse log2 e) recomputed,
 ///   dV += p^T dO;  dP = dO V^T;  dS = p (dP - D), D = rowsum(dO out);  dK += dS^T Q scale;
 ///   dQ += dS K scale (dQ is shared by the key blocks: one accumulator per thread, summed at the end).
 #pragma once
@@ -45,7 +45,6 @@ struct FlashTiles {
 };
 
 inline constexpr double kLog2e = 1.4426950408889634074;
-inline constexpr double kLn2 = 0.69314718055994530942;
 
 /// dst[r ld + c] = mul src(bh, r0 + r, c) for r < rows, c < cols; zeros elsewhere in rows_pad x ld.
 template <class Acc, class T>
@@ -95,6 +94,13 @@ struct FlashProblem {
   std::int64_t key_blocks = (s.S + kB - 1) / kB;
   std::int64_t query_blocks = (s.L + kB - 1) / kB;
   std::int64_t Ep = Tiles::pad(s.E), Evp = Tiles::pad(s.Ev);
+
+  /// Scores in log2 units: s2 = (q k) c + bias_unit bias, c = scale log2 e rounded to Acc. Every
+  /// conversion back uses that rounded c (a natural score is s2 to_natural), so c's rounding
+  /// cancels instead of scaling every lse by (1 + 6e-8) (1e-6 at |lse| ~ 15 in float).
+  Acc c() const { return Acc(s.scale * kLog2e); }
+  Acc bias_unit() const { return Acc(double(c()) / s.scale); }
+  double to_natural() const { return s.scale / double(c()); }
 
   /// Flattened key/value head of query head bh = b Hq + hq.
   std::int64_t kv_head(std::int64_t bh) const { return bh / s.Hq * s.H + bh % s.Hq / s.group; }
@@ -174,10 +180,10 @@ struct FlashRow {
     }
     return simd::reduce_add(sum);
   }
-  /// x = e^(x - shift) in place.
-  static void exp_shifted(Acc* x, std::int64_t n, Acc shift) {
-    const V sh = V::broadcast(shift);
-    for (std::int64_t j = 0; j < n; j += W) simd::exp(V::load(x + j) - sh).store(x + j);
+  /// x = 2^((x - hi) - lo) in place.
+  static void exp2_shifted(Acc* x, std::int64_t n, Acc hi, Acc lo) {
+    const V h = V::broadcast(hi), l = V::broadcast(lo);
+    for (std::int64_t j = 0; j < n; j += W) simd::exp2((V::load(x + j) - h) - l).store(x + j);
   }
   static void scale(Acc* x, std::int64_t n, Acc a) {
     const V av = V::broadcast(a);
@@ -192,7 +198,7 @@ struct FlashRow {
 /// lse = +inf on a row that sees no key (FlashAttention's convention: the backward pass's
 /// 2^(s - lse) is then 0 there).
 template <class T>
-void flash_forward_cpu(const FlashProblem<T>& fp, T* out, math_t<T>* lse) {
+void flash_forward_cpu(const FlashProblem<T>& fp, T* out, double* lse) {
   using Acc = math_t<T>;
   using Row = FlashRow<Acc>;
   constexpr std::int64_t kB = FlashProblem<T>::kB;
@@ -203,7 +209,8 @@ void flash_forward_cpu(const FlashProblem<T>& fp, T* out, math_t<T>* lse) {
   const Acc* kt_all = packed.data();
   const Acc* v_all = kt_all + s.batches * s.H * fp.key_blocks * s.E * kB;
   const std::int64_t E = s.E, Evp = fp.Evp;
-  const Acc c = Acc(s.scale * kLog2e);
+  const Acc c = fp.c(), bias_unit = fp.bias_unit();
+  const double to_natural = fp.to_natural();
   const Acc neg_inf = -std::numeric_limits<Acc>::infinity();
   const int threads = int(std::min<std::int64_t>(units, cpu::threads_for(units * kB * s.S * (E + s.Ev))));
 
@@ -216,7 +223,7 @@ void flash_forward_cpu(const FlashProblem<T>& fp, T* out, math_t<T>* lse) {
     for (std::int64_t u = 0; u < units; ++u) {
       const std::int64_t bh = u / fp.query_blocks, i0 = u % fp.query_blocks * kB, rows = std::min(kB, s.L - i0);
       const std::int64_t bhk = fp.kv_head(bh);
-      pack_rows(fp.q, bh, i0, rows, E, c, qs.data(), E, kB);
+      pack_rows(fp.q, bh, i0, rows, E, Acc(1), qs.data(), E, kB);
       Row::fill(o.data(), kB * Evp, Acc(0));
       Row::fill(m.data(), kB, neg_inf);
       Row::fill(l.data(), kB, Acc(0));
@@ -227,7 +234,8 @@ void flash_forward_cpu(const FlashProblem<T>& fp, T* out, math_t<T>* lse) {
         const bool masked = fp.needs_mask(i0, j0);
         for (std::int64_t r = 0; r < rows; ++r) {
           Acc* row = sc.data() + r * kB;
-          if (masked) fp.mask_row(row, bh, i0 + r, j0, Acc(kLog2e));
+          Row::scale(row, kB, c);  // after the GEMM: scaling q first would round each q c once more
+          if (masked) fp.mask_row(row, bh, i0 + r, j0, bias_unit);
           const Acc m_new = std::max(m[r], Row::max(row, kB));
           if (m_new == neg_inf) {  // no key seen yet: weights 0 (2^(-inf - -inf) would be NaN)
             Row::fill(row, kB, Acc(0));
@@ -246,18 +254,20 @@ void flash_forward_cpu(const FlashProblem<T>& fp, T* out, math_t<T>* lse) {
         T* dst = out + (bh * s.L + i0 + r) * s.Ev;
         for (std::int64_t e = 0; e < s.Ev; ++e) dst[e] = T(o[std::size_t(r * Evp + e)] * inv);
         lse[bh * s.L + i0 + r] =
-            l[r] > 0 ? Acc(m[r] * Acc(kLn2) + std::log(l[r])) : std::numeric_limits<Acc>::infinity();
+            l[r] > 0 ? double(m[r]) * to_natural + std::log(double(l[r])) : std::numeric_limits<double>::infinity();
       }
     }
   }
 }
 
 /// FlashAttention-2's backward pass. out, dout: the forward output and its gradient (rows);
-/// lse: (batch Hq, L) contiguous. Writes dq (batch Hq, L, E), dk (batch H, S, E), dv (batch H, S, Ev),
+/// lse: (batch Hq, L) contiguous, in double: a float lse of magnitude ~10 is off by up to
+/// 5e-7, an error every recomputed weight of its row shares, and which measured 3-7x the
+/// gradient error of a naive float implementation (whose per-weight errors average out). Writes dq (batch Hq, L, E), dk (batch H, S, E), dv (batch H, S, Ev),
 /// all contiguous.
 template <class T>
 void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const SdpaRows<T>& dout,
-                        const math_t<T>* lse, T* dq, T* dk, T* dv) {
+                        const double* lse, T* dq, T* dk, T* dv) {
   using Acc = math_t<T>;
   using Row = FlashRow<Acc>;
   constexpr std::int64_t kB = FlashProblem<T>::kB;
@@ -265,7 +275,7 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
   const std::int64_t heads = s.batches * s.Hq, kv_heads = s.batches * s.H;
   const std::int64_t E = s.E, Ev = s.Ev, Ep = fp.Ep, Evp = fp.Evp, Lp = fp.query_blocks * kB;
   const std::int64_t units = kv_heads * fp.key_blocks;
-  const Acc scale = Acc(s.scale);
+  const Acc scale = Acc(s.scale), c = fp.c();
 
   // D = rowsum(dO * out), one per query row.
   std::vector<Acc> D(std::size_t(heads * s.L));
@@ -320,10 +330,16 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
               Row::fill(row, kB, Acc(0));
               continue;
             }
-            // In natural units: lse * log2 e would round at |lse| and cost P that relative error.
-            Row::scale(row, kB, scale);
-            if (masked) fp.mask_row(row, bh, i0 + r, j0, Acc(1));
-            Row::exp_shifted(row, kB, lse[bh * s.L + i0 + r]);
+            // The forward pass's scores, bit for bit, so p = 2^(s2 - lse2) with lse2 = lse / (natural
+            // per log2 unit) sums to 1 over the row: lse2 as hi + lo in Acc, s2 - hi exact where
+            // the weight matters (Sterbenz). (Recomputing the scores any other way leaves each
+            // row's weights off by a common factor ~ eps |s|: measured 3-5x the gradient error of
+            // a naive float implementation.)
+            Row::scale(row, kB, c);
+            if (masked) fp.mask_row(row, bh, i0 + r, j0, fp.bias_unit());
+            const double shift = lse[bh * s.L + i0 + r] / fp.to_natural();
+            const Acc hi = Acc(shift), lo = std::isinf(shift) ? Acc(0) : Acc(shift - double(hi));
+            Row::exp2_shifted(row, kB, hi, lo);
           }
           const Acc* weights = p.data();
           if (fp.dropout.active()) {
