@@ -1,18 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""weft beside PyTorch on the same machine, shapes and thread count.
+"""weft's flash attention beside PyTorch's CPU SDPA on the shapes of bench/sdpa.cpp.
 
-  python3 bench/compare_torch.py [--build build/release] [--threads 2] [--reps 9] [--quick] [--only optim]
+Runs torch.nn.functional.scaled_dot_product_attention (the CPU flash kernel, forced with
+sdpa_kernel(FLASH_ATTENTION)) on fp32 (1, 8, L, L, E) for E = 64, 128, causal and not, with the
+same thread count, then runs the weft benchmark (--json) and prints both side by side.
+Medians over --reps runs after a warm-up; backward = median(forward + backward) - median(forward).
 
-optim: AdamW over bench/optim's transformer-like list (146 float32 tensors,
-99.7M parameters). Runs the weft program (build/release/bench/optim --json) for
-weft's step and the same-run copy roofline, then torch.optim.AdamW with
-fused=True, foreach=True and the for-loop (foreach=False), timed the same way
-(warm-up, then the median of --reps steps), and prints one table with
-GB/s at 28 bytes per parameter and weft's speedup over each.
-
-Run it as `chrt -f 1 python3 bench/compare_torch.py` on a shared machine.
-PyTorch is for comparison only: nothing in weft or its tests needs it.
+    chrt -f 1 python3 bench/compare_torch.py --weft build/sdpa/bench/sdpa --threads 2
 """
 import argparse
 import json
@@ -23,95 +18,75 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 
-
-def transformer_shapes(layers=12, d=832):
-    """bench/adamw_common.hpp's transformer_shapes(12, 832)."""
-    shapes = []
-    for _ in range(layers):
-        shapes += [(d, d)] * 4 + [(d, 4 * d), (4 * d, d)] + [(d,)] * 6
-    return shapes + [(d,), (d,)]
-
-
-def run_weft(build, program, threads, quick):
-    exe = os.path.join(build, "bench", program)
-    if not os.path.exists(exe):
-        sys.exit(f"{exe} not found: build it first (scripts/bench or meson compile -C {build})")
-    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
-        path = f.name
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    cmd = [exe, "--json", path] + (["--quick"] if quick else [])
-    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
-    with open(path) as f:
-        data = json.load(f)
-    os.unlink(path)
-    return data
-
-
-def time_steps(step, reps, warmup=2):
-    for _ in range(warmup):
-        step()
-    samples = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        step()
-        samples.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(samples)
-
-
-def compare_optim(args):
+def torch_times(L, E, causal, reps, threads):
     import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    torch.set_num_threads(args.threads)
-    weft = run_weft(args.build, "optim", args.threads, args.quick)
-    rows = {r["variant"]: r for r in weft["results"] if r["workload"].startswith("AdamW ")}
-    weft_ms = rows["optim::AdamW.step"]["median_ms"]
-    copy_ms = min(r["median_ms"] for v, r in rows.items() if v.startswith("copy"))
-    n = rows["optim::AdamW.step"]["elements"]
-    gbps = lambda ms: n * 28 / (ms * 1e-3) / 1e9
+    torch.set_num_threads(threads)
+    g = torch.Generator().manual_seed(0)
+    q, k, v, dout = (torch.rand((1, 8, L, E), generator=g) * 2 - 1 for _ in range(4))
+    qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))
 
-    results = [("weft optim::AdamW.step (1 kernel)", weft_ms), ("copy of the same bytes (weft run)", copy_ms)]
-    gen = torch.Generator().manual_seed(0)
-    for label, kwargs in [("torch AdamW fused=True", dict(fused=True)),
-                          ("torch AdamW foreach=True", dict(foreach=True)),
-                          ("torch AdamW for-loop (foreach=False)", dict(foreach=False))]:
-        params = [torch.empty(s).uniform_(-1, 1, generator=gen).requires_grad_() for s in transformer_shapes()]
-        for p in params:
-            p.grad = torch.empty_like(p).uniform_(-1, 1, generator=gen)
-        try:
-            opt = torch.optim.AdamW(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, **kwargs)
-            results.append((label, time_steps(opt.step, args.reps)))
-        except (RuntimeError, TypeError) as e:  # fused on CPU needs torch >= 2.4
-            results.append((label + f" (unavailable: {e})", float("nan")))
-        del params, opt
+    def forward():
+        with torch.no_grad():
+            F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
-    print(f"AdamW step, {len(transformer_shapes())} float32 tensors, {n / 1e6:.1f}M parameters, "
-          f"{args.threads} threads, torch {torch.__version__}, weft SIMD {weft['isa']}")
-    print(f"{'variant':44s} {'median ms':>10s} {'GB/s':>8s} {'vs copy':>8s} {'weft speedup':>13s}")
-    print("-" * 87)
-    for label, ms in results:
-        print(f"{label:44s} {ms:10.2f} {gbps(ms):8.1f} {100 * copy_ms / ms:7.0f}% {ms / weft_ms:12.2f}x")
-    print("GB/s counts 28 bytes per parameter (p, g, m, v read; p, m, v written) for every row;\n"
-          "weft speedup = that row's time / weft's. Targets (issue 4): >= 1.0x fused, >= 2x foreach and for-loop.")
+    def both():
+        out = F.scaled_dot_product_attention(qg, kg, vg, is_causal=causal)
+        out.backward(dout)
+
+    fwd, fb = [], []
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+        forward(), both()
+        for _ in range(reps):
+            time.sleep(0.01)
+            t0 = time.perf_counter()
+            forward()
+            fwd.append(1e3 * (time.perf_counter() - t0))
+            time.sleep(0.01)
+            t0 = time.perf_counter()
+            both()
+            fb.append(1e3 * (time.perf_counter() - t0))
+    f = statistics.median(fwd)
+    return f, statistics.median(fb) - f
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--build", default=os.path.join(ROOT, "build", "release"))
+    ap.add_argument("--weft", default="build/sdpa/bench/sdpa", help="the weft sdpa benchmark program")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--reps", type=int, default=9)
-    ap.add_argument("--quick", action="store_true", help="the weft program's quick mode")
-    ap.add_argument("--only", choices=["optim"], default=None, help="run one comparison")
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--L", type=int, default=2048)
     args = ap.parse_args()
     try:
-        import torch  # noqa: F401
+        import torch
     except ImportError:
-        sys.exit("torch is not installed (pip install torch): nothing to compare against")
-    if args.only in (None, "optim"):
-        compare_optim(args)
+        print("torch is not installed: pip install torch (CPU wheel)")
+        return 0
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "weft.json")
+        env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
+        quick = ["--quick"] if args.L == 1024 else []
+        subprocess.run([args.weft, "--reps", str(args.reps), "--json", path] + quick, env=env, check=True,
+                       stdout=subprocess.DEVNULL)
+        with open(path) as f:
+            weft = {(r["workload"], r["variant"]): r["median_ms"] for r in json.load(f)["results"]}
+
+    print(f"torch {torch.__version__}, {args.threads} threads, fp32, N=1 H=8, medians of {args.reps}")
+    print(f"{'shape':<24} {'weft fwd':>9} {'torch fwd':>9} {'speedup':>8}   {'weft bwd':>9} {'torch bwd':>9} {'speedup':>8}")
+    print("-" * 84)
+    for E in (64, 128):
+        for causal in (False, True):
+            name = f"L=S={args.L} E={E}" + (" causal" if causal else "")
+            tf, tb = torch_times(args.L, E, causal, args.reps, args.threads)
+            wf, wb = weft[(name, "flash forward")], weft[(name, "flash backward")]
+            print(f"{name:<24} {wf:9.2f} {tf:9.2f} {tf / wf:7.2f}x   {wb:9.2f} {tb:9.2f} {tb / wb:7.2f}x")
+    print("ms per call; speedup = torch time / weft time (>= 1.0x: weft is faster)")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

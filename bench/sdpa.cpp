@@ -5,9 +5,7 @@
 // FLOPs counted as FlashAttention does: forward 4 N H L S E (two GEMMs), backward 2.5x that
 // (five GEMMs), half of each when causal. A target is the median over rounds of
 // (this variant's GFLOP/s) / (the SGEMM's GFLOP/s) within a round, or a ratio of times.
-// Peak memory: each size runs in a forked child whose peak RSS (wait4) is printed.
-#include <sys/resource.h>
-#include <sys/wait.h>
+// Peak memory: each size runs in a fresh process that prints its own peak RSS (VmHWM).
 #include <unistd.h>
 
 #include <Eigen/Core>
@@ -47,27 +45,33 @@ struct AttnInputs {
   }
 };
 
-/// The child's side of child_peak_rss_mib: one forward pass of `backend` at (1, 8, L, L, 64).
+/// The child's side of child_peak_rss_mib: one forward pass of `backend` at (1, 8, L, L, 64), then
+/// its peak resident set (VmHWM of /proc/self/status, in kB) on stdout.
 int rss_child(std::int64_t L, const std::string& backend) {
-  nn::SdpaBackendGuard guard({backend == "math" ? nn::SdpaBackend::math : nn::SdpaBackend::flash});
-  AttnInputs in(AttnCase{L, 64, false});
-  return in.fwd.out.numel() > 0 ? 0 : 1;
+  {
+    nn::SdpaBackendGuard guard({backend == "math" ? nn::SdpaBackend::math : nn::SdpaBackend::flash});
+    AttnInputs in(AttnCase{L, 64, false});
+  }
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) std::printf("%lld\n", std::atoll(line.c_str() + 6));
+  return 0;
 }
 
-/// Peak RSS (MiB) of a fresh process (this program, re-executed: libgomp's threads do not
-/// survive a plain fork) that runs one forward pass of `backend` at (1, 8, L, L, 64).
+/// Peak RSS (MiB) of a fresh process (this program, re-executed: libgomp's threads do not survive
+/// a plain fork) that runs one forward pass of `backend` at (1, 8, L, L, 64). The child reads its
+/// own high-water mark: a parent's rusage of a child counts the parent's RSS at fork (Linux keeps
+/// maxrss across exec).
 double child_peak_rss_mib(std::int64_t L, const char* backend) {
   std::fflush(stdout);
-  const std::string l = std::to_string(L);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    execl("/proc/self/exe", "sdpa", "--rss-child", l.c_str(), backend, static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  int status = 0;
-  rusage usage{};
-  if (pid < 0 || wait4(pid, &status, 0, &usage) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return NAN;
-  return double(usage.ru_maxrss) / 1024.0;
+  char exe[4096] = {};
+  if (readlink("/proc/self/exe", exe, sizeof exe - 1) <= 0) return NAN;
+  const std::string cmd = std::string("'") + exe + "' --rss-child " + std::to_string(L) + " " + backend;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return NAN;
+  long long kb = -1;
+  if (std::fscanf(pipe, "%lld", &kb) != 1) kb = -1;
+  return pclose(pipe) == 0 && kb > 0 ? double(kb) / 1024.0 : NAN;
 }
 
 int run(const Options& opt) {
