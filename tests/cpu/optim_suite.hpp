@@ -111,8 +111,9 @@ inline const char* mode_name(Mode m) { return m == Mode::plain ? "plain" : m == 
 /// scaled and capturable modes gradients scaled by 1024 (exact) and skipped steps as GradScale
 /// with found_inf set and NaN gradients. Calls check(opt, step) after every step. Also checks the
 /// step count, and that steps 2.. (new learning rates included) ran no new kernel type.
-template <class P, class S, template <class, class> class Opt, class Check>
-void run_golden(const OptimGolden& g, Mode mode, bool master, Check&& check) {
+/// The mode is a template argument: a plain run does not instantiate the GradScale kernels (compile time).
+template <class P, class S, template <class, class> class Opt, Mode mode, class Check>
+void run_golden(const OptimGolden& g, bool master, Check&& check) {
   using Options = std::remove_cvref_t<decltype(std::declval<Opt<P, S>&>().options())>;
   const std::string run = g.name + " (" + weft::dtype_name<P>() + " parameters, " + weft::dtype_name<S>() +
                           " state, " + mode_name(mode) + (master ? ", master weights)" : ")");
@@ -131,8 +132,8 @@ void run_golden(const OptimGolden& g, Mode mode, bool master, Check&& check) {
     if (g.skips.count(step)) {
       // plain: no step at all, as GradScaler does on the host (this also keeps the GradScale
       // kernels out of the plain runs' translation units: compile time)
-      if (mode != Mode::plain) opt.step(make_list<P>(g.shapes, nan), optim::GradScale{scale, overflow});
-    } else if (mode == Mode::plain) {
+      if constexpr (mode != Mode::plain) opt.step(make_list<P>(g.shapes, nan), optim::GradScale{scale, overflow});
+    } else if constexpr (mode == Mode::plain) {
       opt.step(make_list<P>(g.shapes, g.grad[std::size_t(step - 1)]));
       ++taken;
     } else {
@@ -150,14 +151,15 @@ void run_golden(const OptimGolden& g, Mode mode, bool master, Check&& check) {
 template <template <class, class> class Opt>
 void check_golden_f64(const std::string& name) {
   const OptimGolden g = load_optim_golden(name);
-  for (Mode mode : {Mode::plain, Mode::scaled, Mode::capturable}) {
-    run_golden<double, double, Opt>(g, mode, false, [&](auto& opt, int step) {
-      const auto i = std::size_t(step - 1);
-      auto tol = [](double want, double) { return 1e-12 * (1.0 + std::fabs(want)); };
-      check_close("param", flatten(opt.params()), g.f64.at("param")[i], tol);
-      for (const std::string& s : g.states) check_close(s, flatten(opt.state(s)), g.f64.at(s)[i], tol);
-    });
-  }
+  auto check = [&](auto& opt, int step) {
+    const auto i = std::size_t(step - 1);
+    auto tol = [](double want, double) { return 1e-12 * (1.0 + std::fabs(want)); };
+    check_close("param", flatten(opt.params()), g.f64.at("param")[i], tol);
+    for (const std::string& s : g.states) check_close(s, flatten(opt.state(s)), g.f64.at(s)[i], tol);
+  };
+  run_golden<double, double, Opt, Mode::plain>(g, false, check);
+  run_golden<double, double, Opt, Mode::scaled>(g, false, check);
+  run_golden<double, double, Opt, Mode::capturable>(g, false, check);
 }
 
 /// The float64 trajectory of a golden configuration (pinned to torch by check_golden_f64) on the
@@ -165,7 +167,7 @@ void check_golden_f64(const std::string& name) {
 template <template <class, class> class Opt>
 Trajectory reference_f64(const OptimGolden& g) {
   Trajectory ref;
-  run_golden<double, double, Opt>(g, Mode::plain, false, [&](auto& opt, int) {
+  run_golden<double, double, Opt, Mode::plain>(g, false, [&](auto& opt, int) {
     ref["param"].push_back(flatten(opt.params()));
     for (const std::string& s : g.states) ref[s].push_back(flatten(opt.state(s)));
   });
@@ -195,7 +197,7 @@ template <template <class, class> class Opt>
 void check_golden_f32(const std::string& name) {
   const OptimGolden g = rounded_inputs<float>(load_optim_golden(name));
   const Trajectory ref = reference_f64<Opt>(g);
-  run_golden<float, float, Opt>(g, Mode::plain, false, [&](auto& opt, int step) {
+  run_golden<float, float, Opt, Mode::plain>(g, false, [&](auto& opt, int step) {
     const auto i = std::size_t(step - 1);
     check_close("param", flatten(opt.params()), ref.at("param")[i], f32_tolerance(g, step, "param"));
     for (const std::string& s : g.states) check_close(s, flatten(opt.state(s)), ref.at(s)[i], f32_tolerance(g, step, s));
@@ -207,7 +209,7 @@ void check_golden_f32(const std::string& name) {
 template <template <class, class> class Opt>
 void check_golden_bf16(const std::string& name, bool capturable) {
   const OptimGolden g = rounded_inputs<bfloat16>(load_optim_golden(name));
-  run_golden<bfloat16, float, Opt>(g, Mode::plain, false, [&](auto& opt, int step) {
+  run_golden<bfloat16, float, Opt, Mode::plain>(g, false, [&](auto& opt, int step) {
     const auto i = std::size_t(step - 1);
     // one bf16 ulp: torch rounds a float32 result that may differ from weft's in its last bit
     check_close("param", flatten(opt.params()), g.bf16.at("param")[i],
@@ -220,25 +222,26 @@ void check_golden_bf16(const std::string& name, bool capturable) {
   // master weights: the float32 copies follow float64 like a float32 run; the parameters are
   // exactly their rounding
   const Trajectory ref = reference_f64<Opt>(g);
-  for (Mode mode : {Mode::plain, Mode::capturable}) {
-    if (mode == Mode::capturable && !capturable) continue;
-    run_golden<bfloat16, float, Opt>(g, mode, true, [&](auto& opt, int step) {
-      const auto i = std::size_t(step - 1);
-      // capturable computes the bias corrections in float32 on the device, as torch's capturable
-      // Adam does: 1 - b2^t carries a relative error up to 2^-24 / (1 - b2^t) (5e-6 at t = 12),
-      // the same sign in every update, so the master copies drift up to a few times further
-      const double widen = mode == Mode::capturable ? 4.0 : 1.0;
-      auto tol = [&](const std::string& what) {
-        return [widen, t = f32_tolerance(g, step, what)](double want, double scale) { return widen * t(want, scale); };
-      };
-      const std::vector<double> master = flatten(opt.master_params());
-      check_close("master", master, ref.at("param")[i], tol("param"));
-      std::vector<double> rounded = master;
-      for (double& x : rounded) x = round_to<bfloat16>(x);
-      check_close("param = bf16(master)", flatten(opt.params()), rounded, [](double, double) { return 0.0; });
-      for (const std::string& s : g.states) check_close(s, flatten(opt.state(s)), ref.at(s)[i], tol(s));
-    });
-  }
+  auto check_master = [&](auto& opt, int step, Mode mode) {
+    const auto i = std::size_t(step - 1);
+    // capturable computes the bias corrections in float32 on the device, as torch's capturable
+    // Adam does: 1 - b2^t carries a relative error up to 2^-24 / (1 - b2^t) (5e-6 at t = 12),
+    // the same sign in every update, so the master copies drift up to a few times further
+    const double widen = mode == Mode::capturable ? 4.0 : 1.0;
+    auto tol = [&](const std::string& what) {
+      return [widen, t = f32_tolerance(g, step, what)](double want, double scale) { return widen * t(want, scale); };
+    };
+    const std::vector<double> master = flatten(opt.master_params());
+    check_close("master", master, ref.at("param")[i], tol("param"));
+    std::vector<double> rounded = master;
+    for (double& x : rounded) x = round_to<bfloat16>(x);
+    check_close("param = bf16(master)", flatten(opt.params()), rounded, [](double, double) { return 0.0; });
+    for (const std::string& s : g.states) check_close(s, flatten(opt.state(s)), ref.at(s)[i], tol(s));
+  };
+  run_golden<bfloat16, float, Opt, Mode::plain>(g, true, [&](auto& opt, int step) { check_master(opt, step, Mode::plain); });
+  if (capturable)
+    run_golden<bfloat16, float, Opt, Mode::capturable>(g, true,
+                                                       [&](auto& opt, int step) { check_master(opt, step, Mode::capturable); });
 }
 
 }  // namespace weft_test
