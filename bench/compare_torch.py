@@ -1,13 +1,21 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""weft's flash attention beside PyTorch's CPU SDPA on the shapes of bench/sdpa.cpp.
+"""weft beside PyTorch on the same machine, shapes and thread count.
 
-Runs torch.nn.functional.scaled_dot_product_attention (the CPU flash kernel, forced with
-sdpa_kernel(FLASH_ATTENTION)) on fp32 (1, 8, L, L, E) for E = 64, 128, causal and not, with the
-same thread count, then runs the weft benchmark (--json) and prints both side by side.
-Medians over --reps runs after a warm-up; backward = median(forward + backward) - median(forward).
+  chrt -f 1 python3 bench/compare_torch.py [optim|sdpa ...] [--build build/release] [--threads 2] [--reps N]
 
-    chrt -f 1 python3 bench/compare_torch.py --weft build/sdpa/bench/sdpa --threads 2
+optim: AdamW over bench/optim's transformer-like list (146 float32 tensors,
+  99.7M parameters). Runs the weft program (BUILD/bench/optim --json) for weft's
+  step and the same-run copy roofline, then torch.optim.AdamW with fused=True,
+  foreach=True and the for-loop (foreach=False), timed the same way (warm-up,
+  then the median of --reps steps), and prints GB/s at 28 bytes per parameter
+  and weft's speedup over each. --quick runs the weft program's quick mode.
+sdpa: torch.nn.functional.scaled_dot_product_attention (the CPU flash kernel,
+  forced with sdpa_kernel(FLASH_ATTENTION)) on fp32 (1, 8, L, L, E) for E = 64,
+  128, causal and not, beside BUILD/bench/sdpa --json; medians over --reps runs
+  after a warm-up; backward = median(forward + backward) - median(forward).
+
+PyTorch is for comparison only: nothing in weft or its tests needs it.
 """
 import argparse
 import json
@@ -17,6 +25,79 @@ import subprocess
 import sys
 import tempfile
 import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def transformer_shapes(layers=12, d=832):
+    """bench/adamw_common.hpp's transformer_shapes(12, 832)."""
+    shapes = []
+    for _ in range(layers):
+        shapes += [(d, d)] * 4 + [(d, 4 * d), (4 * d, d)] + [(d,)] * 6
+    return shapes + [(d,), (d,)]
+
+
+def run_weft(build, program, threads, quick):
+    exe = os.path.join(build, "bench", program)
+    if not os.path.exists(exe):
+        sys.exit(f"{exe} not found: build it first (scripts/bench or meson compile -C {build})")
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+        path = f.name
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    cmd = [exe, "--json", path] + (["--quick"] if quick else [])
+    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
+    with open(path) as f:
+        data = json.load(f)
+    os.unlink(path)
+    return data
+
+
+def time_steps(step, reps, warmup=2):
+    for _ in range(warmup):
+        step()
+    samples = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        step()
+        samples.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(samples)
+
+
+def compare_optim(args):
+    import torch
+
+    torch.set_num_threads(args.threads)
+    weft = run_weft(args.build, "optim", args.threads, args.quick)
+    rows = {r["variant"]: r for r in weft["results"] if r["workload"].startswith("AdamW ")}
+    weft_ms = rows["optim::AdamW.step"]["median_ms"]
+    copy_ms = min(r["median_ms"] for v, r in rows.items() if v.startswith("copy"))
+    n = rows["optim::AdamW.step"]["elements"]
+    gbps = lambda ms: n * 28 / (ms * 1e-3) / 1e9
+
+    results = [("weft optim::AdamW.step (1 kernel)", weft_ms), ("copy of the same bytes (weft run)", copy_ms)]
+    gen = torch.Generator().manual_seed(0)
+    for label, kwargs in [("torch AdamW fused=True", dict(fused=True)),
+                          ("torch AdamW foreach=True", dict(foreach=True)),
+                          ("torch AdamW for-loop (foreach=False)", dict(foreach=False))]:
+        params = [torch.empty(s).uniform_(-1, 1, generator=gen).requires_grad_() for s in transformer_shapes()]
+        for p in params:
+            p.grad = torch.empty_like(p).uniform_(-1, 1, generator=gen)
+        try:
+            opt = torch.optim.AdamW(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, **kwargs)
+            results.append((label, time_steps(opt.step, args.reps)))
+        except (RuntimeError, TypeError) as e:  # fused on CPU needs torch >= 2.4
+            results.append((label + f" (unavailable: {e})", float("nan")))
+        del params, opt
+
+    print(f"AdamW step, {len(transformer_shapes())} float32 tensors, {n / 1e6:.1f}M parameters, "
+          f"{args.threads} threads, torch {torch.__version__}, weft SIMD {weft['isa']}")
+    print(f"{'variant':44s} {'median ms':>10s} {'GB/s':>8s} {'vs copy':>8s} {'weft speedup':>13s}")
+    print("-" * 87)
+    for label, ms in results:
+        print(f"{label:44s} {ms:10.2f} {gbps(ms):8.1f} {100 * copy_ms / ms:7.0f}% {ms / weft_ms:12.2f}x")
+    print("GB/s counts 28 bytes per parameter (p, g, m, v read; p, m, v written) for every row;\n"
+          "weft speedup = that row's time / weft's. Targets (issue 4): >= 1.0x fused, >= 2x foreach and for-loop.")
 
 
 def torch_times(L, E, causal, reps, threads):
@@ -53,24 +134,15 @@ def torch_times(L, E, causal, reps, threads):
     return f, statistics.median(fb) - f
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--weft", default="build/sdpa/bench/sdpa", help="the weft sdpa benchmark program")
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--reps", type=int, default=7)
-    ap.add_argument("--L", type=int, default=2048)
-    args = ap.parse_args()
-    try:
-        import torch
-    except ImportError:
-        print("torch is not installed: pip install torch (CPU wheel)")
-        return 0
+def compare_sdpa(args):
+    import torch
 
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "weft.json")
         env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
         quick = ["--quick"] if args.L == 1024 else []
-        subprocess.run([args.weft, "--reps", str(args.reps), "--json", path] + quick, env=env, check=True,
+        program = os.path.join(args.build, "bench", "sdpa")
+        subprocess.run([program, "--reps", str(args.reps), "--json", path] + quick, env=env, check=True,
                        stdout=subprocess.DEVNULL)
         with open(path) as f:
             weft = {(r["workload"], r["variant"]): r["median_ms"] for r in json.load(f)["results"]}
@@ -85,6 +157,30 @@ def main():
             wf, wb = weft[(name, "flash forward")], weft[(name, "flash backward")]
             print(f"{name:<24} {wf:9.2f} {tf:9.2f} {tf / wf:7.2f}x   {wb:9.2f} {tb:9.2f} {tb / wb:7.2f}x")
     print("ms per call; speedup = torch time / weft time (>= 1.0x: weft is faster)")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("what", nargs="*", help="comparisons to run: optim, sdpa (default: both)")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build", "release"), help="the weft build directory")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--quick", action="store_true", help="optim: the weft program's quick mode")
+    ap.add_argument("--L", type=int, default=2048, help="sdpa: sequence length (1024 runs the weft program's quick mode)")
+    args = ap.parse_args()
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print("torch is not installed: pip install torch (CPU wheel)")
+        return 0
+    what = args.what or ["optim", "sdpa"]
+    unknown = [w for w in what if w not in ("optim", "sdpa")]
+    if unknown:
+        ap.error(f"unknown comparison {unknown[0]!r}: choose optim or sdpa")
+    for i, name in enumerate(what):
+        if i:
+            print()
+        {"optim": compare_optim, "sdpa": compare_sdpa}[name](args)
     return 0
 
 
