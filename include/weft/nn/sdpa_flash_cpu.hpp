@@ -33,13 +33,13 @@ namespace weft::nn::detail {
 namespace cpu = weft::detail::cpu;
 
 /// Block sizes of the CPU flash kernels for compute type Acc: square blocks of kBlock query rows
-/// by kBlock keys, a multiple of block_gemm's tile rows and columns on every target (the
-/// backward pass uses key blocks as GEMM rows). 96 x 96 floats: 36 KiB of scores, L2-resident
-/// with the packed q, k and v blocks.
+/// by kBlock keys, a multiple of block_gemm's tile rows and columns (the backward pass also uses
+/// key blocks as GEMM rows): 128 with AVX-512's 64-float tile columns, else 96. 128 x 128 floats
+/// are 64 KiB of scores, L2-resident with the packed q, k and v blocks.
 template <class Acc>
 struct FlashTiles {
   using Tile = cpu::BlockGemmTile<Acc>;
-  static constexpr std::int64_t kBlock = 96;
+  static constexpr std::int64_t kBlock = simd::kBytes >= 64 ? 128 : 96;
   static_assert(kBlock % Tile::kRows == 0 && kBlock % Tile::kCols == 0, "flash block must be whole GEMM tiles");
   static constexpr std::int64_t pad(std::int64_t n) { return (n + Tile::kCols - 1) / Tile::kCols * Tile::kCols; }
 };
@@ -164,9 +164,24 @@ struct FlashRow {
   static constexpr int W = simd::native_lanes<Acc>;
   using V = simd::Vec<Acc, W>;
 
+  /// max_j x_j. A NaN score is not propagated here: its weight 2^(NaN - m) is NaN, and the output with it.
   static Acc max(const Acc* x, std::int64_t n) {
     V m = V::load(x);
-    for (std::int64_t j = W; j < n; j += W) m = simd::max(m, V::load(x + j));
+    for (std::int64_t j = W; j < n; j += W) {
+      const V y = V::load(x + j);
+      m.raw = y.raw > m.raw ? y.raw : m.raw;
+    }
+    return simd::reduce_max(m);
+  }
+  /// x *= a in place; returns max_j x_j (one pass instead of scale, then max).
+  static Acc scale_max(Acc* x, std::int64_t n, Acc a) {
+    const V av = V::broadcast(a);
+    V m = V::broadcast(-std::numeric_limits<Acc>::infinity());
+    for (std::int64_t j = 0; j < n; j += W) {
+      const V y = V::load(x + j) * av;
+      y.store(x + j);
+      m.raw = y.raw > m.raw ? y.raw : m.raw;
+    }
     return simd::reduce_max(m);
   }
   /// x = 2^(x - shift) in place; returns the sum.
@@ -234,9 +249,16 @@ void flash_forward_cpu(const FlashProblem<T>& fp, T* out, double* lse) {
         const bool masked = fp.needs_mask(i0, j0);
         for (std::int64_t r = 0; r < rows; ++r) {
           Acc* row = sc.data() + r * kB;
-          Row::scale(row, kB, c);  // after the GEMM: scaling q first would round each q c once more
-          if (masked) fp.mask_row(row, bh, i0 + r, j0, bias_unit);
-          const Acc m_new = std::max(m[r], Row::max(row, kB));
+          // Scaled after the GEMM (scaling q first would round each q c once more).
+          Acc row_max;
+          if (masked) {
+            Row::scale(row, kB, c);
+            fp.mask_row(row, bh, i0 + r, j0, bias_unit);
+            row_max = Row::max(row, kB);
+          } else {
+            row_max = Row::scale_max(row, kB, c);
+          }
+          const Acc m_new = std::max(m[r], row_max);
           if (m_new == neg_inf) {  // no key seen yet: weights 0 (2^(-inf - -inf) would be NaN)
             Row::fill(row, kB, Acc(0));
             continue;
@@ -292,6 +314,15 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
   const Acc* kt_all = packed.data();
   const int threads =
       int(std::max<std::int64_t>(1, std::min<std::int64_t>(units, cpu::threads_for(units * kB * s.L * (E + Ev)))));
+  // Q and dO of every query head packed once, (batch Hq, Lp, Ep) and (batch Hq, Lp, Evp): every key
+  // block reads all of them (packing them per block pair cost ~15% of the pass).
+  std::vector<Acc> q_all(std::size_t(heads * Lp * Ep)), do_all(std::size_t(heads * Lp * Evp));
+  WEFT_PRAGMA_OMP(omp parallel for schedule(static) num_threads(cpu::threads_for(heads * Lp * (Ep + Evp))))
+  for (std::int64_t u = 0; u < heads * fp.query_blocks; ++u) {
+    const std::int64_t bh = u / fp.query_blocks, i0 = u % fp.query_blocks * kB, rows = std::min(kB, s.L - i0);
+    pack_rows(fp.q, bh, i0, rows, E, Acc(1), q_all.data() + (bh * Lp + i0) * Ep, Ep, kB);
+    pack_rows(dout, bh, i0, rows, Ev, Acc(1), do_all.data() + (bh * Lp + i0) * Evp, Evp, kB);
+  }
   // One dQ accumulator per thread ((batch Hq, Lp, Ep)), summed in a fixed order at the end.
   const std::int64_t dq_size = heads * Lp * Ep;
   std::vector<Acc> dq_acc(std::size_t(threads * dq_size), Acc(0));
@@ -304,8 +335,7 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
     Acc* dq_mine = dq_acc.data();
 #endif
     std::vector<Acc> kr(std::size_t(kB * Ep)), vt(std::size_t(std::max<std::int64_t>(Ev, 1) * kB)),
-        dk_acc(std::size_t(kB * Ep)), dv_acc(std::size_t(kB * Evp)), qr(std::size_t(kB * Ep)),
-        dor(std::size_t(kB * Evp)), p(std::size_t(kB * kB)), pd(std::size_t(kB * kB)), ds(std::size_t(kB * kB)),
+        dk_acc(std::size_t(kB * Ep)), dv_acc(std::size_t(kB * Evp)), p(std::size_t(kB * kB)), pd(std::size_t(kB * kB)), ds(std::size_t(kB * kB)),
         factors(kB);
     WEFT_PRAGMA_OMP(omp for schedule(dynamic, 1))
     for (std::int64_t u = 0; u < units; ++u) {
@@ -320,9 +350,9 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
         const std::int64_t bh = bhk / s.H * s.Hq + bhk % s.H * s.group + g;
         for (std::int64_t qb = fp.query_block_begin(kb); qb < fp.query_blocks; ++qb) {
           const std::int64_t i0 = qb * kB, rows = std::min(kB, s.L - i0);
-          pack_rows(fp.q, bh, i0, rows, E, Acc(1), qr.data(), Ep, kB);
-          pack_rows(dout, bh, i0, rows, Ev, Acc(1), dor.data(), Evp, kB);
-          cpu::block_gemm<Acc, false>(kB, kB, E, qr.data(), Ep, 1, kt, kB, p.data(), kB);
+          const Acc* qr = q_all.data() + (bh * Lp + i0) * Ep;
+          const Acc* dor = do_all.data() + (bh * Lp + i0) * Evp;
+          cpu::block_gemm<Acc, false>(kB, kB, E, qr, Ep, 1, kt, kB, p.data(), kB);
           const bool masked = fp.needs_mask(i0, j0);
           for (std::int64_t r = 0; r < kB; ++r) {
             Acc* row = p.data() + r * kB;
@@ -348,9 +378,9 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
             weights = pd.data();
           }
           // dV += weights^T dO
-          cpu::block_gemm<Acc, true>(kB, Evp, kB, weights, 1, kB, dor.data(), Evp, dv_acc.data(), Evp);
+          cpu::block_gemm<Acc, true>(kB, Evp, kB, weights, 1, kB, dor, Evp, dv_acc.data(), Evp);
           // dP = dO V^T, then dS = p (dP keep - D) in place
-          cpu::block_gemm<Acc, false>(kB, kB, Ev, dor.data(), Evp, 1, vt.data(), kB, ds.data(), kB);
+          cpu::block_gemm<Acc, false>(kB, kB, Ev, dor, Evp, 1, vt.data(), kB, ds.data(), kB);
           for (std::int64_t r = 0; r < rows; ++r) {
             Acc* d = ds.data() + r * kB;
             const Acc* pr = p.data() + r * kB;
@@ -365,7 +395,7 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
           }
           Row::fill(ds.data() + rows * kB, (kB - rows) * kB, Acc(0));
           // dK += dS^T Q;  dQ += dS K (both times scale, applied once at the end)
-          cpu::block_gemm<Acc, true>(kB, Ep, kB, ds.data(), 1, kB, qr.data(), Ep, dk_acc.data(), Ep);
+          cpu::block_gemm<Acc, true>(kB, Ep, kB, ds.data(), 1, kB, qr, Ep, dk_acc.data(), Ep);
           cpu::block_gemm<Acc, true>(kB, Ep, kB, ds.data(), kB, 1, kr.data(), Ep, dq_mine + (bh * Lp + i0) * Ep, Ep);
         }
       }
