@@ -212,61 +212,61 @@ template <std::size_t... K>
 constexpr int count_matches(std::index_sequence<K...>) {
   return (int(promote_matches<K / 7, K % 7>()) + ...);
 }
+
+// Type promotion is decided at compile time, so it is checked at compile time: this file does
+// not compile when a rule below breaks (no test case that could only pass).
+
+// promote_t matches torch.promote_types for all 49 pairs.
+static_assert(count_matches(std::make_index_sequence<49>{}) == 49, "weft::promote_t differs from torch.promote_types");
+// Three or more types fold pairwise (also symmetric and associative on this lattice).
+static_assert(std::is_same_v<weft::promote_t<half, bfloat16, std::int64_t>, float>);
+static_assert(std::is_same_v<weft::promote_t<bool, std::int32_t, half>, half>);
+static_assert(std::is_same_v<weft::promote_t<bool, bool, bool>, bool>);
+static_assert(std::is_same_v<weft::promote_t<std::int32_t, bfloat16, double>, double>);
+
+// The wrapped-number rule (tensor op C++ number).
+using weft::promote_with_scalar_t;
+// A number only lifts the category: bool < integer < floating.
+static_assert(std::is_same_v<promote_with_scalar_t<half, double>, half>);       // half * 2.5 stays half
+static_assert(std::is_same_v<promote_with_scalar_t<bfloat16, double>, bfloat16>);
+static_assert(std::is_same_v<promote_with_scalar_t<float, double>, float>);
+static_assert(std::is_same_v<promote_with_scalar_t<std::int32_t, double>, float>);  // int * 2.5 is float32
+static_assert(std::is_same_v<promote_with_scalar_t<std::int64_t, double>, float>);
+static_assert(std::is_same_v<promote_with_scalar_t<bool, double>, float>);
+static_assert(std::is_same_v<promote_with_scalar_t<std::int32_t, std::int64_t>, std::int32_t>);  // int32 + 5 stays int32
+static_assert(std::is_same_v<promote_with_scalar_t<half, std::int64_t>, half>);
+static_assert(std::is_same_v<promote_with_scalar_t<bool, std::int64_t>, std::int64_t>);  // bool + 1 is int64
+static_assert(std::is_same_v<promote_with_scalar_t<bool, bool>, bool>);
+static_assert(std::is_same_v<promote_with_scalar_t<std::int32_t, bool>, std::int32_t>);
+static_assert(std::is_same_v<promote_with_scalar_t<double, bool>, double>);
+
+// The same through expressions: C++ int / float / bool literals become Scalar<int64/double/bool>.
+// (Declared only: decltype does not evaluate them.)
+extern const weft::Tensor<half> h;
+extern const weft::Tensor<std::int32_t> i;
+extern const weft::Tensor<bool> b;
+extern const weft::Tensor<bfloat16> bf;
+static_assert(std::is_same_v<decltype(h * 2.5)::value_type, half>);
+static_assert(std::is_same_v<decltype(h * 2.5f)::value_type, half>);
+static_assert(std::is_same_v<decltype(i * 2.5)::value_type, float>);
+static_assert(std::is_same_v<decltype(i * 2)::value_type, std::int32_t>);
+static_assert(std::is_same_v<decltype(i * std::int64_t(2))::value_type, std::int32_t>);
+static_assert(std::is_same_v<decltype(b + 1)::value_type, std::int64_t>);
+static_assert(std::is_same_v<decltype(b + true)::value_type, bool>);
+static_assert(std::is_same_v<decltype(2.0 - bf)::value_type, bfloat16>);
+static_assert(std::is_same_v<decltype(weft::clamp(i, 1, 2.5))::value_type, float>);  // numbers promote together
+static_assert(std::is_same_v<decltype(weft::where(b, i, 2.5))::value_type, float>);
+static_assert(std::is_same_v<decltype(weft::where(b, i, 2))::value_type, std::int32_t>);
+static_assert(std::is_same_v<decltype(h + bf)::value_type, float>);
+static_assert(std::is_same_v<decltype(i / i)::value_type, float>);  // true division
+static_assert(std::is_same_v<decltype(h / 2)::value_type, half>);
+static_assert(std::is_same_v<decltype(weft::exp(i))::value_type, float>);
+static_assert(std::is_same_v<decltype(i < 2.5)::value_type, bool>);
+// Tensors promote among themselves first; then numbers may lift the category.
+static_assert(std::is_same_v<decltype((b + i) * 0.5)::value_type, float>);
+static_assert(std::is_same_v<decltype(h * i + 1.5)::value_type, half>);
+// 0-dim tensors promote like any tensor in weft (a documented difference from PyTorch).
+
 }  // namespace
-
-TEST_CASE("dtype: promote_t matches torch.promote_types for all 49 pairs") {
-  constexpr int matches = count_matches(std::make_index_sequence<49>{});
-  static_assert(matches == 49, "weft::promote_t differs from torch.promote_types");
-  CHECK(matches == 49);
-  // Three or more types fold pairwise (also symmetric and associative on this lattice).
-  static_assert(std::is_same_v<weft::promote_t<half, bfloat16, std::int64_t>, float>);
-  static_assert(std::is_same_v<weft::promote_t<bool, std::int32_t, half>, half>);
-  static_assert(std::is_same_v<weft::promote_t<bool, bool, bool>, bool>);
-  static_assert(std::is_same_v<weft::promote_t<std::int32_t, bfloat16, double>, double>);
-}
-
-TEST_CASE("dtype: the wrapped-number rule (tensor op C++ number)") {
-  using weft::promote_with_scalar_t;
-  // A number only lifts the category: bool < integer < floating.
-  static_assert(std::is_same_v<promote_with_scalar_t<half, double>, half>);       // half * 2.5 stays half
-  static_assert(std::is_same_v<promote_with_scalar_t<bfloat16, double>, bfloat16>);
-  static_assert(std::is_same_v<promote_with_scalar_t<float, double>, float>);
-  static_assert(std::is_same_v<promote_with_scalar_t<std::int32_t, double>, float>);  // int * 2.5 is float32
-  static_assert(std::is_same_v<promote_with_scalar_t<std::int64_t, double>, float>);
-  static_assert(std::is_same_v<promote_with_scalar_t<bool, double>, float>);
-  static_assert(std::is_same_v<promote_with_scalar_t<std::int32_t, std::int64_t>, std::int32_t>);  // int32 + 5 stays int32
-  static_assert(std::is_same_v<promote_with_scalar_t<half, std::int64_t>, half>);
-  static_assert(std::is_same_v<promote_with_scalar_t<bool, std::int64_t>, std::int64_t>);  // bool + 1 is int64
-  static_assert(std::is_same_v<promote_with_scalar_t<bool, bool>, bool>);
-  static_assert(std::is_same_v<promote_with_scalar_t<std::int32_t, bool>, std::int32_t>);
-  static_assert(std::is_same_v<promote_with_scalar_t<double, bool>, double>);
-
-  // The same through expressions: C++ int / float / bool literals become Scalar<int64/double/bool>.
-  weft::Tensor<half> h;
-  weft::Tensor<std::int32_t> i;
-  weft::Tensor<bool> b;
-  weft::Tensor<bfloat16> bf;
-  static_assert(std::is_same_v<decltype(h * 2.5)::value_type, half>);
-  static_assert(std::is_same_v<decltype(h * 2.5f)::value_type, half>);
-  static_assert(std::is_same_v<decltype(i * 2.5)::value_type, float>);
-  static_assert(std::is_same_v<decltype(i * 2)::value_type, std::int32_t>);
-  static_assert(std::is_same_v<decltype(i * std::int64_t(2))::value_type, std::int32_t>);
-  static_assert(std::is_same_v<decltype(b + 1)::value_type, std::int64_t>);
-  static_assert(std::is_same_v<decltype(b + true)::value_type, bool>);
-  static_assert(std::is_same_v<decltype(2.0 - bf)::value_type, bfloat16>);
-  static_assert(std::is_same_v<decltype(weft::clamp(i, 1, 2.5))::value_type, float>);  // numbers promote together
-  static_assert(std::is_same_v<decltype(weft::where(b, i, 2.5))::value_type, float>);
-  static_assert(std::is_same_v<decltype(weft::where(b, i, 2))::value_type, std::int32_t>);
-  static_assert(std::is_same_v<decltype(h + bf)::value_type, float>);
-  static_assert(std::is_same_v<decltype(i / i)::value_type, float>);  // true division
-  static_assert(std::is_same_v<decltype(h / 2)::value_type, half>);
-  static_assert(std::is_same_v<decltype(weft::exp(i))::value_type, float>);
-  static_assert(std::is_same_v<decltype(i < 2.5)::value_type, bool>);
-  // Tensors promote among themselves first; then numbers may lift the category.
-  static_assert(std::is_same_v<decltype((b + i) * 0.5)::value_type, float>);
-  static_assert(std::is_same_v<decltype(h * i + 1.5)::value_type, half>);
-  // 0-dim tensors promote like any tensor in weft (a documented difference from PyTorch).
-  CHECK(true);
-}
 
 }  // TEST_SUITE

@@ -250,7 +250,7 @@ TEST_CASE("views: errors name the op and the shapes") {
 
 TEST_CASE("views: random chains of views match the model and share storage") {
   WEFT_TEST_RNG(rng);
-  int steps = 0, views_checked = 0, non_contiguous = 0, contiguous_views = 0;
+  int steps = 0, non_contiguous = 0, contiguous_views = 0;
   for (int trial = 0; trial < 300; ++trial) {
     Shape s0 = random_shape(rng, 1, 5, 3000, 0.0);
     Tensor<double> base = iota_tensor(s0);
@@ -389,13 +389,11 @@ TEST_CASE("views: random chains of views match the model and share storage") {
       t.emplace(*next);
       m = nm;
       ++steps;
-      ++views_checked;
     }
   }
   CHECK(steps > 500);
   CHECK(non_contiguous > 50);
   CHECK(contiguous_views > 50);
-  MESSAGE("view chains: ", views_checked, " views checked");
 }
 
 TEST_CASE("views: writing through a view writes the base") {

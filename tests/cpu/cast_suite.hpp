@@ -51,16 +51,20 @@ void check_cast(Rng& rng) {
                      [](double x) { return stored(cast_ref<From, To>(x)); });
 }
 
-template <class From>
+/// Casts from From to the floating dtypes (floating = true) or to int32, int64 and bool.
+template <class From, bool floating>
 void run_casts_from() {
-  Rng rng = named_rng(type_name<From>(), 9);
-  check_cast<From, float>(rng);
-  check_cast<From, double>(rng);
-  check_cast<From, half>(rng);
-  check_cast<From, bfloat16>(rng);
-  check_cast<From, std::int32_t>(rng);
-  check_cast<From, std::int64_t>(rng);
-  check_cast<From, bool>(rng);
+  Rng rng = named_rng(type_name<From>(), floating ? 9 : 10);
+  if constexpr (floating) {
+    check_cast<From, float>(rng);
+    check_cast<From, double>(rng);
+    check_cast<From, half>(rng);
+    check_cast<From, bfloat16>(rng);
+  } else {
+    check_cast<From, std::int32_t>(rng);
+    check_cast<From, std::int64_t>(rng);
+    check_cast<From, bool>(rng);
+  }
 }
 
 }  // namespace weft_test

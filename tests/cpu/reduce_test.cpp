@@ -29,22 +29,21 @@ Tensor<float> run_op(Op op, const X& x, const std::vector<std::int64_t>& dims, b
 
 constexpr double kEps = 0x1p-23;  // float32
 
+// Result dtypes follow PyTorch: decided at compile time, so checked at compile time (this file
+// does not compile when one breaks).
+static_assert(std::is_same_v<decltype(weft::sum(std::declval<Tensor<bool>>())), Tensor<std::int64_t>>);
+static_assert(std::is_same_v<decltype(weft::sum(std::declval<Tensor<std::int32_t>>(), 0)), Tensor<std::int64_t>>);
+static_assert(std::is_same_v<decltype(weft::sum(std::declval<Tensor<half>>())), Tensor<half>>);
+static_assert(std::is_same_v<decltype(weft::sum(std::declval<Tensor<float>>() > 0.0)), Tensor<std::int64_t>>);
+static_assert(std::is_same_v<decltype(weft::mean(std::declval<Tensor<bfloat16>>())), Tensor<bfloat16>>);
+static_assert(std::is_same_v<decltype(weft::amax(std::declval<Tensor<std::int32_t>>())), Tensor<std::int32_t>>);
+static_assert(std::is_same_v<decltype(weft::max(std::declval<Tensor<bool>>(), 1)), Tensor<bool>>);
+static_assert(std::is_same_v<decltype(weft::norm(std::declval<Tensor<double>>())), Tensor<double>>);
+static_assert(std::is_same_v<decltype(weft::sum(std::declval<Tensor<half>>() * 2.0)), Tensor<half>>);
+
 }  // namespace
 
 TEST_SUITE("cpu") {
-
-TEST_CASE("reduce: result dtypes follow PyTorch") {
-  static_assert(std::is_same_v<decltype(weft::sum(std::declval<Tensor<bool>>())), Tensor<std::int64_t>>);
-  static_assert(std::is_same_v<decltype(weft::sum(std::declval<Tensor<std::int32_t>>(), 0)), Tensor<std::int64_t>>);
-  static_assert(std::is_same_v<decltype(weft::sum(std::declval<Tensor<half>>())), Tensor<half>>);
-  static_assert(std::is_same_v<decltype(weft::sum(std::declval<Tensor<float>>() > 0.0)), Tensor<std::int64_t>>);
-  static_assert(std::is_same_v<decltype(weft::mean(std::declval<Tensor<bfloat16>>())), Tensor<bfloat16>>);
-  static_assert(std::is_same_v<decltype(weft::amax(std::declval<Tensor<std::int32_t>>())), Tensor<std::int32_t>>);
-  static_assert(std::is_same_v<decltype(weft::max(std::declval<Tensor<bool>>(), 1)), Tensor<bool>>);
-  static_assert(std::is_same_v<decltype(weft::norm(std::declval<Tensor<double>>())), Tensor<double>>);
-  static_assert(std::is_same_v<decltype(weft::sum(std::declval<Tensor<half>>() * 2.0)), Tensor<half>>);
-  CHECK(true);
-}
 
 TEST_CASE("reduce: random shapes, layouts, dims and keepdim (float32, every op)") {
   WEFT_TEST_RNG(rng);

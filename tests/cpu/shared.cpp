@@ -108,7 +108,8 @@ TEST_CASE("shared: output_code prints a shared subexpression once as t0") {
   capture.restore();
   std::string text = capture.text();
   INFO(text);
-  CHECK(LogCapture::count(text, "t0 = (in0[i] * sigmoid(in1[i]))") == 1);
+  CHECK(LogCapture::count(text, "t0 = ") == 1);
+  CHECK(LogCapture::count(text, "t0 = in0[i] * sigmoid(in1[i])") == 1);
   CHECK(LogCapture::count(text, "sigmoid(") == 1);
   CHECK(text.find("out0[i] = t0 + 1;") != std::string::npos);
   CHECK(text.find("out1[i] = t0 * 2;") != std::string::npos);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file cpu: clamp, where and lerp on bfloat16 (random shapes, broadcasting, strided inputs and destinations); see ternary_suite.hpp.
+/// @file cpu: clamp and where on bfloat16 (random shapes, broadcasting, strided inputs and destinations); see ternary_suite.hpp.
 #include "ternary_suite.hpp"
 
 using namespace weft_test;
@@ -7,5 +7,4 @@ using namespace weft_test;
 TEST_SUITE("cpu") {
 TEST_CASE("clamp on bfloat16") { run_clamp<bfloat16>("bfloat16"); }
 TEST_CASE("where on bfloat16") { run_where<bfloat16>("bfloat16"); }
-TEST_CASE("lerp on bfloat16") { run_lerp<bfloat16>("bfloat16"); }
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file cpu: clamp, where and lerp on float16 (random shapes, broadcasting, strided inputs and destinations); see ternary_suite.hpp.
+/// @file cpu: clamp and where on float16 (random shapes, broadcasting, strided inputs and destinations); see ternary_suite.hpp.
 #include "ternary_suite.hpp"
 
 using namespace weft_test;
@@ -7,5 +7,4 @@ using namespace weft_test;
 TEST_SUITE("cpu") {
 TEST_CASE("clamp on float16") { run_clamp<half>("float16"); }
 TEST_CASE("where on float16") { run_where<half>("float16"); }
-TEST_CASE("lerp on float16") { run_lerp<half>("float16"); }
 }

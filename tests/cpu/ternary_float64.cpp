@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file cpu: clamp, where and lerp on float64 (random shapes, broadcasting, strided inputs and destinations); see ternary_suite.hpp.
+/// @file cpu: clamp and where on float64 (random shapes, broadcasting, strided inputs and destinations); see ternary_suite.hpp.
 #include "ternary_suite.hpp"
 
 using namespace weft_test;
@@ -7,5 +7,4 @@ using namespace weft_test;
 TEST_SUITE("cpu") {
 TEST_CASE("clamp on float64") { run_clamp<double>("float64"); }
 TEST_CASE("where on float64") { run_where<double>("float64"); }
-TEST_CASE("lerp on float64") { run_lerp<double>("float64"); }
 }

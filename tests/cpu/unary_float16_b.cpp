@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-/// @file cpu: float-valued unary ops on float16, second half (random shapes, broadcasting, strided inputs and destinations); see unary_suite.hpp.
+/// @file cpu: rsqrt sin cos tanh sigmoid on float16 (random shapes, broadcasting, strided inputs and destinations); see unary_suite.hpp.
 #include "unary_suite.hpp"
 
 using namespace weft_test;
 
 TEST_SUITE("cpu") {
-TEST_CASE("unary float-valued ops on float16 (cos .. reciprocal)") { run_unary_float_ops<half, Part::second>(); }
+TEST_CASE("unary rsqrt sin cos tanh sigmoid on float16") { run_unary_float_ops<half, kUnarySecond>(); }
 }

@@ -15,6 +15,7 @@
 
 #include <weft/core/shape.hpp>
 
+#include "error_check.hpp"
 #include "reference.hpp"
 
 namespace weft_test {
@@ -206,18 +207,5 @@ void check_reduction(const Tensor<R>& out, Op op, const std::vector<double>& val
     return expect_reduction<R>(op, ref.groups[std::size_t(o)], p, eps_acc, &mag.groups[std::size_t(o)]);
   }));
 }
-
-/// The message of the weft::Error that f throws ("" if it throws none).
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const weft::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-inline bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace weft_test

@@ -117,7 +117,7 @@ inline OpShapes op_shapes(Rng& rng, int trial, std::size_t n_inputs, std::int64_
 template <class Expected, class... Ins, class Make, class Ref>
 void check_op(const char* what, Rng& rng, const std::array<Domain, sizeof...(Ins)>& domains, double ulps, Make make,
               Ref ref, int trials = 8, std::int64_t max_numel = 2500) {
-  INFO("op: ", std::string(what));
+  INFO("op: ", std::string(what), "; replay with WEFT_TEST_SEED=", seed());
   constexpr std::size_t N = sizeof...(Ins);
   for (int trial = 0; trial < trials; ++trial) {
     OpShapes shapes = op_shapes(rng, trial, N, max_numel);
