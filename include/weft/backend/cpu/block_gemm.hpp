@@ -13,9 +13,9 @@ namespace weft::detail::cpu {
 
 /// Tile shape of block_gemm for lane type T: kRows rows of C by kVecs packets, so that the
 /// kRows x kVecs accumulators, the kVecs B packets and a broadcast fit the register file.
-/// AVX-512 (32 registers): 4 x 4 (16 FMAs per 4 broadcasts + 4 loads; measured 111 GFLOP/s per
-/// core in float on the development machine, against 76 for 12 x 2 and 97 for 8 x 3, whose
-/// extra broadcasts cost more than their fewer B loads). 16 registers: 6 x 2.
+/// AVX-512 (32 registers): 4 x 4, 16 FMAs per 4 broadcast loads + 4 loads (float, development
+/// machine, one core, 128 x 128 x 64 blocks: 165-170 GFLOP/s; 5 x 4, 8 x 3 and 12 x 2 measured
+/// within 5% of it once the broadcasts are pure loads, see below). 16 registers: 6 x 2.
 template <class T>
 struct BlockGemmTile {
   static constexpr int kLanes = simd::native_lanes<T>;
@@ -43,8 +43,10 @@ inline __attribute__((always_inline)) void block_gemm_tile(const T* a, std::int6
     const T* ak_ = a + k * ak;
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
-      // A vector-plus-scalar splat: GCC folds it into one broadcast load (vbroadcastss m32).
-      const V x{typename V::Raw{} + ak_[r * ar]};
+      // x - (+0) is x for every x (also -0), so GCC folds this splat into one broadcast load
+      // (vbroadcastss m32: a load port). Raw{} + x is not an identity (-0 + 0 = +0): it costs an
+      // add and a register broadcast on the shuffle port, which the FMAs share (110 vs 170 GFLOP/s).
+      const V x{ak_[r * ar] - typename V::Raw{}};
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) acc[r][v] = acc[r][v] + x * bk[v];
     }
