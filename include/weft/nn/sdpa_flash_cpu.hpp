@@ -263,7 +263,8 @@ void flash_forward_cpu(const FlashProblem<T>& fp, T* out, double* lse) {
             Row::fill(row, kB, Acc(0));
             continue;
           }
-          const Acc alpha = std::exp2(m[r] - m_new);  // 0 when m was -inf
+          // 0 when m was -inf; 1 (no call) when the max did not move, most blocks after the first few.
+          const Acc alpha = m_new == m[r] ? Acc(1) : std::exp2(m[r] - m_new);
           l[r] = l[r] * alpha + Row::exp2_sum(row, kB, m_new);
           if (alpha != Acc(1)) Row::scale(o.data() + r * Evp, Evp, alpha);
           m[r] = m_new;
