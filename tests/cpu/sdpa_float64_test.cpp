@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file cpu: attention in float64, flash and math backends, forward and backward, against a double-precision reference on random problems.
+/// @file cpu: attention in float64, flash and math backends, forward and backward, against a double-precision reference on random problems and PyTorch's golden cases (tests/golden/sdpa).
 #include "sdpa_suite.hpp"
 
 using namespace weft_test;
@@ -58,4 +58,8 @@ TEST_CASE("sdpa: float64 gradients against finite differences") {
     }
 }
 
+}
+
+TEST_SUITE("cpu") {
+TEST_CASE("sdpa: PyTorch golden cases, float64") { CHECK(check_goldens_of<double>() == 1); }
 }
