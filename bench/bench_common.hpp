@@ -289,11 +289,6 @@ inline double load_average() {
 // =====================================================================
 // CPU
 // =====================================================================
-#if !defined(__CUDACC__)
-
-/// The threads weft's CPU kernels may use (OpenMP's maximum).
-inline int max_threads() { return weft::detail::cpu::max_threads(); }
-
 using Clock = std::chrono::steady_clock;
 
 template <class F>
@@ -343,6 +338,12 @@ weft::Tensor<T> make_tensor(const weft::Shape& shape, std::uint64_t seed, float 
   first_touch_fill(t.data(), t.numel(), seed, lo, hi);
   return t;
 }
+
+// The rest is host-only (nvcc's builds time CUDA kernels with bench_cuda.hpp).
+#if !defined(__CUDACC__)
+
+/// The threads weft's CPU kernels may use (OpenMP's maximum).
+inline int max_threads() { return weft::detail::cpu::max_threads(); }
 
 // ---- copies: the bandwidth roofline ---------------------------------------
 

@@ -16,16 +16,25 @@
 //      centered 28, Lion 20).
 // bench/compare_torch.py runs torch.optim on the same shapes and thread
 // count beside this program and prints the side-by-side table.
+//
+// The same file is the CUDA benchmark when bench/optim_cuda.cu includes it:
+// there AdamW runs over the list scaled to d = 1664 (399M parameters, 1.6 GB
+// per list) on the device, against a device-to-device copy of the same bytes
+// and the 8-op chain, with and without a GradScale (the no-sync path).
 
 #include <weft/optim/optim.hpp>
 
 #include "adamw_common.hpp"
+#if defined(__CUDACC__)
+#include "bench_cuda.hpp"
+#endif
 
 namespace {
 
 using namespace weft_bench;
 namespace optim = weft::optim;
 
+#if !defined(__CUDACC__)
 struct Context {
   int warmup, reps;
   std::vector<weft::Shape> shapes;
@@ -140,11 +149,108 @@ int run_cpu(const Options& opt) {
   std::printf("(the issue sets the AdamW goals; the other optimizers' 80%% is the same bar, for reference)\n");
   return write_json_if_asked(opt, "optim", "cpu", threads, reps, weft::simd::kIsaName, report);
 }
+#endif  // !__CUDACC__
+
+#if defined(__CUDACC__)
+TensorList<float> to_cuda(const TensorList<float>& list) {
+  TensorList<float> out;
+  for (const auto& t : list) out.push_back(t.to(weft::Device::cuda()));
+  return out;
+}
+AdamState to_cuda(const AdamState& s) { return {to_cuda(s.p), to_cuda(s.m), to_cuda(s.v)}; }
+
+int run_cuda(const Options& opt) {
+  if (!have_cuda_device("optim")) return 0;
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  const int reps = opt.reps > 0 ? opt.reps : opt.quick ? 5 : 21;
+  const int warmup = opt.quick ? 1 : 3;
+  // 399M parameters (d = 1664): 10 lists of 1.6 GB and the copy buffers; halve d on a small device.
+  std::int64_t d = 1664;
+  while (d > 64 && 12.0 * 12 * double(d * d) * 4 * 16 > 0.8 * double(prop.totalGlobalMem)) d /= 2;
+  const std::vector<weft::Shape> shapes = transformer_shapes(12, d);
+  std::int64_t n = 0;
+  for (const auto& s : shapes) n += s.numel();
+  std::printf("weft optim benchmark, cuda\n  device: %s (%.1f GiB), AdamW over %zu tensors, %s parameters\n", prop.name,
+              prop.totalGlobalMem / 1073741824.0, shapes.size(), million(n).c_str());
+  std::printf("  reps: %d timed after %d warm-up round(s), variants interleaved; cudaEvent timing\n", reps, warmup);
+  std::printf("  roofline: cudaMemcpy device-to-device of the same bytes (28 per parameter, read + write counted)\n\n");
+
+  const double bpe = 7.0 * sizeof(float);
+  const AdamWHyper h;
+  const TensorList<float> g = to_cuda(make_list(shapes, 4, -1.0f, 1.0f));
+  AdamState fused = to_cuda(make_state(shapes)), scaled = to_cuda(make_state(shapes)), chain = to_cuda(make_state(shapes));
+  ChainTemps temps{to_cuda(make_list(shapes, 5, 0.0f, 1.0f)), to_cuda(make_list(shapes, 6, 0.0f, 1.0f))};
+  const optim::AdamWOptions o{.lr = h.lr, .betas = {h.b1, h.b2}, .eps = h.eps, .weight_decay = h.wd};
+  optim::AdamW plain_opt(fused.p, o), scaled_opt(scaled.p, o);
+  // Make the state, then every list back to the chain's starting values.
+  plain_opt.step(g);
+  scaled_opt.step(g);
+  for (optim::AdamW<float>* opt_ : {&plain_opt, &scaled_opt}) {
+    opt_->state("exp_avg") = chain.m;
+    opt_->state("exp_avg_sq") = chain.v;
+    opt_->set_step_count(h.step - 1);
+  }
+  fused.p = chain.p;
+  scaled.p = chain.p;
+  const weft::Tensor<float> one = weft::ones<float>({1}, weft::Device::cuda()),
+                            no_inf = weft::zeros<float>({1}, weft::Device::cuda());
+
+  EventTimer timer;
+  char *src = nullptr, *dst = nullptr;
+  const std::size_t copy_bytes = std::size_t(double(n) * bpe / 2) + 256;
+  check(cudaMalloc(&src, copy_bytes), "cudaMalloc");
+  check(cudaMalloc(&dst, copy_bytes), "cudaMalloc");
+  check(cudaMemset(src, 1, copy_bytes), "cudaMemset");
+  Report report;
+  CudaContext ctx{warmup, reps, &timer, src, dst, &report};
+  // Every round runs step h.step, like the chain; the GradScale step keeps its count on the
+  // device (no host sync), so its count is not reset: its bias corrections drift, its bytes do not.
+  Variant step{"optim::AdamW.step", [&] {
+                 plain_opt.set_step_count(h.step - 1);
+                 return timer.ms([&] { plain_opt.step(g); });
+               }};
+  Variant step_scaled{"step(g, GradScale) no sync", [&] {
+                        return timer.ms([&] { scaled_opt.step(g, optim::GradScale{one, no_inf}); });
+                      }};
+  Variant c8{"chain: 8 ops (torch2.x)", [&] { return timer.ms([&] { adamw_chain(chain, g, temps, h, true); }); }};
+  Variant copy = device_copy(ctx, double(n) * bpe);
+  measure({&copy, &step, &step_scaled, &c8}, warmup, reps);
+  print_header();
+  report_cuda(ctx, "AdamW " + std::to_string(shapes.size()) + " tensors [" + million(n) + "]", n, bpe, copy,
+              {&step, &step_scaled, &c8});
+  // The plain step and the chain ran the same steps from the same values.
+  AdamState now{fused.p, plain_opt.state("exp_avg"), plain_opt.state("exp_avg_sq")};
+  const double diff = max_abs_diff(now, chain);
+  std::printf("%-34s   check (p, m, v): max|step - chain 8| = %.3g%s\n", "", diff, diff <= 1e-5 ? "" : "  <-- MISMATCH");
+  if (!(diff <= 1e-5)) report.notes.push_back("AdamW: step and chain disagree beyond tolerance");
+  cudaFree(src);
+  cudaFree(dst);
+
+  report.targets = {
+      make_target("AdamW: fraction of device copy bandwidth", 0.85, "%", copy.ms, step.ms),
+      make_target("AdamW with GradScale: fraction of copy", 0.85, "%", copy.ms, step_scaled.ms),
+      make_target("AdamW: speedup over 8 single-op passes", 3.0, "x", c8.ms, step.ms),
+  };
+  print_targets(report.targets);
+  return write_json_if_asked(opt, "optim", "cuda", 0, reps, prop.name, report);
+}
+#endif  // __CUDACC__
 
 }  // namespace
 
 int main(int argc, char** argv) {
+#if defined(__CUDACC__)
+  return weft_bench::run_main(argc, argv, "optim", "cuda", [](const Options& opt) {
+    if (opt.device == "cpu") {
+      std::printf("optim_cuda: the CPU benchmark is bench/optim (the host build); nothing to run here\n");
+      return 0;
+    }
+    return run_cuda(opt);
+  });
+#else
   return weft_bench::run_main(argc, argv, "optim", "cpu", [](const Options& opt) {
     return opt.device == "cuda" ? weft_bench::needs_cuda_build("optim") : run_cpu(opt);
   });
+#endif
 }

@@ -29,6 +29,9 @@
 #endif
 
 #include "bench_common.hpp"
+#if defined(__CUDACC__)
+#include "bench_cuda.hpp"
+#endif
 
 namespace {
 
@@ -220,86 +223,6 @@ int run_cpu(const Options& opt) {
 // =====================================================================
 #if defined(__CUDACC__)
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    std::fprintf(stderr, "%s failed: %s\n", what, cudaGetErrorString(e));
-    std::exit(1);
-  }
-}
-
-/// Times f on the default stream with CUDA events (f only enqueues work).
-struct EventTimer {
-  cudaEvent_t start, stop;
-  EventTimer() {
-    check(cudaEventCreate(&start), "cudaEventCreate");
-    check(cudaEventCreate(&stop), "cudaEventCreate");
-  }
-  ~EventTimer() {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-  }
-  template <class F>
-  double ms(F&& f) {
-    check(cudaEventRecord(start), "cudaEventRecord");
-    f();
-    check(cudaEventRecord(stop), "cudaEventRecord");
-    check(cudaEventSynchronize(stop), "cudaEventSynchronize");
-    float t = 0;
-    check(cudaEventElapsedTime(&t, start, stop), "cudaEventElapsedTime");
-    return t;
-  }
-};
-
-template <class T>
-weft::Tensor<T> make_cuda_tensor(std::int64_t n, std::uint64_t seed) {
-  std::vector<T> host(static_cast<std::size_t>(n));
-  WEFT_PRAGMA_OMP(omp parallel for schedule(static))
-  for (std::int64_t i = 0; i < n; ++i) host[std::size_t(i)] = T(hashed(seed, std::uint64_t(i), -4.0f, 4.0f));
-  weft::Tensor<T> t = weft::empty<T>({n}, weft::Device::cuda());
-  check(cudaMemcpy(t.data(), host.data(), std::size_t(n) * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy");
-  return t;
-}
-
-template <class T>
-double max_abs_diff_cuda(const weft::Tensor<T>& x, const weft::Tensor<T>& y, std::int64_t sample) {
-  std::vector<T> hx(static_cast<std::size_t>(sample)), hy(static_cast<std::size_t>(sample));
-  check(cudaMemcpy(hx.data(), x.data(), std::size_t(sample) * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy");
-  check(cudaMemcpy(hy.data(), y.data(), std::size_t(sample) * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy");
-  double m = 0;
-  for (std::int64_t i = 0; i < sample; ++i) m = std::max(m, std::fabs(double(float(hx[i])) - double(float(hy[i]))));
-  return m;
-}
-
-struct CudaContext {
-  int warmup, reps;
-  EventTimer* timer;
-  char* copy_src;
-  char* copy_dst;
-  Report* report;
-};
-
-Variant device_copy(CudaContext& ctx, double bytes) {
-  std::size_t half = std::size_t(bytes / 2);
-  return {"copy: cudaMemcpy D2D", [&ctx, half] {
-            return ctx.timer->ms([&] {
-              check(cudaMemcpyAsync(ctx.copy_dst, ctx.copy_src, half, cudaMemcpyDeviceToDevice), "cudaMemcpyAsync");
-            });
-          }};
-}
-
-void report_cuda(CudaContext& ctx, const std::string& workload, std::int64_t elements, double bpe, const Variant& copy,
-                 const std::vector<Variant*>& variants) {
-  double copy_gbps = double(elements) * bpe / (copy.med() * 1e-3) / 1e9;
-  Row c{workload, copy.name, elements, bpe, copy.med(), copy.min()};
-  ctx.report->rows.push_back(c);
-  print_row(c, copy_gbps);
-  for (const Variant* v : variants) {
-    Row r{workload, v->name, elements, bpe, v->med(), v->min()};
-    ctx.report->rows.push_back(r);
-    print_row(r, copy_gbps);
-  }
-}
-
 template <class T>
 ChainResult bench_chain_cuda(CudaContext& ctx, std::int64_t n, const char* workload) {
   const double bpe = 5.0 * sizeof(T);
@@ -338,12 +261,7 @@ ChainResult bench_broadcast_cuda(CudaContext& ctx, std::int64_t rows, std::int64
 }
 
 int run_cuda(const Options& opt) {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    cudaGetLastError();
-    std::printf("weft pointwise benchmark, cuda: no CUDA device visible; nothing to run\n");
-    return 0;
-  }
+  if (!have_cuda_device("pointwise")) return 0;
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
   const int reps = opt.reps > 0 ? opt.reps : opt.quick ? 5 : 21;
