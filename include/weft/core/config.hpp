@@ -30,6 +30,15 @@
 #define WEFT_PRAGMA_OMP(x)
 #endif
 
+/// GCC's unroll hint for host loops, WEFT_HOST_UNROLL(8). nvcc's front end parses host code too,
+/// does not know `#pragma GCC unroll` and warns (#1675), so the hint is dropped there.
+#if defined(__CUDACC__)
+#define WEFT_HOST_UNROLL(n)
+#else
+#define WEFT_HOST_UNROLL(n) _Pragma(WEFT_HOST_UNROLL_TEXT(GCC unroll n))
+#define WEFT_HOST_UNROLL_TEXT(x) #x
+#endif
+
 namespace weft {
 
 /// The largest tensor rank weft handles; extents live inline in the handle.

@@ -32,28 +32,28 @@ inline __attribute__((always_inline)) void block_gemm_tile(const T* a, std::int6
   constexpr int R = BlockGemmTile<T>::kRows, NV = BlockGemmTile<T>::kVecs, W = BlockGemmTile<T>::kLanes;
   using V = simd::Vec<T, W>;
   V acc[R][NV];
-#pragma GCC unroll 8
+WEFT_HOST_UNROLL(8)
   for (int r = 0; r < R; ++r)
-#pragma GCC unroll 4
+WEFT_HOST_UNROLL(4)
     for (int v = 0; v < NV; ++v) acc[r][v] = kAccumulate ? V::load(c + r * ldc + v * W) : V::broadcast(T(0));
   for (std::int64_t k = 0; k < K; ++k) {
     V bk[NV];
-#pragma GCC unroll 4
+WEFT_HOST_UNROLL(4)
     for (int v = 0; v < NV; ++v) bk[v] = V::load(b + k * ldb + v * W);
     const T* ak_ = a + k * ak;
-#pragma GCC unroll 8
+WEFT_HOST_UNROLL(8)
     for (int r = 0; r < R; ++r) {
       // x - (+0) is x for every x (also -0), so GCC folds this splat into one broadcast load
       // (vbroadcastss m32: a load port). Raw{} + x is not an identity (-0 + 0 = +0): it costs an
       // add and a register broadcast on the shuffle port, which the FMAs share (110 vs 170 GFLOP/s).
       const V x{ak_[r * ar] - typename V::Raw{}};
-#pragma GCC unroll 4
+WEFT_HOST_UNROLL(4)
       for (int v = 0; v < NV; ++v) acc[r][v] = acc[r][v] + x * bk[v];
     }
   }
-#pragma GCC unroll 8
+WEFT_HOST_UNROLL(8)
   for (int r = 0; r < R; ++r)
-#pragma GCC unroll 4
+WEFT_HOST_UNROLL(4)
     for (int v = 0; v < NV; ++v) acc[r][v].store(c + r * ldc + v * W);
 }
 
