@@ -27,31 +27,28 @@ struct AdaBeliefOptions {
 ///   s = b2 s + (1 - b2) (g - m)^2 + eps
 ///   p = p - lr / (1 - b1^t) * m / (sqrt(s / (1 - b2^t)) + eps)
 template <weft::Element P, class S = weft::optim::default_state_t<P>>
-class AdaBelief : public weft::optim::Optimizer<AdaBelief<P, S>, P, S> {
+class AdaBelief : public weft::optim::Optimizer<AdaBelief<P, S>, P, S, AdaBeliefOptions> {
  public:
   explicit AdaBelief(weft::TensorList<P> params, AdaBeliefOptions options = {})
-      : AdaBelief::Optimizer("AdaBelief", std::move(params)), options_(options) {}
+      : AdaBelief::Optimizer("AdaBelief", std::move(params), options) {}
 
-  AdaBeliefOptions& options() { return options_; }
-  const AdaBeliefOptions& options() const { return options_; }
-  void check_options() const {
-    if (!(options_.lr >= 0)) throw weft::Error("AdaBelief: lr must be >= 0");
+  /// Called at construction and before every step (options() may change in between).
+  static void check_options(const AdaBeliefOptions& o) {
+    if (!(o.lr >= 0)) throw weft::Error("AdaBelief: lr must be >= 0");
   }
 
   /// One step, as expressions: ctx.param() and ctx.grad are the values to read, ctx.t the step.
   template <class Ctx>
   void update(const Ctx& ctx) {
-    const auto [b1, b2] = options_.betas;
+    const AdaBeliefOptions& o = this->options();
+    const auto [b1, b2] = o.betas;
     weft::TensorList<S> m = this->slot("exp_avg"), s = this->slot("exp_avg_var");
     auto m1 = b1 * m + (1 - b1) * ctx.grad;
-    auto s1 = b2 * s + (1 - b2) * weft::square(ctx.grad - m1) + options_.eps;
-    const auto step_size = options_.lr / (1 - weft::optim::step_pow(b1, ctx.t));
+    auto s1 = b2 * s + (1 - b2) * weft::square(ctx.grad - m1) + o.eps;
+    const auto step_size = o.lr / (1 - weft::optim::step_pow(b1, ctx.t));
     const auto bc2 = 1 - weft::optim::step_pow(b2, ctx.t);
-    ctx.apply(ctx.param() - step_size * m1 / (weft::sqrt(s1 / bc2) + options_.eps), Ctx::write(m, m1), Ctx::write(s, s1));
+    ctx.apply(ctx.param() - step_size * m1 / (weft::sqrt(s1 / bc2) + o.eps), Ctx::write(m, m1), Ctx::write(s, s1));
   }
-
- private:
-  AdaBeliefOptions options_;
 };
 
 int main() {

@@ -14,29 +14,24 @@ namespace detail {
 ///   v = b2 v + (1 - b2) g^2                 (amsgrad: vmax = max(vmax, v), used for v below)
 ///   p = p - lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
 template <class Derived, Element P, class S, class Options, bool kDecoupled>
-class AdamFamily : public Optimizer<Derived, P, S> {
-  using Base = Optimizer<Derived, P, S>;
-
+class AdamFamily : public Optimizer<Derived, P, S, Options> {
  public:
-  AdamFamily(const char* name, TensorList<P> params, Options options)
-      : Base(name, std::move(params)), name_(name), options_(options) {
-    check_options();
-  }
+  static constexpr const char* kName = kDecoupled ? "optim::AdamW" : "optim::Adam";
 
-  Options& options() { return options_; }
-  const Options& options() const { return options_; }
+  AdamFamily(TensorList<P> params, Options options)
+      : Optimizer<Derived, P, S, Options>(kName, std::move(params), options) {}
 
-  void check_options() const {
-    check_nonnegative(name_, "lr", options_.lr);
-    check_nonnegative(name_, "eps", options_.eps);
-    check_nonnegative(name_, "weight_decay", options_.weight_decay);
-    check_beta(name_, "betas.first", options_.betas.first);
-    check_beta(name_, "betas.second", options_.betas.second);
+  static void check_options(const Options& o) {
+    check_nonnegative(kName, "lr", o.lr);
+    check_nonnegative(kName, "eps", o.eps);
+    check_nonnegative(kName, "weight_decay", o.weight_decay);
+    check_beta(kName, "betas.first", o.betas.first);
+    check_beta(kName, "betas.second", o.betas.second);
   }
 
   template <class Ctx>
   void update(const Ctx& ctx) {
-    const Options& o = options_;
+    const Options& o = this->options();
     const double b1 = o.betas.first, b2 = o.betas.second;
     const auto& p = ctx.param();
     TensorList<S> m = this->slot("exp_avg"), v = this->slot("exp_avg_sq");
@@ -61,10 +56,6 @@ class AdamFamily : public Optimizer<Derived, P, S> {
       ctx.apply(decayed - step_size * m1 / (weft::sqrt(v1) / bc2_sqrt + o.eps), Ctx::write(m, m1), Ctx::write(v, v1));
     }
   }
-
- private:
-  const char* name_;
-  Options options_;
 };
 
 }  // namespace detail
@@ -74,7 +65,7 @@ template <Element P, class S = default_state_t<P>>
 class Adam : public detail::AdamFamily<Adam<P, S>, P, S, AdamOptions, false> {
  public:
   explicit Adam(TensorList<P> params, AdamOptions options = {})
-      : detail::AdamFamily<Adam<P, S>, P, S, AdamOptions, false>("optim::Adam", std::move(params), options) {}
+      : detail::AdamFamily<Adam<P, S>, P, S, AdamOptions, false>(std::move(params), options) {}
 };
 
 /// torch.optim.AdamW (decoupled weight decay) as one fused foreach kernel per step.
@@ -82,7 +73,7 @@ template <Element P, class S = default_state_t<P>>
 class AdamW : public detail::AdamFamily<AdamW<P, S>, P, S, AdamWOptions, true> {
  public:
   explicit AdamW(TensorList<P> params, AdamWOptions options = {})
-      : detail::AdamFamily<AdamW<P, S>, P, S, AdamWOptions, true>("optim::AdamW", std::move(params), options) {}
+      : detail::AdamFamily<AdamW<P, S>, P, S, AdamWOptions, true>(std::move(params), options) {}
 };
 
 template <Element P>

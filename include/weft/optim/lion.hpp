@@ -9,28 +9,22 @@ namespace weft::optim {
 
 /// Lion as one fused foreach kernel per step (see LionOptions for the formula).
 template <Element P, class S = default_state_t<P>>
-class Lion : public Optimizer<Lion<P, S>, P, S> {
-  using Base = Optimizer<Lion<P, S>, P, S>;
-
+class Lion : public Optimizer<Lion<P, S>, P, S, LionOptions> {
  public:
-  explicit Lion(TensorList<P> params, LionOptions options = {}) : Base("optim::Lion", std::move(params)), options_(options) {
-    check_options();
-  }
+  explicit Lion(TensorList<P> params, LionOptions options = {})
+      : Lion::Optimizer("optim::Lion", std::move(params), options) {}
 
-  LionOptions& options() { return options_; }
-  const LionOptions& options() const { return options_; }
-
-  void check_options() const {
+  static void check_options(const LionOptions& o) {
     const char* op = "optim::Lion";
-    detail::check_nonnegative(op, "lr", options_.lr);
-    detail::check_nonnegative(op, "weight_decay", options_.weight_decay);
-    detail::check_beta(op, "betas.first", options_.betas.first);
-    detail::check_beta(op, "betas.second", options_.betas.second);
+    detail::check_nonnegative(op, "lr", o.lr);
+    detail::check_nonnegative(op, "weight_decay", o.weight_decay);
+    detail::check_beta(op, "betas.first", o.betas.first);
+    detail::check_beta(op, "betas.second", o.betas.second);
   }
 
   template <class Ctx>
   void update(const Ctx& ctx) {
-    const LionOptions& o = options_;
+    const LionOptions& o = this->options();
     const double b1 = o.betas.first, b2 = o.betas.second;
     const auto& p = ctx.param();
     TensorList<S> m = this->slot("exp_avg");
@@ -38,9 +32,6 @@ class Lion : public Optimizer<Lion<P, S>, P, S> {
     auto direction = weft::sign(b1 * m + (1.0 - b1) * g);
     ctx.apply((1.0 - o.lr * o.weight_decay) * p - o.lr * direction, Ctx::write(m, b2 * m + (1.0 - b2) * g));
   }
-
- private:
-  LionOptions options_;
 };
 
 template <Element P>

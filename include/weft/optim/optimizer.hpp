@@ -103,15 +103,16 @@ inline void check_beta(const char* op, const char* name, double value) {
 
 }  // namespace detail
 
-/// The base of weft's optimizers (CRTP). Derived provides `options()` (a struct with PyTorch's
-/// names, including `lr`, `maximize`, `capturable` and `master_weights`), `check_options()` and
-/// `template <class Ctx> void update(const Ctx&)`: the update as foreach expressions over
-/// ctx.param() and ctx.grad, ending in ctx.apply(new_params, Ctx::write(state, value)...).
+/// The base of weft's optimizers (CRTP). Options is a struct with PyTorch's names (including `lr`,
+/// `maximize`, `capturable` and `master_weights`) that the base holds (`options()`); Derived
+/// provides `static void check_options(const Options&)` and `template <class Ctx> void
+/// update(const Ctx&)`: the update as foreach expressions over ctx.param() and ctx.grad, ending
+/// in ctx.apply(new_params, Ctx::write(state, value)...).
 ///
 /// P is the parameters' dtype, S the state's (float32 for 16-bit and float32 parameters, or
 /// float64). One optimizer is one (device, dtype) group: every step is one kernel over all its
 /// tensors, plus, when the step count lives on the device, a one-element kernel that counts it.
-template <class Derived, Element P, class S>
+template <class Derived, Element P, class S, class Options>
 class Optimizer {
   static_assert(std::is_same_v<P, float> || std::is_same_v<P, double> || detail::is_16bit_float_v<P>,
                 "weft::optim: parameters must be float, double, weft::half or weft::bfloat16");
@@ -122,6 +123,11 @@ class Optimizer {
  public:
   using param_type = P;
   using state_type = S;
+  using options_type = Options;
+
+  /// The hyperparameters, by mutable reference for schedules; checked again at every step.
+  Options& options() { return options_; }
+  const Options& options() const { return options_; }
 
   /// One step with these gradients (same length, shapes and device as the parameters).
   void step(const TensorList<P>& grads) { run_step(grads, nullptr); }
@@ -163,7 +169,9 @@ class Optimizer {
   }
 
  protected:
-  Optimizer(const char* name, TensorList<P> params) : name_(name), params_(std::move(params)) {
+  Optimizer(const char* name, TensorList<P> params, Options options)
+      : name_(name), params_(std::move(params)), options_(options) {
+    Derived::check_options(options_);
     for (std::size_t k = 0; k < params_.size(); ++k) {
       const Tensor<P>& p = params_[k];
       if (!p.defined()) detail::fail(name_, "parameter ", k, " is an empty (default-constructed) tensor");
@@ -243,8 +251,8 @@ class Optimizer {
   }
 
   void run_step(const TensorList<P>& grads, const GradScale* scale) {
-    derived().check_options();
-    const auto& o = derived().options();
+    Derived::check_options(options_);
+    const Options& o = options_;
     check_grads(grads);
     if (scale) check_scale(*scale);
     const bool master = use_master(o.master_weights);
@@ -307,6 +315,7 @@ class Optimizer {
 
   const char* name_;
   TensorList<P> params_;
+  Options options_;
   std::vector<NamedState> states_;
   TensorList<S> master_;
   std::int64_t step_ = 0;

@@ -12,30 +12,23 @@ namespace weft::optim {
 ///   avg = sqrt(sq) + eps, or centered: ga = ga + (1 - alpha)(g - ga), avg = sqrt(sq - ga^2) + eps
 ///   p -= lr g / avg, or with momentum: buf = momentum buf + g / avg, p -= lr buf
 template <Element P, class S = default_state_t<P>>
-class RMSprop : public Optimizer<RMSprop<P, S>, P, S> {
-  using Base = Optimizer<RMSprop<P, S>, P, S>;
-
+class RMSprop : public Optimizer<RMSprop<P, S>, P, S, RMSpropOptions> {
  public:
   explicit RMSprop(TensorList<P> params, RMSpropOptions options = {})
-      : Base("optim::RMSprop", std::move(params)), options_(options) {
-    check_options();
-  }
+      : RMSprop::Optimizer("optim::RMSprop", std::move(params), options) {}
 
-  RMSpropOptions& options() { return options_; }
-  const RMSpropOptions& options() const { return options_; }
-
-  void check_options() const {
+  static void check_options(const RMSpropOptions& o) {
     const char* op = "optim::RMSprop";
-    detail::check_nonnegative(op, "lr", options_.lr);
-    detail::check_nonnegative(op, "alpha", options_.alpha);
-    detail::check_nonnegative(op, "eps", options_.eps);
-    detail::check_nonnegative(op, "weight_decay", options_.weight_decay);
-    detail::check_nonnegative(op, "momentum", options_.momentum);
+    detail::check_nonnegative(op, "lr", o.lr);
+    detail::check_nonnegative(op, "alpha", o.alpha);
+    detail::check_nonnegative(op, "eps", o.eps);
+    detail::check_nonnegative(op, "weight_decay", o.weight_decay);
+    detail::check_nonnegative(op, "momentum", o.momentum);
   }
 
   template <class Ctx>
   void update(const Ctx& ctx) {
-    const RMSpropOptions& o = options_;
+    const RMSpropOptions& o = this->options();
     const auto& p = ctx.param();
     TensorList<S> sq = this->slot("square_avg");
     auto g = ctx.grad + o.weight_decay * p;
@@ -57,9 +50,6 @@ class RMSprop : public Optimizer<RMSprop<P, S>, P, S> {
       finish(weft::sqrt(sq1) + o.eps, Ctx::write(sq, sq1));
     }
   }
-
- private:
-  RMSpropOptions options_;
 };
 
 template <Element P>

@@ -9,30 +9,24 @@ namespace weft::optim {
 
 /// torch.optim.SGD as one fused foreach kernel per step (see SGDOptions for the formula).
 template <Element P, class S = default_state_t<P>>
-class SGD : public Optimizer<SGD<P, S>, P, S> {
-  using Base = Optimizer<SGD<P, S>, P, S>;
-
+class SGD : public Optimizer<SGD<P, S>, P, S, SGDOptions> {
  public:
-  explicit SGD(TensorList<P> params, SGDOptions options = {}) : Base("optim::SGD", std::move(params)), options_(options) {
-    check_options();
-  }
+  explicit SGD(TensorList<P> params, SGDOptions options = {})
+      : SGD::Optimizer("optim::SGD", std::move(params), options) {}
 
-  SGDOptions& options() { return options_; }
-  const SGDOptions& options() const { return options_; }
-
-  void check_options() const {
+  static void check_options(const SGDOptions& o) {
     const char* op = "optim::SGD";
-    detail::check_nonnegative(op, "lr", options_.lr);
-    detail::check_nonnegative(op, "momentum", options_.momentum);
-    detail::check_nonnegative(op, "weight_decay", options_.weight_decay);
-    if (options_.nesterov && (options_.momentum <= 0.0 || options_.dampening != 0.0))
-      detail::fail(op, "nesterov needs momentum > 0 and dampening = 0 (got momentum ", options_.momentum,
-                   ", dampening ", options_.dampening, ")");
+    detail::check_nonnegative(op, "lr", o.lr);
+    detail::check_nonnegative(op, "momentum", o.momentum);
+    detail::check_nonnegative(op, "weight_decay", o.weight_decay);
+    if (o.nesterov && (o.momentum <= 0.0 || o.dampening != 0.0))
+      detail::fail(op, "nesterov needs momentum > 0 and dampening = 0 (got momentum ", o.momentum, ", dampening ",
+                   o.dampening, ")");
   }
 
   template <class Ctx>
   void update(const Ctx& ctx) {
-    const SGDOptions& o = options_;
+    const SGDOptions& o = this->options();
     const auto& p = ctx.param();
     auto d = ctx.grad + o.weight_decay * p;  // d = g + wd p
     if (o.momentum == 0.0) return ctx.apply(p - o.lr * d);
@@ -43,9 +37,6 @@ class SGD : public Optimizer<SGD<P, S>, P, S> {
     auto direction = weft::where(o.nesterov, d + o.momentum * buf1, buf1);
     ctx.apply(p - o.lr * direction, Ctx::write(buf, buf1));
   }
-
- private:
-  SGDOptions options_;
 };
 
 template <Element P>
