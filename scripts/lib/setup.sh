@@ -32,6 +32,21 @@ weft_install_deps() {
     fi
     [[ -f /usr/include/doctest/doctest.h ]] || missing+=(doctest-dev)
   fi
+  weft_apt_install "${missing[@]}"
+}
+
+# The extra tools scripts/test needs for its aarch64 build: the cross compiler (with its C++
+# and OpenMP runtimes) and qemu user emulation to run the result.
+weft_install_test_deps() {
+  local missing=()
+  command -v aarch64-linux-gnu-g++ >/dev/null 2>&1 || missing+=(g++-aarch64-linux-gnu)
+  command -v qemu-aarch64 >/dev/null 2>&1 || missing+=(qemu-user)
+  weft_apt_install "${missing[@]}"
+}
+
+# weft_apt_install PACKAGES...: apt-get install (as root or through sudo); nothing when empty.
+weft_apt_install() {
+  local missing=("$@")
   ((${#missing[@]} == 0)) && return 0
 
   weft_log "installing: ${missing[*]}"
