@@ -242,7 +242,11 @@ class TreeRun {
   /// values from the generator's domain for T.
   template <class T>
   Tensor<T> input() {
-    Domain d = std::is_same_v<T, bool> ? Domain{} : std::is_integral_v<T> ? Domain{-5, 5} : Domain{-2, 2, false, true, 0.02};
+    // No exact zeros in float inputs: a zero expanded over the whole output (x0 = 0 broadcast
+    // from one element) can make every element an exact tie, e.g. cast<int32>(1 / (|x0| + 0.5)),
+    // which the check must skip, failing its at-least-a-quarter-decided bound. The per-op suites
+    // cover zeros.
+    Domain d = std::is_same_v<T, bool> ? Domain{} : std::is_integral_v<T> ? Domain{-5, 5} : Domain{-2, 2, false, true};
     Shape s = inputs_.empty() && rng_.chance(0.5) ? out_ : broadcastable_to(rng_, out_);
     Tensor<T> t = make_view<T>(rng_, s, d, random_layout(rng_, false));
     shapes_.push_back(t.shape());
