@@ -501,7 +501,10 @@ struct Evaluator<Map<Op, Args...>, Want, kLinear, Shared> {
   template <int L, class Cache, std::size_t... Is>
   Packet<R, L> compute_packet(std::int64_t j, Cache& cache, std::index_sequence<Is...>) const {
     Tuple<std::conditional_t<true, Packet<C, L>, Args>...> v{get<Is>(children).template packet<L>(j, cache)...};
-    return op(get<Is>(v)...);
+    // Bool arithmetic runs on int32 lanes of 0 / 1, where true + true is 2: back to 0 / 1, as
+    // bool(a + b) in the scalar path (a float op reading the sum would otherwise see 2).
+    if constexpr (std::is_same_v<C, bool>) return convert_packet<bool>(op(get<Is>(v)...));
+    else return op(get<Is>(v)...);
   }
 #endif
   // Operands left to right, as in compute(); then the op lane by lane.
