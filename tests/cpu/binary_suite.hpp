@@ -30,8 +30,8 @@ inline double nan_max(double a, double b) { return std::isnan(a) || std::isnan(b
 inline double nan_min(double a, double b) { return std::isnan(a) || std::isnan(b) ? std::nan("") : std::min(a, b); }
 
 /// + - * / (first) or pow maximum minimum (second) over tensors of dtypes A and B; R is the
-/// promoted dtype, F the dtype of true division (R, or float32 for integer / bool R). Two halves:
-/// each op is one kernel (~1 s to compile), and a translation unit stays under ~12 s.
+/// promoted dtype, F the dtype of true division (R, or float32 for integer / bool R). Two halves,
+/// a test case each.
 template <class A, class B, class R, class F, int half = 0>
 void run_binary_arith(const char* tag) {
   Rng rng = named_rng(tag, 3 + 10 * half);

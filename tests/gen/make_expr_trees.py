@@ -17,7 +17,7 @@ overflow or a catastrophic loss of all significance, and the error bound stays m
 
 Deterministic given its arguments. All units of a build draw from one stream (--base), --seed N
 picks unit N, so the trees of all units are distinct. Usage:
-  make_expr_trees.py --seed 0 --out expr_trees_0.cpp [--count 4] [--base 20261130]
+  make_expr_trees.py --seed 0 --out expr_trees_0.cpp [--count 4] [--fused-every 10] [--base 20261130]
 """
 
 import argparse
@@ -475,10 +475,6 @@ def generate(rng, seen):
             root = g.tree(depth)
         if root.kind == 'leaf' or root.is_num or size(root) > MAX_OPS or len(g.used) < 2:
             continue  # a tree reads 2-4 tensors
-        key = (tuple(dtypes), root.cpp)
-        if key in seen:
-            continue
-        seen.add(key)
         # Drop the inputs the tree does not read; renumber the rest.
         used = sorted(g.used)
         rename = {old: new for new, old in enumerate(used)}
@@ -486,11 +482,15 @@ def generate(rng, seen):
             for old_i, new_i in rename.items():
                 text = text.replace('@X%d@' % old_i, 'x%d' % new_i).replace('@I%d@' % old_i, '%d' % new_i)
             return text
-        root.cpp = fix(root.cpp)
-        return [dtypes[i] for i in used], root, [fix(l) for l in g.lines], depth
+        key = (tuple(dtypes[i] for i in used), fix(root.cpp))  # distinct as compiled: dtypes and expression
+        if key in seen:
+            continue
+        seen.add(key)
+        root.cpp = key[1]
+        return list(key[0]), root, [fix(l) for l in g.lines], depth
 
 
-def emit(base, index, count, out):
+def emit(base, index, count, out, fused_every):
     """Trees index*count .. (index+1)*count - 1 of the stream seeded by `base`: every translation
     unit of one build draws from the same stream, so all trees of the build are distinct."""
     rng = random.Random(base)
@@ -517,7 +517,8 @@ def emit(base, index, count, out):
         parts.append('// %s: depth %d, %d ops, inputs %s -> %s\n' % (name, depth, size(root), ', '.join(dtypes), out_t))
         parts.append('// %s\n' % root.cpp)
         parts.append('TEST_CASE("expression %s: %s") {\n' % (name, short.replace('\\', '\\\\').replace('"', '\\"')))
-        large = rng.random() < 0.15
+        # Drawn from a generator of its own: the tree stream must not depend on how it is cut into units.
+        large = random.Random(base * 1000003 + number).random() < 0.15
         parts.append('  TreeRun run("%s", %d, %s);\n' % (name, number, 'true' if large else 'false'))
         for k, t in enumerate(dtypes):
             parts.append('  const Tensor<%s> x%d = run.input<%s>();\n' % (CPP[t], k, CPP[t]))
@@ -527,7 +528,8 @@ def emit(base, index, count, out):
             parts.append('    %s\n' % line)
         parts.append('    return %s;\n' % (store % root.ref))
         parts.append('  };\n')
-        parts.append('  run.check<%s>(e, ref);\n' % CPP[out_t])
+        fused = fused_every > 0 and number % fused_every == 0  # also in a fused kernel of two statements
+        parts.append('  run.check<%s%s>(e, ref);\n' % (CPP[out_t], ', true' if fused else ''))
         parts.append('}\n\n')
     parts.append('}  // TEST_SUITE\n')
     parts.append('// ops used in this file: %s\n' % ' '.join(sorted(ops_used)))
@@ -544,11 +546,14 @@ def main():
     ap.add_argument('--seed', type=int, required=True,
                     help='which translation unit: trees seed*count .. (seed+1)*count-1 of the stream')
     ap.add_argument('--out', required=True, help="output .cpp path ('-' for stdout)")
-    ap.add_argument('--count', type=int, default=4, help='trees in this translation unit (~4 s of -O2 each)')
+    ap.add_argument('--count', type=int, default=4,
+                    help='trees in this translation unit (~1.5 s of -O2 each, ~3.5 s when fused)')
+    ap.add_argument('--fused-every', type=int, default=10,
+                    help='every Nth tree is also checked in a fused kernel of two statements (0: none)')
     ap.add_argument('--base', type=int, default=20261130, help='seed of the tree stream shared by all units')
     ap.add_argument('--stats', action='store_true', help='print op coverage of this unit to stderr')
     args = ap.parse_args()
-    emit(args.base, args.seed, args.count, args.out)
+    emit(args.base, args.seed, args.count, args.out, args.fused_every)
 
 
 if __name__ == '__main__':

@@ -14,6 +14,14 @@
 ///   0.5 ulp + err from v). Integer and bool results are exact (tolerance 0).
 #pragma once
 
+#include <array>
+#include <functional>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
 #include "reference.hpp"
 
 namespace weft_test {
@@ -71,23 +79,6 @@ inline void note_error_ratio(const char* what, const Report& r) {
   if (on && r.checked > 0) std::printf("[error/tolerance] %-28s %.3f over %lld elements\n", what, r.worst_ratio, (long long)r.checked);
 }
 
-/// Expected values of `ref` over `shape`: each input's values broadcast to `shape`, then ref per element.
-template <class Out, class C, class Ref, std::size_t... I>
-std::vector<Expect> expected_values(const Shape& shape, const std::vector<std::vector<double>>& in, Ref& ref, double ulps,
-                                    std::index_sequence<I...>) {
-  std::vector<Expect> out(std::size_t(shape.numel()));
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = expect_value<Out, C>(ref(in[I][i]...), ulps);
-  return out;
-}
-
-/// Describes inputs for failure messages: shapes, and which are not contiguous.
-template <class... Ts>
-std::string describe_inputs(const Tensor<Ts>&... t) {
-  std::string s;
-  ((s += shape_str(t.shape()) + (t.is_contiguous() ? " " : " (strided) ")), ...);
-  return s;
-}
-
 /// A random output shape (rank 0..4) for trial `trial`, a destination shape that may be larger
 /// than the broadcast of the inputs (copy_ rule), and the inputs' shapes.
 struct OpShapes {
@@ -110,48 +101,126 @@ inline OpShapes op_shapes(Rng& rng, int trial, std::size_t n_inputs, std::int64_
   return s;
 }
 
-/// Runs `trials` random cases of an n-ary op: random output shape (rank 0..4), inputs of random
-/// broadcastable shapes and layouts (incl. non-contiguous and expanded), a poisoned destination of
-/// a random layout; checks `y = make(inputs...)` element by element against ref(values...).
-/// Ins are the input dtypes; Expected the result dtype (checked at compile time).
-template <class Expected, class... Ins, class Make, class Ref>
-void check_op(const char* what, Rng& rng, const std::array<Domain, sizeof...(Ins)>& domains, double ulps, Make make,
-              Ref ref, int trials = 8, std::int64_t max_numel = 2500) {
-  INFO("op: ", std::string(what), "; replay with WEFT_TEST_SEED=", seed());
-  constexpr std::size_t N = sizeof...(Ins);
-  for (int trial = 0; trial < trials; ++trial) {
-    OpShapes shapes = op_shapes(rng, trial, N, max_numel);
+template <class>
+using as_double = double;
+
+/// The part of check_op that does not depend on the op: trial shapes, inputs of random layouts,
+/// the poisoned destination, expected values and the element checks. It is instantiated once per
+/// (result dtype, compute type, input dtypes), so the ops of a suite share it and each op adds
+/// only its own kernels (about a third of a suite's compile time before this split).
+template <class Expected, class C, class... Ins>
+class OpTrials {
+ public:
+  static constexpr std::size_t N = sizeof...(Ins);
+  using Ref = std::function<RefVal(as_double<Ins>...)>;
+
+  OpTrials(const char* what, Rng& rng, const std::array<Domain, N>& domains, double ulps, Ref ref, int trials,
+           std::int64_t max_numel)
+      : what_(what), rng_(rng), domains_(domains), ulps_(ulps), ref_(std::move(ref)), trials_(trials), max_numel_(max_numel) {}
+
+  /// Starts the next trial: new shapes, inputs and destination. False after the last one.
+  bool next() {
+    if (++trial_ >= trials_) return false;
+    shapes_ = op_shapes(rng_, trial_, N, max_numel_);
     std::size_t k = 0;
     auto input = [&](auto tag) {
       using T = decltype(tag);
       std::size_t i = k++;
-      return make_view<T>(rng, shapes.inputs[i], domains[i], random_layout(rng, false));
+      return make_view<T>(rng_, shapes_.inputs[i], domains_[i], random_layout(rng_, false));
     };
-    std::tuple<Tensor<Ins>...> ins{input(Ins{})...};
-    auto e = std::apply([&](const auto&... t) { return make(t...); }, ins);
-    using E = decltype(e);
-    static_assert(std::is_same_v<value_t<E>, Expected>, "unexpected result dtype");
-    using C = compute_t<E>;
-    // The tolerance scales with C's epsilon: pin C down independently of weft's own claim.
-    static_assert(!is_float16_v<C>, "16-bit floats compute in float");
-    static_assert(!std::is_same_v<Expected, double> || std::is_same_v<C, double>, "a float64 result computes in float64");
-    static_assert(!std::is_same_v<Expected, float> || std::is_same_v<C, float>, "a float32 result computes in float32");
-    Layout dst_layout = random_layout(rng, true);
-    Tensor<Expected> y = make_destination<Expected>(rng, shapes.dst, dst_layout);
-    std::string in_desc = std::apply([](const auto&... t) { return describe_inputs(t...); }, ins);
-    INFO("trial ", trial, ": out ", shape_str(shapes.dst), " (", std::string(layout_name(dst_layout)), "), inputs ", in_desc);
-    y = e;
-    std::vector<std::vector<double>> vals =
-        std::apply([&](const auto&... t) { return std::vector<std::vector<double>>{broadcast_values(t, shapes.dst)...}; }, ins);
-    Report report = check_output(y, expected_values<Expected, C>(shapes.dst, vals, ref, ulps, std::make_index_sequence<N>{}));
+    // New handles each trial (emplace): assigning a Tensor writes values into the old one.
+    inputs_.emplace(std::tuple<Tensor<Ins>...>{input(Ins{})...});  // braces: inputs drawn in order
+    layout_ = random_layout(rng_, true);
+    y_.emplace(make_destination<Expected>(rng_, shapes_.dst, layout_));
+    values_ = std::apply([&](const auto&... t) { return std::vector<std::vector<double>>{broadcast_values(t, shapes_.dst)...}; },
+                         *inputs_);
+    want_.clear();
+    return true;
+  }
+
+  const std::tuple<Tensor<Ins>...>& inputs() const { return *inputs_; }
+  Tensor<Expected>& destination() { return *y_; }
+  bool first() const { return trial_ == 0; }
+
+  /// The op, trial, shapes and layouts, and the seed that replays them.
+  std::string context() const {
+    std::string in;
+    std::apply([&](const auto&... t) { ((in += shape_str(t.shape()) + (t.is_contiguous() ? " " : " (strided) ")), ...); },
+               *inputs_);
+    return cat_str("op: ", what_, "; replay with WEFT_TEST_SEED=", std::to_string(seed()), "; trial ", std::to_string(trial_),
+                   ": out ", shape_str(shapes_.dst), " (", layout_name(layout_), "), inputs ", in);
+  }
+
+  /// The destination against the double-precision reference.
+  void check_destination() {
+    INFO(context());
+    Report report = check_output(*y_, expected());
     WEFT_CHECK_REPORT(report);
-    note_error_ratio(what, report);
-    if (trial == 0) {  // eval() gives the same values in a new contiguous tensor
-      Tensor<Expected> z = weft::eval(e);
-      CHECK(z.shape() == shapes.dst);
-      CHECK(z.is_contiguous());
-      WEFT_CHECK_REPORT(check_output(z, expected_values<Expected, C>(shapes.dst, vals, ref, ulps, std::make_index_sequence<N>{})));
+    note_error_ratio(what_, report);
+  }
+
+  /// eval() gives the same values in a new contiguous tensor.
+  void check_eval(const Tensor<Expected>& z) {
+    INFO(context(), "; eval()");
+    CHECK(z.shape() == shapes_.dst);
+    CHECK(z.is_contiguous());
+    WEFT_CHECK_REPORT(check_output(z, expected()));
+  }
+
+ private:
+  const std::vector<Expect>& expected() {
+    if (want_.empty()) {
+      want_.resize(std::size_t(shapes_.dst.numel()));
+      for (std::size_t i = 0; i < want_.size(); ++i)
+        want_[i] = [&]<std::size_t... I>(std::index_sequence<I...>) {
+          return expect_value<Expected, C>(ref_(values_[I][i]...), ulps_);
+        }(std::make_index_sequence<N>{});
     }
+    return want_;
+  }
+  static std::string cat_str(auto&&... parts) {
+    std::string s;
+    ((s += parts), ...);
+    return s;
+  }
+
+  const char* what_;
+  Rng& rng_;
+  std::array<Domain, N> domains_;
+  double ulps_;
+  Ref ref_;
+  int trials_, trial_ = -1;
+  std::int64_t max_numel_;
+  OpShapes shapes_;
+  std::optional<std::tuple<Tensor<Ins>...>> inputs_;
+  Layout layout_ = Layout::contiguous;
+  std::optional<Tensor<Expected>> y_;
+  std::vector<std::vector<double>> values_;
+  std::vector<Expect> want_;
+};
+
+/// Runs `trials` random cases of an n-ary op: random output shape (rank 0..4), inputs of random
+/// broadcastable shapes and layouts (incl. non-contiguous and expanded), a poisoned destination of
+/// a random layout; checks `y = make(inputs...)` element by element against ref(values...), and
+/// eval(make(inputs...)) once. Ins are the input dtypes; Expected the result dtype (checked at
+/// compile time).
+template <class Expected, class... Ins, class Make, class Ref>
+void check_op(const char* what, Rng& rng, const std::array<Domain, sizeof...(Ins)>& domains, double ulps, Make make,
+              Ref ref, int trials = 8, std::int64_t max_numel = 2500) {
+  using E = decltype(std::apply(make, std::declval<const std::tuple<Tensor<Ins>...>&>()));
+  static_assert(std::is_same_v<value_t<E>, Expected>, "unexpected result dtype");
+  using C = compute_t<E>;
+  // The tolerance scales with C's epsilon: pin C down independently of weft's own claim.
+  static_assert(!is_float16_v<C>, "16-bit floats compute in float");
+  static_assert(!std::is_same_v<Expected, double> || std::is_same_v<C, double>, "a float64 result computes in float64");
+  static_assert(!std::is_same_v<Expected, float> || std::is_same_v<C, float>, "a float32 result computes in float32");
+  OpTrials<Expected, C, Ins...> t(what, rng, domains, ulps, ref, trials, max_numel);
+  while (t.next()) {
+    INFO(t.context());  // evaluated only if something below fails or throws
+    auto e = std::apply(make, t.inputs());
+    t.destination() = e;
+    t.check_destination();
+    if (t.first()) t.check_eval(weft::eval(e));
   }
 }
 

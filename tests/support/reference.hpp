@@ -649,16 +649,17 @@ std::vector<double> broadcast_values(const Tensor<T>& t, const Shape& shape) {
   EXT template Tensor<T> make_destination<T>(Rng&, const Shape&, Layout);                          \
   EXT template Report check_output<T>(const Tensor<T>&, const std::vector<Expect>&);               \
   EXT template std::vector<double> broadcast_values<T>(const Tensor<T>&, const Shape&);
-#define WEFT_TEST_SUPPORT_ALL_DTYPES(EXT)              \
-  WEFT_TEST_SUPPORT_TEMPLATES(EXT, float)              \
-  WEFT_TEST_SUPPORT_TEMPLATES(EXT, double)             \
-  WEFT_TEST_SUPPORT_TEMPLATES(EXT, half)               \
-  WEFT_TEST_SUPPORT_TEMPLATES(EXT, bfloat16)           \
-  WEFT_TEST_SUPPORT_TEMPLATES(EXT, std::int32_t)       \
-  WEFT_TEST_SUPPORT_TEMPLATES(EXT, std::int64_t)       \
-  WEFT_TEST_SUPPORT_TEMPLATES(EXT, bool)
+/// M(EXT, T) for each of the seven dtypes.
+#define WEFT_TEST_FOR_EACH_DTYPE(M, EXT) \
+  M(EXT, float)                          \
+  M(EXT, double)                         \
+  M(EXT, half)                           \
+  M(EXT, bfloat16)                       \
+  M(EXT, std::int32_t)                   \
+  M(EXT, std::int64_t)                   \
+  M(EXT, bool)
 #if !defined(__CUDACC__) && !defined(WEFT_TEST_SUPPORT_DEFINITIONS)
-WEFT_TEST_SUPPORT_ALL_DTYPES(extern)
+WEFT_TEST_FOR_EACH_DTYPE(WEFT_TEST_SUPPORT_TEMPLATES, extern)
 #endif
 
 }  // namespace weft_test

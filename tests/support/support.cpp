@@ -5,5 +5,5 @@
 #include "reference.hpp"
 
 namespace weft_test {
-WEFT_TEST_SUPPORT_ALL_DTYPES()
+WEFT_TEST_FOR_EACH_DTYPE(WEFT_TEST_SUPPORT_TEMPLATES, )
 }  // namespace weft_test

@@ -230,93 +230,61 @@ namespace weft_test {
 using TreeRef = Expect (*)(const double* inputs);
 
 /// One generated tree: random shapes (rank 0..4, sometimes large), random layouts of inputs and
-/// destinations, fresh values per run.
+/// destinations, fresh values per run. Only check() depends on the tree's type; everything else
+/// is compiled once, in tree_check.cpp (a generated unit compiles its kernels and little more).
 class TreeRun {
  public:
-  TreeRun(const char* name, std::uint64_t salt, bool large) : name_(name), rng_(named_rng(name, int(salt))) {
-    out_ = random_shape(rng_, 0, 4, large ? 40000 : 2500);
-    if (large && out_.numel() < 16384 * 2) out_ = Shape{std::int64_t(rng_.integer(2 * 16384 + 1, 40000))};
-  }
+  TreeRun(const char* name, std::uint64_t salt, bool large);
 
   /// A new input of dtype T: a random shape that broadcasts to the output shape, a random layout,
   /// values from the generator's domain for T.
   template <class T>
-  Tensor<T> input() {
-    // No exact zeros in float inputs: a zero expanded over the whole output (x0 = 0 broadcast
-    // from one element) can make every element an exact tie, e.g. cast<int32>(1 / (|x0| + 0.5)),
-    // which the check must skip, failing its at-least-a-quarter-decided bound. The per-op suites
-    // cover zeros.
-    Domain d = std::is_same_v<T, bool> ? Domain{} : std::is_integral_v<T> ? Domain{-5, 5} : Domain{-2, 2, false, true};
-    Shape s = inputs_.empty() && rng_.chance(0.5) ? out_ : broadcastable_to(rng_, out_);
-    Tensor<T> t = make_view<T>(rng_, s, d, random_layout(rng_, false));
-    shapes_.push_back(t.shape());
-    readers_.push_back([t](const Shape& full) { return broadcast_values(t, full); });
-    desc_ += shape_str(t.shape()) + (t.is_contiguous() ? " " : " (strided) ");
-    inputs_.push_back(0);
-    return t;
-  }
+  Tensor<T> input();
 
-  /// y = e into a poisoned destination of a random layout, then fuse(assign(y1, e), assign(y2, e)).
-  template <class Out, class E>
+  /// y = e into a poisoned destination of a random layout, checked against the reference; with
+  /// kFused also fuse(assign(y1, e), assign(y2, e)): every Map node is shared, the second
+  /// statement reads the first one's cached values (a second kernel, so only some trees do it).
+  template <class Out, bool kFused = false, class E>
   void check(const E& e, TreeRef ref) {
     static_assert(std::is_same_v<typename E::value_type, Out>, "the generator's dtype rules disagree with weft's");
-    INFO("tree: ", name_, "; replay with WEFT_TEST_SEED=", seed());
-    INFO("inputs: ", desc_);
-    Shape full;
-    REQUIRE(broadcast_shapes(shapes_, full));
-    Shape dst = full;
-    if (rng_.chance(0.2) && full.rank() < 4) {  // copy_ rule: a destination larger than the expression
-      std::vector<std::int64_t> d = dims_of(full);
-      d.insert(d.begin(), rng_.integer(2, 3));
-      dst = Shape(d);
-    }
-    std::vector<Expect> want = expected(dst, ref);
-    Layout l0 = random_layout(rng_, true);
-    Tensor<Out> y = make_destination<Out>(rng_, dst, l0);
-    INFO("destination ", shape_str(dst), " (", std::string(layout_name(l0)), ")");
+    expect(ref);
+    Tensor<Out> y = destination<Out>(0);
     y = e;
-    Report r = check_output(y, want);
-    WEFT_CHECK_REPORT(r);
-    account(r, dst);
-    // The same tree twice in one fused kernel: every Map node is shared, the second statement
-    // reads the first one's cached values.
-    Layout l1 = random_layout(rng_, true), l2 = random_layout(rng_, true);
-    Tensor<Out> y1 = make_destination<Out>(rng_, dst, l1);
-    Tensor<Out> y2 = make_destination<Out>(rng_, dst, l2);
-    INFO("fused destinations (", std::string(layout_name(l1)), ", ", std::string(layout_name(l2)), ")");
-    weft::fuse(weft::assign(y1, e), weft::assign(y2, e));
-    Report r1 = check_output(y1, want), r2 = check_output(y2, want);
-    WEFT_CHECK_REPORT(r1);
-    WEFT_CHECK_REPORT(r2);
+    verify(y, 0, "y = e");
+    if constexpr (kFused) {
+      Tensor<Out> y1 = destination<Out>(1), y2 = destination<Out>(2);
+      weft::fuse(weft::assign(y1, e), weft::assign(y2, e));
+      verify(y1, 1, "fused statement 1");
+      verify(y2, 2, "fused statement 2");
+    }
   }
 
  private:
-  std::vector<Expect> expected(const Shape& dst, TreeRef ref) {
-    std::vector<std::vector<double>> vals;
-    for (auto& read : readers_) vals.push_back(read(dst));
-    std::vector<Expect> want(std::size_t(dst.numel()));
-    std::vector<double> x(vals.size());
-    for (std::size_t i = 0; i < want.size(); ++i) {
-      for (std::size_t k = 0; k < vals.size(); ++k) x[k] = vals[k][i];
-      want[i] = ref(x.data());
-    }
-    return want;
-  }
-  void account(const Report& r, const Shape& dst) {
-    note_error_ratio(name_.c_str(), r);
-    // Undecidable elements (a comparison, sign or cast to integer / bool whose operand is within
-    // its error bound of the boundary, e.g. cast<int32> of a computed value that is exactly an
-    // integer) are skipped; at least a quarter of every output must be checked.
-    CHECK(r.skipped <= 3 * dst.numel() / 4 + 2);
-  }
+  /// The destination shape (sometimes larger than the expression's: PyTorch's copy_ rule) and
+  /// the expected elements.
+  void expect(TreeRef ref);
+  /// A poisoned destination of a random layout; slot keeps its layout's name for verify().
+  template <class Out>
+  Tensor<Out> destination(int slot);
+  template <class Out>
+  void verify(const Tensor<Out>& y, int slot, const char* what);
 
   std::string name_;
   Rng rng_;
-  Shape out_;
+  Shape out_, dst_;
   std::vector<Shape> shapes_;
   std::vector<std::function<std::vector<double>(const Shape&)>> readers_;
-  std::vector<int> inputs_;
+  std::vector<Expect> want_;
   std::string desc_;
+  const char* layouts_[3] = {};
 };
+
+#define WEFT_TEST_TREE_TEMPLATES(EXT, T)                                   \
+  EXT template Tensor<T> TreeRun::input<T>();                              \
+  EXT template Tensor<T> TreeRun::destination<T>(int);                     \
+  EXT template void TreeRun::verify<T>(const Tensor<T>&, int, const char*);
+#if !defined(WEFT_TEST_SUPPORT_DEFINITIONS)
+WEFT_TEST_FOR_EACH_DTYPE(WEFT_TEST_TREE_TEMPLATES, extern)
+#endif
 
 }  // namespace weft_test

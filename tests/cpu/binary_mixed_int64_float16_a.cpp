@@ -1,9 +1,0 @@
-// SPDX-License-Identifier: MIT
-/// @file cpu: mixed dtypes int64 with float16: + * (random shapes, broadcasting, strided inputs and destinations); see binary_suite.hpp.
-#include "binary_suite.hpp"
-
-using namespace weft_test;
-
-TEST_SUITE("cpu") {
-TEST_CASE("mixed int64, float16 -> float16: + *") { run_binary_mixed<std::int64_t, half, half, half, 1>("int64,float16"); }
-}

@@ -1,0 +1,10 @@
+// SPDX-License-Identifier: MIT
+/// @file cpu: cast<U>(x) from bfloat16 to float32 float64 float16 bfloat16, bit-exact; cast<U>(x) from bfloat16 to int32 int64 bool, bit-exact (random shapes, broadcasting, strided inputs and destinations); see cast_suite.hpp.
+#include "cast_suite.hpp"
+
+using namespace weft_test;
+
+TEST_SUITE("cpu") {
+TEST_CASE("cast from bfloat16 to the floating dtypes") { run_casts_from<bfloat16, true>(); }
+TEST_CASE("cast from bfloat16 to int32, int64, bool") { run_casts_from<bfloat16, false>(); }
+}

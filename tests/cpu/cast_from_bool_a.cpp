@@ -1,9 +1,0 @@
-// SPDX-License-Identifier: MIT
-/// @file cpu: cast<U>(x) from bool to float32 float64 float16 bfloat16, bit-exact (random shapes, broadcasting, strided inputs and destinations); see cast_suite.hpp.
-#include "cast_suite.hpp"
-
-using namespace weft_test;
-
-TEST_SUITE("cpu") {
-TEST_CASE("cast from bool to the floating dtypes") { run_casts_from<bool, true>(); }
-}

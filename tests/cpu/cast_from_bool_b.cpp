@@ -1,9 +1,0 @@
-// SPDX-License-Identifier: MIT
-/// @file cpu: cast<U>(x) from bool to int32 int64 bool, bit-exact (random shapes, broadcasting, strided inputs and destinations); see cast_suite.hpp.
-#include "cast_suite.hpp"
-
-using namespace weft_test;
-
-TEST_SUITE("cpu") {
-TEST_CASE("cast from bool to int32, int64, bool") { run_casts_from<bool, false>(); }
-}

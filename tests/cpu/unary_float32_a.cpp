@@ -1,9 +1,0 @@
-// SPDX-License-Identifier: MIT
-/// @file cpu: exp log log1p expm1 sqrt on float32 (random shapes, broadcasting, strided inputs and destinations); see unary_suite.hpp.
-#include "unary_suite.hpp"
-
-using namespace weft_test;
-
-TEST_SUITE("cpu") {
-TEST_CASE("unary exp log log1p expm1 sqrt on float32") { run_unary_float_ops<float, kUnaryFirst>(); }
-}

@@ -1,9 +1,0 @@
-// SPDX-License-Identifier: MIT
-/// @file cpu: exp log sqrt sin on int64 (a subset that reaches every SIMD code path) (random shapes, broadcasting, strided inputs and destinations); see unary_suite.hpp.
-#include "unary_suite.hpp"
-
-using namespace weft_test;
-
-TEST_SUITE("cpu") {
-TEST_CASE("unary exp log sqrt sin on int64") { run_unary_float_ops<std::int64_t, kUnarySubsetA>(); }
-}
