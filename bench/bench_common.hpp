@@ -496,8 +496,8 @@ inline void print_cpu_machine(const char* program, int threads, const char* thre
     if (load > 0.5 * std::thread::hardware_concurrency()) std::printf("  <-- busy machine: expect noisy numbers");
     std::printf("\n");
   }
-  std::printf("  weft SIMD: %s, %d-byte vectors (%d floats per packet)\n", weft::simd::kIsaName, int(weft::simd::kBytes),
-              weft::simd::native_lanes<float>);
+  std::printf("  weft SIMD: %s, %d-byte vectors (%d floats per packet), bf16 stores: %s\n", weft::simd::kIsaName,
+              int(weft::simd::kBytes), weft::simd::native_lanes<float>, weft::simd::kBfloat16Conversion);
   if (!model.empty()) report.notes.push_back("cpu: " + model);
   if (load >= 0) report.notes.push_back("load average at start: " + std::to_string(load));
 }

@@ -49,7 +49,8 @@ TEST_CASE("isa: the CPU backend's packet layer and width, as its fusion log repo
   CHECK(log.find(isa + " x" + std::to_string(lanes) + " packets") != std::string::npos);      // float kernel
   CHECK(log.find(isa + " x" + std::to_string(lanes / 2) + " packets") != std::string::npos);  // double kernel
   // scripts/test prints this line in its summary, one per build.
-  std::printf("[weft tests] cpu packets: %s, %d floats / %d doubles per packet\n", isa.c_str(), lanes, lanes / 2);
+  std::printf("[weft tests] cpu packets: %s, %d floats / %d doubles per packet, bf16 stores: %s\n", isa.c_str(), lanes,
+              lanes / 2, weft::simd::kBfloat16Conversion);
 #if defined(WEFT_TEST_EXPECT_ISA)
   CHECK(isa == WEFT_TEST_EXPECT_ISA);
 #endif

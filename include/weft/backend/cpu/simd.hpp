@@ -65,6 +65,15 @@ inline constexpr const char* kIsaName = "generic";
 template <class T>
 inline constexpr int native_lanes = kBytes / int(sizeof(T));
 
+/// How float packets are rounded to bfloat16: one AVX512-BF16 instruction per packet when the
+/// build enables it (with AVX512VL for the 4- and 8-lane forms), else integer code. Both give
+/// the same bits (store_float).
+#if defined(__AVX512BF16__) && defined(__AVX512VL__)
+inline constexpr const char* kBfloat16Conversion = "avx512-bf16";
+#else
+inline constexpr const char* kBfloat16Conversion = "integer";
+#endif
+
 /// The lane types a Vec holds.
 template <class T>
 inline constexpr bool is_lane_type_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
@@ -585,6 +594,39 @@ WEFT_SIMD_INLINE void store_half_native(weft::half* p, Vec<float, 16> v) {
 }
 #endif
 
+template <int N>
+WEFT_SIMD_INLINE void store_bfloat16_portable(weft::bfloat16* p, Vec<float, N> v) {
+  store_u32_narrowed<N>(p, float_to_bfloat16_bits(v).raw);
+}
+
+// AVX512-BF16's vcvtneps2bf16 rounds to nearest even and quiets NaNs by setting bit 6, exactly as
+// float_to_bfloat16_bits, but reads subnormal floats as zero (Sapphire Rapids: 0x007fffff gives
+// 0x0000 where the rounding is 0x0080). A packet holding a subnormal, rare outside tests, takes
+// the integer path, so the bits never depend on the build. The test is one compare into a mask
+// register: |x| - 1 < 0x007fffff (unsigned) for exactly the subnormals.
+#if defined(__AVX512BF16__) && defined(__AVX512VL__)
+WEFT_SIMD_INLINE void store_bfloat16_native(weft::bfloat16* p, Vec<float, 4> v) {
+  const __m128i ax = _mm_and_si128((__m128i)v.raw, _mm_set1_epi32(0x7fffffff));
+  if (_mm_cmplt_epu32_mask(_mm_sub_epi32(ax, _mm_set1_epi32(1)), _mm_set1_epi32(0x007fffff))) [[unlikely]]
+    return store_bfloat16_portable<4>(p, v);
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(p), (__m128i)_mm_cvtneps_pbh((__m128)v.raw));
+}
+WEFT_SIMD_INLINE void store_bfloat16_native(weft::bfloat16* p, Vec<float, 8> v) {
+  const __m256i ax = _mm256_and_si256((__m256i)v.raw, _mm256_set1_epi32(0x7fffffff));
+  if (_mm256_cmplt_epu32_mask(_mm256_sub_epi32(ax, _mm256_set1_epi32(1)), _mm256_set1_epi32(0x007fffff)))
+      [[unlikely]]
+    return store_bfloat16_portable<8>(p, v);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), (__m128i)_mm256_cvtneps_pbh((__m256)v.raw));
+}
+WEFT_SIMD_INLINE void store_bfloat16_native(weft::bfloat16* p, Vec<float, 16> v) {
+  const __m512i ax = _mm512_and_si512((__m512i)v.raw, _mm512_set1_epi32(0x7fffffff));
+  if (_mm512_cmplt_epu32_mask(_mm512_sub_epi32(ax, _mm512_set1_epi32(1)), _mm512_set1_epi32(0x007fffff)))
+      [[unlikely]]
+    return store_bfloat16_portable<16>(p, v);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), (__m256i)_mm512_cvtneps_pbh((__m512)v.raw));
+}
+#endif
+
 }  // namespace detail
 
 /// N binary16 values, widened to float exactly (bit-identical to float(weft::half)).
@@ -621,7 +663,14 @@ WEFT_SIMD_INLINE void store_float(weft::half* p, Vec<float, N> v) {
 /// N floats rounded to bfloat16 (bit-identical to weft::bfloat16(float)).
 template <int N>
 WEFT_SIMD_INLINE void store_float(weft::bfloat16* p, Vec<float, N> v) {
-  detail::store_u32_narrowed<N>(p, detail::float_to_bfloat16_bits(v).raw);
+  if constexpr (requires { detail::store_bfloat16_native(p, v); }) {
+    detail::store_bfloat16_native(p, v);
+  } else if constexpr (N > native_lanes<float>) {
+    store_float(p, detail::lower_half(v));
+    store_float(p + N / 2, detail::upper_half(v));
+  } else {
+    detail::store_bfloat16_portable<N>(p, v);
+  }
 }
 
 // ---------------------------------------------------------------------------
