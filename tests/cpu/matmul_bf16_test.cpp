@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+/// @file cpu: bfloat16 matmul against a float64 reference within the fp32-accumulation bound, on
+/// whichever path the build runs (AVX512-BF16's vdpbf16ps GEMM, or float + Eigen and one
+/// rounding); which path runs, and what vdpbf16ps does with denormals.
+#include <weft/dense/matmul.hpp>
+
+#include "matmul_reference.hpp"
+
+using namespace weft_test;
+
+namespace {
+
+/// Operand values: |x| log-uniform in [1/64, 4], either sign (never zero, never denormal).
+Domain bf16_domain() {
+  Domain d;
+  d.lo = 1.0 / 64;
+  d.hi = 4;
+  d.log_magnitude = true;
+  return d;
+}
+
+/// Checks c against a (batch..., n, k) x b (batch..., k, m) (both at least 2-D, broadcast to the
+/// batch), element by element in the row-major order of c. Both paths multiply exactly (8-bit
+/// significands) and add k products in fp32 in some order: |sum - exact| <= gamma_k sum |a b|
+/// with gamma_k = k u / (1 - k u), u = 2^-24; then one rounding to bfloat16, at most half an
+/// ulp of the fp32 sum (whose magnitude is at most |exact| + that bound).
+void check_product(const Tensor<bfloat16>& a, const Tensor<bfloat16>& b, const Tensor<bfloat16>& c,
+                   const Shape& batch, std::int64_t n, std::int64_t k, std::int64_t m) {
+  Shape sa = batch, sb = batch;
+  sa.push_back(n), sa.push_back(k);
+  sb.push_back(k), sb.push_back(m);
+  const std::vector<double> av = broadcast_values(a, sa), bv = broadcast_values(b, sb);
+  const double u = 0x1p-24, gamma = double(k) * u / (1 - double(k) * u);
+  std::vector<Expect> expect;
+  expect.reserve(std::size_t(batch.numel() * n * m));
+  for (std::int64_t bi = 0; bi < batch.numel(); ++bi)
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < m; ++j) {
+        CompensatedSum dot, mag;
+        for (std::int64_t kk = 0; kk < k; ++kk) {
+          const double x = av[std::size_t((bi * n + i) * k + kk)] * bv[std::size_t((bi * k + kk) * m + j)];
+          dot.add(x);
+          mag.add(std::fabs(x));
+        }
+        Expect e;
+        e.want = dot.value();
+        const double sum_error = gamma * mag.value();
+        e.tol = sum_error + 0.5 * ulp_of<bfloat16>(std::fabs(e.want) + sum_error);
+        expect.push_back(e);
+      }
+  INFO("a ", shape_str(a.shape()), ", b ", shape_str(b.shape()), ", path: ", weft::detail::cpu::kGemmBf16Name);
+  WEFT_CHECK_REPORT(check_output(c, expect));
+}
+
+/// matmul(a, b) against the reference (1-D operands as a row / a column).
+void check_matmul_bf16(const Tensor<bfloat16>& a, const Tensor<bfloat16>& b) {
+  Shape want_shape, batch;
+  std::int64_t n, k, m;
+  REQUIRE(matmul_shape(a.shape(), b.shape(), want_shape, n, k, m, batch));
+  const Tensor<bfloat16> c = weft::matmul(a, b);
+  REQUIRE(c.shape() == want_shape);
+  check_product(a.dim() == 1 ? a.unsqueeze(0) : a, b.dim() == 1 ? b.unsqueeze(1) : b, c, batch, n, k, m);
+}
+
+/// A random operand of `shape`: contiguous, strided rows, or a transposed (column-major) view.
+Tensor<bfloat16> bf16_operand(Rng& rng, const Shape& shape, int layout) {
+  if (layout == 2 && shape.rank() >= 2) {
+    Shape t = shape;
+    std::swap(t[t.rank() - 1], t[t.rank() - 2]);
+    return make_view<bfloat16>(rng, t, bf16_domain(), Layout::contiguous).transpose(-1, -2);
+  }
+  return make_view<bfloat16>(rng, shape, bf16_domain(), layout == 1 ? Layout::strided : Layout::contiguous);
+}
+
+}  // namespace
+
+TEST_SUITE("cpu") {
+
+TEST_CASE("matmul bfloat16: tile edges, odd and large k, within the fp32-accumulation bound") {
+  WEFT_TEST_RNG(rng);
+  // (n, k, m): k = 1 and odd k (a zero-padded last pair), n and m off the 6 x 64 tile and the
+  // 96 x 256 block, k past the 256-k slice (partial sums between slices), and k = 4099.
+  const std::int64_t shapes[][3] = {{1, 1, 1},    {7, 1, 5},     {2, 2, 1},     {13, 3, 70},  {6, 64, 64},
+                                    {97, 33, 257}, {100, 513, 130}, {5, 4099, 19}, {33, 4099, 70}, {1, 300, 65},
+                                    {65, 257, 1}};
+  for (const auto& s : shapes)
+    for (int layout = 0; layout < 3; ++layout)
+      check_matmul_bf16(bf16_operand(rng, Shape{s[0], s[1]}, layout), bf16_operand(rng, Shape{s[1], s[2]}, 2 - layout));
+}
+
+TEST_CASE("matmul bfloat16: random sizes and layouts") {
+  WEFT_TEST_RNG(rng);
+  static const std::int64_t rows[] = {1, 2, 3, 5, 6, 7, 13, 17, 31, 63, 64, 65, 97};
+  static const std::int64_t depths[] = {1, 2, 3, 4, 5, 31, 32, 33, 255, 256, 257};
+  for (int iter = 0; iter < 24; ++iter) {
+    const std::int64_t n = rng.pick(rows), k = rng.pick(depths), m = rng.pick(rows);
+    check_matmul_bf16(bf16_operand(rng, Shape{n, k}, int(rng.integer(0, 2))),
+                      bf16_operand(rng, Shape{k, m}, int(rng.integer(0, 2))));
+  }
+}
+
+TEST_CASE("matmul bfloat16: batched, broadcast batch dims and 1-D operands") {
+  WEFT_TEST_RNG(rng);
+  check_matmul_bf16(bf16_operand(rng, Shape{12, 7, 33}, 0), bf16_operand(rng, Shape{12, 33, 20}, 1));  // one per thread
+  check_matmul_bf16(bf16_operand(rng, Shape{2, 70, 301}, 2), bf16_operand(rng, Shape{2, 301, 90}, 0));  // threaded inside
+  check_matmul_bf16(bf16_operand(rng, Shape{3, 1, 9, 17}, 0), bf16_operand(rng, Shape{4, 17, 70}, 2));  // broadcast
+  check_matmul_bf16(bf16_operand(rng, Shape{9, 17}, 1), bf16_operand(rng, Shape{5, 17, 3}, 0));         // a broadcast
+  check_matmul_bf16(bf16_operand(rng, Shape{5, 9, 17}, 0), bf16_operand(rng, Shape{17}, 0));            // matrix-vector
+  check_matmul_bf16(bf16_operand(rng, Shape{301}, 0), bf16_operand(rng, Shape{301}, 0));                // dot
+  check_matmul_bf16(bf16_operand(rng, Shape{33}, 0), bf16_operand(rng, Shape{2, 33, 65}, 2));            // vector-matrix
+}
+
+TEST_CASE("matmul bfloat16: the vdpbf16ps GEMM runs exactly when the build targets AVX512-BF16") {
+#if defined(__AVX512BF16__)
+  CHECK(weft::detail::cpu::kGemmBf16Dot);
+#else
+  CHECK_FALSE(weft::detail::cpu::kGemmBf16Dot);
+#endif
+  // The paths differ on denormals: vdpbf16ps reads the bf16 denormal 2^-127 as zero, float +
+  // Eigen (IEEE, no DAZ) multiplies it exactly: 2^-127 * 2^100 = 2^-27.
+  const Tensor<bfloat16> a = weft::from_vector<bfloat16>({bfloat16::from_bits(0x0040), bfloat16(1.0f)}, Shape{1, 2});
+  const Tensor<bfloat16> b = weft::from_vector<bfloat16>({bfloat16(0x1p100f), bfloat16(0.0f)}, Shape{2, 1});
+  REQUIRE(value_at(a, {0, 0}) == 0x1p-127);
+  const double got = value_at(weft::matmul(a, b), {0, 0});
+  CHECK(got == (weft::detail::cpu::kGemmBf16Dot ? 0.0 : 0x1p-27));
+}
+
+#if WEFT_GEMM_BF16_DOT
+TEST_CASE("gemm_bf16: strided operands, writes exactly the elements of a poisoned output") {
+  WEFT_TEST_RNG(rng);
+  const std::int64_t shapes[][3] = {{1, 1, 1}, {7, 3, 65}, {97, 257, 257}, {13, 4099, 33}};
+  for (const auto& s : shapes) {
+    const std::int64_t n = s[0], k = s[1], m = s[2];
+    // Row strides beyond the row length; the output a view of a poisoned, wider tensor.
+    const Tensor<bfloat16> a = random_contiguous<bfloat16>(rng, Shape{n, k + 3}, bf16_domain()).narrow(1, 1, k);
+    const Tensor<bfloat16> b = random_contiguous<bfloat16>(rng, Shape{k, m + 5}, bf16_domain()).narrow(1, 2, m);
+    const Tensor<bfloat16> base = weft::empty<bfloat16>(Shape{n, m + 7});
+    poison(base);
+    const Tensor<bfloat16> c = base.narrow(1, 3, m);
+    for (int threads : {1, 2}) {
+      poison(base);
+      weft::detail::cpu::gemm_bf16(a.data(), a.strides()[0], b.data(), b.strides()[0], c.data(), c.strides()[0], n, k,
+                                   m, threads);
+      INFO("threads ", threads);
+      check_product(a, b, c, Shape{}, n, k, m);
+    }
+  }
+}
+#endif
+
+}  // TEST_SUITE
