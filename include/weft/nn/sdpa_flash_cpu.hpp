@@ -78,6 +78,50 @@ void pack_transposed(const SdpaRows<T>& src, std::int64_t bh, std::int64_t r0, s
     for (std::int64_t r = rows; r < ld; ++r) dst[c * ld + r] = Acc(0);
 }
 
+/// src(bh, r0 + r, c) for r < rows, c < cols, transposed into column panels of depth cols
+/// (cpu::block_gemm_panels' B): B(c, r) = src(bh, r0 + r, c), zeros for r in [rows, n_pad).
+template <class Acc, class T>
+void pack_transposed_panels(const SdpaRows<T>& src, std::int64_t bh, std::int64_t r0, std::int64_t rows,
+                            std::int64_t cols, Acc* dst, std::int64_t n_pad) {
+  constexpr std::int64_t NC = cpu::BlockGemmTile<Acc>::kCols;
+  for (std::int64_t p0 = 0; p0 < n_pad; p0 += NC) {
+    Acc* panel = dst + p0 * cols;  // cols x NC
+    for (std::int64_t r = p0; r < p0 + NC; ++r) {
+      if (r < rows) {
+        const T* p = src.row(bh, r0 + r);
+        for (std::int64_t c = 0; c < cols; ++c) panel[c * NC + r - p0] = Acc(math_t<T>(p[c * src.col_stride]));
+      } else {
+        for (std::int64_t c = 0; c < cols; ++c) panel[c * NC + r - p0] = Acc(0);
+      }
+    }
+  }
+}
+
+/// src(bh, r0 + r, c) for r < rows, c < cols into column panels of depth rows_pad
+/// (cpu::block_gemm_panels' B): B(r, c) = src(bh, r0 + r, c), zeros elsewhere in rows_pad x n_pad.
+template <class Acc, class T>
+void pack_rows_panels(const SdpaRows<T>& src, std::int64_t bh, std::int64_t r0, std::int64_t rows, std::int64_t cols,
+                      Acc* dst, std::int64_t rows_pad, std::int64_t n_pad) {
+  constexpr std::int64_t NC = cpu::BlockGemmTile<Acc>::kCols;
+  const std::int64_t cs = src.col_stride;
+  for (std::int64_t p0 = 0; p0 < n_pad; p0 += NC) {
+    const std::int64_t n = std::clamp<std::int64_t>(cols - p0, 0, NC);  // source columns in this panel
+    for (std::int64_t r = 0; r < rows_pad; ++r) {
+      Acc* d = dst + (p0 * rows_pad + r * NC);
+      std::int64_t c = 0;
+      if (r < rows) {
+        const T* p = src.row(bh, r0 + r) + p0 * cs;
+        if (cs == 1) {  // the usual layout: a loop the compiler vectorizes
+          for (; c < n; ++c) d[c] = Acc(math_t<T>(p[c]));
+        } else {
+          for (; c < n; ++c) d[c] = Acc(math_t<T>(p[c * cs]));
+        }
+      }
+      for (; c < NC; ++c) d[c] = Acc(0);
+    }
+  }
+}
+
 /// The part of the attention problem both passes share: shapes, operands, mask, dropout.
 template <class T>
 struct FlashProblem {
@@ -141,7 +185,8 @@ struct FlashProblem {
     for (std::int64_t j = 0; j < valid; ++j) p[j] *= factors[j];
   }
 
-  /// K^T (E x kB) of every key block, then V (kB x Evp) of every key block, per key/value head.
+  /// K^T (E x kB) of every key block, then V (kB x Evp) of every key block, per key/value head,
+  /// each in block_gemm_panels' column panels (a 128-float row stride thrashed L1 at E = 128).
   std::vector<Acc> pack_kv(bool with_v) const {
     const std::int64_t kv_blocks = s.batches * s.H * key_blocks;
     const std::int64_t kt_size = s.E * kB, v_size = kB * Evp;
@@ -151,8 +196,8 @@ struct FlashProblem {
     WEFT_PRAGMA_OMP(omp parallel for schedule(static) num_threads(cpu::threads_for(kv_blocks * kt_size)))
     for (std::int64_t u = 0; u < kv_blocks; ++u) {
       const std::int64_t bhk = u / key_blocks, j0 = u % key_blocks * kB, rows = std::min(kB, s.S - j0);
-      pack_transposed(k, bhk, j0, rows, s.E, kt + u * kt_size, kB);
-      if (with_v) pack_rows(v, bhk, j0, rows, s.Ev, Acc(1), vp + u * v_size, Evp, kB);
+      pack_transposed_panels(k, bhk, j0, rows, s.E, kt + u * kt_size, kB);
+      if (with_v) pack_rows_panels(v, bhk, j0, rows, s.Ev, vp + u * v_size, kB, Evp);
     }
     return packed;
   }
@@ -245,7 +290,7 @@ void flash_forward_cpu(const FlashProblem<T>& fp, T* out, double* lse) {
       const std::int64_t kb_end = fp.key_block_end(i0, rows);
       for (std::int64_t kb = 0; kb < kb_end; ++kb) {
         const std::int64_t j0 = kb * kB, blk = bhk * fp.key_blocks + kb;
-        cpu::block_gemm<Acc, false>(kB, kB, E, qs.data(), E, 1, kt_all + blk * E * kB, kB, sc.data(), kB);
+        cpu::block_gemm_panels<Acc, false>(kB, kB, E, qs.data(), E, 1, kt_all + blk * E * kB, sc.data(), kB);
         const bool masked = fp.needs_mask(i0, j0);
         for (std::int64_t r = 0; r < rows; ++r) {
           Acc* row = sc.data() + r * kB;
@@ -270,7 +315,7 @@ void flash_forward_cpu(const FlashProblem<T>& fp, T* out, double* lse) {
           m[r] = m_new;
           if (fp.dropout.active()) fp.drop_row(row, factors.data(), bh, i0 + r, j0);
         }
-        cpu::block_gemm<Acc, true>(kB, Evp, kB, sc.data(), kB, 1, v_all + blk * kB * Evp, Evp, o.data(), Evp);
+        cpu::block_gemm_panels<Acc, true>(kB, Evp, kB, sc.data(), kB, 1, v_all + blk * kB * Evp, o.data(), Evp);
       }
       for (std::int64_t r = 0; r < rows; ++r) {
         const Acc inv = l[r] > 0 ? Acc(1) / l[r] : Acc(0);
@@ -353,7 +398,7 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
           const std::int64_t i0 = qb * kB, rows = std::min(kB, s.L - i0);
           const Acc* qr = q_all.data() + (bh * Lp + i0) * Ep;
           const Acc* dor = do_all.data() + (bh * Lp + i0) * Evp;
-          cpu::block_gemm<Acc, false>(kB, kB, E, qr, Ep, 1, kt, kB, p.data(), kB);
+          cpu::block_gemm_panels<Acc, false>(kB, kB, E, qr, Ep, 1, kt, p.data(), kB);
           const bool masked = fp.needs_mask(i0, j0);
           for (std::int64_t r = 0; r < kB; ++r) {
             Acc* row = p.data() + r * kB;
