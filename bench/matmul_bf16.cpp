@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+/// @file bfloat16 matmul benchmark: weft::matmul's GFLOP/s at M = N = K = 512 and 2048 beside the portable path (cast to float, Eigen SGEMM, round) and a large Eigen SGEMM (the FLOP roofline) of the same run.
+//
+// FLOPs: 2 M N K per product. weft::matmul runs the vdpbf16ps GEMM (backend/cpu/gemm_bf16.hpp)
+// in a build for AVX512-BF16, else the portable path itself. A target is the median over rounds
+// of (portable time / weft time) within a round.
+#include <Eigen/Core>
+
+#include "bench_common.hpp"
+
+using namespace weft_bench;
+using weft::bfloat16;
+using weft::Tensor;
+
+namespace {
+
+int run(const Options& opt) {
+  if (opt.device == "cuda") return needs_cuda_build("matmul_bf16");
+  Report report;
+  const int threads = max_threads();
+  print_cpu_machine("matmul_bf16", threads, "OpenMP: weft's GEMM blocks; Eigen's GEMM threads", report);
+  const int reps = opt.reps > 0 ? opt.reps : opt.quick ? 3 : 9, warmup = 1;
+  print_cpu_method(reps, warmup, "  GFLOP/s: 2 M N K per product\n");
+  std::printf("  weft bf16 matmul: %s\n\n", weft::detail::cpu::kGemmBf16Name);
+  report.notes.push_back(std::string("weft bf16 matmul: ") + weft::detail::cpu::kGemmBf16Name);
+
+  // The roofline: one large SGEMM through Eigen, threaded as weft::matmul runs it.
+  const std::int64_t big = opt.quick ? 1024 : 2048;
+  Eigen::MatrixXf A = Eigen::MatrixXf::Random(big, big), B = Eigen::MatrixXf::Random(big, big), C(big, big);
+  Variant sgemm("eigen sgemm fp32", [&] { return time_ms([&] { C.noalias() = A * B; }); });
+  const double sgemm_flops = 2.0 * double(big) * double(big) * double(big);
+
+  struct Case {
+    std::int64_t n;
+    Tensor<bfloat16> a, b;
+  };
+  std::vector<Case> cases;
+  for (std::int64_t n : {std::int64_t(512), big})
+    cases.push_back({n, make_tensor<bfloat16>({n, n}, 2 * std::uint64_t(n), -1, 1),
+                     make_tensor<bfloat16>({n, n}, 2 * std::uint64_t(n) + 1, -1, 1)});
+  std::vector<Variant> weft_v, cast_v;
+  weft_v.reserve(cases.size());
+  cast_v.reserve(cases.size());
+  for (Case& c : cases) {
+    weft_v.emplace_back("weft matmul bf16", [&c] { return time_ms([&] { weft::matmul(c.a, c.b); }); });
+    // The path weft::matmul takes without AVX512-BF16 (dense/matmul.hpp), spelled out.
+    cast_v.emplace_back("cast+sgemm+round", [&c] {
+      return time_ms([&] {
+        const Tensor<float> cf = weft::matmul(weft::eval(weft::cast<float>(c.a)), weft::eval(weft::cast<float>(c.b)));
+        weft::eval(weft::cast<bfloat16>(cf));
+      });
+    });
+  }
+  std::vector<Variant*> all{&sgemm};
+  for (std::size_t i = 0; i < cases.size(); ++i) all.push_back(&weft_v[i]), all.push_back(&cast_v[i]);
+  measure(all, warmup, reps);
+
+  std::printf("%-24s %-24s %10s %10s %9s %9s\n", "workload", "variant", "median ms", "min ms", "GFLOP/s", "vs sgemm");
+  std::printf("%s\n", std::string(92, '-').c_str());
+  const double sgemm_gflops = sgemm_flops / (sgemm.med() * 1e6);
+  auto row = [&](const std::string& workload, const Variant& v, double flops) {
+    const double gflops = flops / (v.med() * 1e6);
+    std::printf("%-24s %-24s %10.2f %10.2f %9.1f %8.0f%%\n", workload.c_str(), v.name.c_str(), v.med(), v.min(), gflops,
+                100 * gflops / sgemm_gflops);
+    // Rows carry FLOPs as elements x 1 byte, so the JSON's "gbps" field reads as GFLOP/s.
+    report.rows.push_back(Row{workload, v.name, std::int64_t(flops), 1.0, v.med(), v.min()});
+  };
+  const std::string big_name = std::to_string(big) + "^3";
+  row("roofline " + big_name, sgemm, sgemm_flops);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const double n = double(cases[i].n), flops = 2 * n * n * n;
+    const std::string name = "bf16 " + std::to_string(cases[i].n) + "^3";
+    row(name, weft_v[i], flops);
+    row(name, cast_v[i], flops);
+    report.targets.push_back(make_target("weft vs cast+sgemm+round, " + name, 1.25, "x", cast_v[i].ms, weft_v[i].ms));
+  }
+  {  // weft's bf16 GFLOP/s as a fraction of the SGEMM's, per round
+    const double n = double(big), flops = 2 * n * n * n;
+    std::vector<double> scaled;
+    for (double t : sgemm.ms) scaled.push_back(t * flops / sgemm_flops);
+    report.targets.push_back(make_target("weft bf16 " + big_name + " vs sgemm", 1.0, "%", scaled, weft_v.back().ms));
+  }
+  print_targets(report.targets);
+  return write_json_if_asked(opt, "matmul_bf16", "cpu", threads, reps, weft::simd::kIsaName, report);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return run_main(argc, argv, "matmul_bf16", "cpu", run); }
