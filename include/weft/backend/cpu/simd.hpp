@@ -225,6 +225,8 @@ void load_half_native(A...) = delete;
 template <class... A>
 void store_half_native(A...) = delete;
 template <class... A>
+void store_bfloat16_native(A...) = delete;
+template <class... A>
 void sqrt_native(A...) = delete;
 
 // Native-width non-temporal stores.
