@@ -66,18 +66,6 @@ void pack_rows(const SdpaRows<T>& src, std::int64_t bh, std::int64_t r0, std::in
   }
 }
 
-/// dst[c ld + r] = src(bh, r0 + r, c) for c < cols, r < rows; zeros for r in [rows, ld).
-template <class Acc, class T>
-void pack_transposed(const SdpaRows<T>& src, std::int64_t bh, std::int64_t r0, std::int64_t rows, std::int64_t cols,
-                     Acc* dst, std::int64_t ld) {
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const T* p = src.row(bh, r0 + r);
-    for (std::int64_t c = 0; c < cols; ++c) dst[c * ld + r] = Acc(math_t<T>(p[c * src.col_stride]));
-  }
-  for (std::int64_t c = 0; c < cols; ++c)
-    for (std::int64_t r = rows; r < ld; ++r) dst[c * ld + r] = Acc(0);
-}
-
 /// src(bh, r0 + r, c) for r < rows, c < cols, transposed into column panels of depth cols
 /// (cpu::block_gemm_panels' B): B(c, r) = src(bh, r0 + r, c), zeros for r in [rows, n_pad).
 template <class Acc, class T>
@@ -361,13 +349,18 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
   const int threads =
       int(std::max<std::int64_t>(1, std::min<std::int64_t>(units, cpu::threads_for(units * kB * s.L * (E + Ev)))));
   // Q and dO of every query head packed once, (batch Hq, Lp, Ep) and (batch Hq, Lp, Evp): every key
-  // block reads all of them (packing them per block pair cost ~15% of the pass).
-  std::vector<Acc> q_all(std::size_t(heads * Lp * Ep)), do_all(std::size_t(heads * Lp * Evp));
+  // block reads all of them (packing them per block pair cost ~15% of the pass). Twice: in rows,
+  // the A operand of a block GEMM (q k^T, dO V^T), and per query block in block_gemm_panels'
+  // column panels, its B operand (dS^T Q, p^T dO): a 512-byte row stride thrashed L1 at E = 128.
+  std::vector<Acc> q_all(std::size_t(heads * Lp * Ep)), do_all(std::size_t(heads * Lp * Evp)),
+      q_panels(q_all.size()), do_panels(do_all.size());
   WEFT_PRAGMA_OMP(omp parallel for schedule(static) num_threads(cpu::threads_for(heads * Lp * (Ep + Evp))))
   for (std::int64_t u = 0; u < heads * fp.query_blocks; ++u) {
     const std::int64_t bh = u / fp.query_blocks, i0 = u % fp.query_blocks * kB, rows = std::min(kB, s.L - i0);
     pack_rows(fp.q, bh, i0, rows, E, Acc(1), q_all.data() + (bh * Lp + i0) * Ep, Ep, kB);
     pack_rows(dout, bh, i0, rows, Ev, Acc(1), do_all.data() + (bh * Lp + i0) * Evp, Evp, kB);
+    pack_rows_panels(fp.q, bh, i0, rows, E, q_panels.data() + (bh * Lp + i0) * Ep, kB, Ep);
+    pack_rows_panels(dout, bh, i0, rows, Ev, do_panels.data() + (bh * Lp + i0) * Evp, kB, Evp);
   }
   // One dQ accumulator per thread ((batch Hq, Lp, Ep)), summed in a fixed order at the end.
   const std::int64_t dq_size = heads * Lp * Ep;
@@ -388,8 +381,8 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
       const std::int64_t bhk = u / fp.key_blocks, kb = u % fp.key_blocks, j0 = kb * kB;
       const std::int64_t keys = std::min(kB, s.S - j0);
       const Acc* kt = kt_all + u * E * kB;
-      pack_rows(fp.k, bhk, j0, keys, E, Acc(1), kr.data(), Ep, kB);
-      pack_transposed(fp.v, bhk, j0, keys, Ev, vt.data(), kB);
+      pack_rows_panels(fp.k, bhk, j0, keys, E, kr.data(), kB, Ep);
+      pack_transposed_panels(fp.v, bhk, j0, keys, Ev, vt.data(), kB);
       Row::fill(dk_acc.data(), kB * Ep, Acc(0));
       Row::fill(dv_acc.data(), kB * Evp, Acc(0));
       for (std::int64_t g = 0; g < s.group; ++g) {
@@ -398,6 +391,8 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
           const std::int64_t i0 = qb * kB, rows = std::min(kB, s.L - i0);
           const Acc* qr = q_all.data() + (bh * Lp + i0) * Ep;
           const Acc* dor = do_all.data() + (bh * Lp + i0) * Evp;
+          const Acc* qp = q_panels.data() + (bh * Lp + i0) * Ep;
+          const Acc* dop = do_panels.data() + (bh * Lp + i0) * Evp;
           cpu::block_gemm_panels<Acc, false>(kB, kB, E, qr, Ep, 1, kt, p.data(), kB);
           const bool masked = fp.needs_mask(i0, j0);
           for (std::int64_t r = 0; r < kB; ++r) {
@@ -424,9 +419,9 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
             weights = pd.data();
           }
           // dV += weights^T dO
-          cpu::block_gemm<Acc, true>(kB, Evp, kB, weights, 1, kB, dor, Evp, dv_acc.data(), Evp);
+          cpu::block_gemm_panels<Acc, true>(kB, Evp, kB, weights, 1, kB, dop, dv_acc.data(), Evp);
           // dP = dO V^T, then dS = p (dP keep - D) in place
-          cpu::block_gemm<Acc, false>(kB, kB, Ev, dor, Evp, 1, vt.data(), kB, ds.data(), kB);
+          cpu::block_gemm_panels<Acc, false>(kB, kB, Ev, dor, Evp, 1, vt.data(), ds.data(), kB);
           for (std::int64_t r = 0; r < rows; ++r) {
             Acc* d = ds.data() + r * kB;
             const Acc* pr = p.data() + r * kB;
@@ -441,8 +436,8 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
           }
           Row::fill(ds.data() + rows * kB, (kB - rows) * kB, Acc(0));
           // dK += dS^T Q;  dQ += dS K (both times scale, applied once at the end)
-          cpu::block_gemm<Acc, true>(kB, Ep, kB, ds.data(), 1, kB, qr, Ep, dk_acc.data(), Ep);
-          cpu::block_gemm<Acc, true>(kB, Ep, kB, ds.data(), kB, 1, kr.data(), Ep, dq_mine + (bh * Lp + i0) * Ep, Ep);
+          cpu::block_gemm_panels<Acc, true>(kB, Ep, kB, ds.data(), 1, kB, qp, dk_acc.data(), Ep);
+          cpu::block_gemm_panels<Acc, true>(kB, Ep, kB, ds.data(), kB, 1, kr.data(), dq_mine + (bh * Lp + i0) * Ep, Ep);
         }
       }
       for (std::int64_t r = 0; r < keys; ++r) {
