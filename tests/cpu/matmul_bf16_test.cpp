@@ -1,8 +1,15 @@
 // SPDX-License-Identifier: MIT
 /// @file cpu: bfloat16 matmul against a float64 reference within the fp32-accumulation bound, on
-/// whichever path the build runs (AVX512-BF16's vdpbf16ps GEMM, or float + Eigen and one
-/// rounding); which path runs, and what vdpbf16ps does with denormals.
+/// whichever path the build and the OS allow (AMX-BF16 tiles, or float + Eigen and one rounding);
+/// which path runs, and what TDPBF16PS does with denormals.
 #include <weft/dense/matmul.hpp>
+
+#include <cstring>
+
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include "matmul_reference.hpp"
 
@@ -21,7 +28,8 @@ Domain bf16_domain() {
 
 /// Checks c against a (batch..., n, k) x b (batch..., k, m) (both at least 2-D, broadcast to the
 /// batch), element by element in the row-major order of c. Both paths multiply exactly (8-bit
-/// significands) and add k products in fp32 in some order: |sum - exact| <= gamma_k sum |a b|
+/// significands) and add k products in fp32 in some order (TDPBF16PS: pairs first, see
+/// gemm_amx.hpp), each addition rounded: |sum - exact| <= gamma_k sum |a b|
 /// with gamma_k = k u / (1 - k u), u = 2^-24; then one rounding to bfloat16, at most half an
 /// ulp of the fp32 sum (whose magnitude is at most |exact| + that bound).
 void check_product(const Tensor<bfloat16>& a, const Tensor<bfloat16>& b, const Tensor<bfloat16>& c,
@@ -48,7 +56,7 @@ void check_product(const Tensor<bfloat16>& a, const Tensor<bfloat16>& b, const T
         e.tol = sum_error + 0.5 * ulp_of<bfloat16>(std::fabs(e.want) + sum_error);
         expect.push_back(e);
       }
-  INFO("a ", shape_str(a.shape()), ", b ", shape_str(b.shape()), ", path: ", weft::detail::cpu::kGemmBf16Name);
+  INFO("a ", shape_str(a.shape()), ", b ", shape_str(b.shape()), ", path: ", weft::detail::cpu::bf16_gemm_path());
   WEFT_CHECK_REPORT(check_output(c, expect));
 }
 
@@ -78,14 +86,17 @@ TEST_SUITE("cpu") {
 
 TEST_CASE("matmul bfloat16: tile edges, odd and large k, within the fp32-accumulation bound") {
   WEFT_TEST_RNG(rng);
-  // (n, k, m): k = 1 and odd k (a zero-padded last pair), n and m off the 6 x 64 tile and the
-  // 96 x 256 block, k past the 256-k slice (partial sums between slices), and k = 4099.
-  const std::int64_t shapes[][3] = {{1, 1, 1},    {7, 1, 5},     {2, 2, 1},     {13, 3, 70},  {6, 64, 64},
-                                    {97, 33, 257}, {100, 513, 130}, {5, 4099, 19}, {33, 4099, 70}, {1, 300, 65},
-                                    {65, 257, 1}};
+  // (n, k, m): k = 1, k off the 32-k step (zero-padded pairs and steps), n and m off the 16 x 16
+  // tiles, the 32 x 32 register block and the 256 x 256 output block, k past the 512-k slice
+  // (partial sums between slices), and k = 4099.
+  const std::int64_t shapes[][3] = {{1, 1, 1},      {7, 1, 5},      {2, 2, 1},       {13, 3, 70},   {16, 32, 16},
+                                    {32, 64, 32},   {97, 33, 257},  {100, 513, 130}, {5, 4099, 19}, {33, 4099, 70},
+                                    {1, 300, 65},   {65, 257, 1},   {17, 31, 47},    {48, 96, 80}};
   for (const auto& s : shapes)
     for (int layout = 0; layout < 3; ++layout)
       check_matmul_bf16(bf16_operand(rng, Shape{s[0], s[1]}, layout), bf16_operand(rng, Shape{s[1], s[2]}, 2 - layout));
+  // Several output blocks in both directions and three k slices, once.
+  check_matmul_bf16(bf16_operand(rng, Shape{290, 1100}, 0), bf16_operand(rng, Shape{1100, 270}, 0));
 }
 
 TEST_CASE("matmul bfloat16: random sizes and layouts") {
@@ -110,39 +121,59 @@ TEST_CASE("matmul bfloat16: batched, broadcast batch dims and 1-D operands") {
   check_matmul_bf16(bf16_operand(rng, Shape{33}, 0), bf16_operand(rng, Shape{2, 33, 65}, 2));            // vector-matrix
 }
 
-TEST_CASE("matmul bfloat16: the vdpbf16ps GEMM runs exactly when the build targets AVX512-BF16") {
-#if defined(__AVX512BF16__)
-  CHECK(weft::detail::cpu::kGemmBf16Dot);
+TEST_CASE("matmul bfloat16: the AMX GEMM runs exactly when the build targets AMX-BF16 and Linux permits it") {
+  namespace cpu = weft::detail::cpu;
+#if defined(__AMX_TILE__) && defined(__AMX_BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
+    defined(__linux__)
+  CHECK(cpu::kGemmAmx);
+  // The answer cached at the first request is the kernel's: ARCH_GET_XCOMP_PERM (0x1022) lists
+  // the permitted state components, XTILEDATA is bit 18.
+  const bool permitted = cpu::amx_permitted();
+  unsigned long long features = 0;
+  REQUIRE(syscall(SYS_arch_prctl, 0x1022, &features) == 0);
+  CHECK(permitted == ((features >> 18 & 1) != 0));
+  const std::string path = cpu::bf16_gemm_path();
+  MESSAGE("AMX tile data " << std::string(permitted ? "permitted" : "refused") << ": bf16 matmul runs " << path);
 #else
-  CHECK_FALSE(weft::detail::cpu::kGemmBf16Dot);
+  CHECK_FALSE(cpu::kGemmAmx);
+  CHECK_FALSE(cpu::amx_permitted());
 #endif
-  // The paths differ on denormals: vdpbf16ps reads the bf16 denormal 2^-127 as zero, float +
+  const bool amx = std::strcmp(cpu::bf16_gemm_path(), "amx-bf16") == 0;
+  CHECK(amx == (cpu::kGemmAmx && cpu::amx_permitted()));
+  CHECK((amx || std::strcmp(cpu::bf16_gemm_path(), "float") == 0));
+  // The paths differ on denormals: TDPBF16PS reads the bf16 denormal 2^-127 as zero, float +
   // Eigen (IEEE, no DAZ) multiplies it exactly: 2^-127 * 2^100 = 2^-27.
   const Tensor<bfloat16> a = weft::from_vector<bfloat16>({bfloat16::from_bits(0x0040), bfloat16(1.0f)}, Shape{1, 2});
   const Tensor<bfloat16> b = weft::from_vector<bfloat16>({bfloat16(0x1p100f), bfloat16(0.0f)}, Shape{2, 1});
   REQUIRE(value_at(a, {0, 0}) == 0x1p-127);
   const double got = value_at(weft::matmul(a, b), {0, 0});
-  CHECK(got == (weft::detail::cpu::kGemmBf16Dot ? 0.0 : 0x1p-27));
+  CHECK(got == (amx ? 0.0 : 0x1p-27));
 }
 
-#if WEFT_GEMM_BF16_DOT
-TEST_CASE("gemm_bf16: strided operands, writes exactly the elements of a poisoned output") {
+#if WEFT_GEMM_AMX
+TEST_CASE("gemm_amx: strided operands, 1 and 2 threads, writes exactly the elements of a poisoned output") {
+  if (!weft::detail::cpu::amx_permitted()) return;  // the OS refuses tile data: matmul runs float
   WEFT_TEST_RNG(rng);
-  const std::int64_t shapes[][3] = {{1, 1, 1}, {7, 3, 65}, {97, 257, 257}, {13, 4099, 33}};
+  const std::int64_t shapes[][3] = {{1, 1, 1}, {3, 0, 5}, {7, 3, 65}, {97, 257, 257}, {13, 4099, 33}, {270, 600, 300}};
   for (const auto& s : shapes) {
     const std::int64_t n = s[0], k = s[1], m = s[2];
     // Row strides beyond the row length; the output a view of a poisoned, wider tensor.
     const Tensor<bfloat16> a = random_contiguous<bfloat16>(rng, Shape{n, k + 3}, bf16_domain()).narrow(1, 1, k);
     const Tensor<bfloat16> b = random_contiguous<bfloat16>(rng, Shape{k, m + 5}, bf16_domain()).narrow(1, 2, m);
     const Tensor<bfloat16> base = weft::empty<bfloat16>(Shape{n, m + 7});
-    poison(base);
     const Tensor<bfloat16> c = base.narrow(1, 3, m);
     for (int threads : {1, 2}) {
       poison(base);
-      weft::detail::cpu::gemm_bf16(a.data(), a.strides()[0], b.data(), b.strides()[0], c.data(), c.strides()[0], n, k,
-                                   m, threads);
-      INFO("threads ", threads);
+      weft::detail::cpu::gemm_amx(a.data(), a.strides()[0], b.data(), b.strides()[0], c.data(), c.strides()[0], n, k,
+                                  m, threads);
+      INFO("n ", n, ", k ", k, ", m ", m, ", threads ", threads);
       check_product(a, b, c, Shape{}, n, k, m);
+      // The poisoned columns around c are untouched.
+      bool outside_untouched = true;
+      for (std::int64_t i = 0; i < n; ++i)
+        for (std::int64_t j : {std::int64_t(0), std::int64_t(1), std::int64_t(2), m + 3, m + 4, m + 5, m + 6})
+          outside_untouched &= is_poison<bfloat16>(reinterpret_cast<const unsigned char*>(base.data() + i * (m + 7) + j));
+      CHECK(outside_untouched);
     }
   }
 }

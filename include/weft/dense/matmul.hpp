@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file matmul with PyTorch's semantics: 1-D operands promote, batch dims broadcast; Eigen GEMM (bfloat16: vdpbf16ps where built for it) on the CPU, cuBLAS on CUDA.
+/// @file matmul with PyTorch's semantics: 1-D operands promote, batch dims broadcast; Eigen GEMM (bfloat16: AMX tiles where built for them and permitted) on the CPU, cuBLAS on CUDA.
 #pragma once
 
 #include <climits>
@@ -7,7 +7,7 @@
 #include <type_traits>
 
 #include "weft/backend/cpu/gemm.hpp"
-#include "weft/backend/cpu/gemm_bf16.hpp"
+#include "weft/backend/cpu/gemm_amx.hpp"
 #include "weft/core/factories.hpp"
 #include "weft/dense/operand.hpp"
 #include "weft/expr/fuse.hpp"
@@ -97,14 +97,15 @@ inline bool uniform_batch_stride(const Shape& batch, const Strides& strides, std
 
 inline namespace WEFT_BACKEND_ABI {
 
-/// Whether CPU matmul of T runs cpu::gemm_bf16 (bfloat16, built for AVX512-BF16; see gemm_bf16.hpp).
+/// Whether CPU matmul of T runs cpu::gemm_amx (bfloat16, built for AMX-BF16 and permitted by the
+/// OS; see gemm_amx.hpp), else 16-bit floats multiply in float.
+template <class T>
+bool matmul_bf16_amx() {
 #if !defined(__CUDA_ARCH__)
-template <class T>
-inline constexpr bool matmul_bf16_dot = std::is_same_v<T, bfloat16> && cpu::kGemmBf16Dot;
-#else
-template <class T>
-inline constexpr bool matmul_bf16_dot = false;
+  if constexpr (std::is_same_v<T, bfloat16> && cpu::kGemmAmx) return cpu::amx_permitted();
 #endif
+  return false;
+}
 
 template <class T>
 Tensor<T> matmul_impl(const Tensor<T>& a, const Tensor<T>& b) {
@@ -125,8 +126,9 @@ Tensor<T> matmul_impl(const Tensor<T>& a, const Tensor<T>& b) {
       (s.n > INT_MAX || s.k > INT_MAX || s.m > INT_MAX || s.batch.numel() > INT_MAX || s.n * s.m > LLONG_MAX / 2))
     fail(op, "shapes ", a.shape(), " and ", b.shape(), " exceed cuBLAS's 32-bit matrix sizes; split the product");
 
-  if constexpr (is_16bit_float_v<T> && !matmul_bf16_dot<T>) {
-    if (device.is_cpu()) {  // Eigen has no 16-bit GEMM kernels: multiply in float, round once
+  if constexpr (is_16bit_float_v<T>) {
+    // Eigen has no 16-bit GEMM kernels: multiply in float, round once.
+    if (device.is_cpu() && !matmul_bf16_amx<T>()) {
       Tensor<float> c = matmul_impl(eval(cast<float>(a)), eval(cast<float>(b)));
       return eval(cast<T>(c));
     }
@@ -142,10 +144,10 @@ Tensor<T> matmul_impl(const Tensor<T>& a, const Tensor<T>& b) {
   const MatrixOperand<T> mb = matrix_operand(b, false, s.batch, s.k, s.m);
   if (device.is_cpu()) {
 #if !defined(__CUDA_ARCH__)
-#if WEFT_GEMM_BF16_DOT
-    if constexpr (matmul_bf16_dot<T>) {  // vdpbf16ps: exact products, fp32 sums, one rounding
-      cpu::gemm_bf16_batched(ma.view.data(), ma.ld, ma.batch_strides, mb.view.data(), mb.ld, mb.batch_strides,
-                             out.data(), s.batch, s.n, s.k, s.m);
+#if WEFT_GEMM_AMX
+    if constexpr (std::is_same_v<T, bfloat16>) {  // AMX tiles: exact products, fp32 sums, one rounding
+      cpu::gemm_amx_batched(ma.view.data(), ma.ld, ma.batch_strides, mb.view.data(), mb.ld, mb.batch_strides,
+                            out.data(), s.batch, s.n, s.k, s.m);
     }
 #endif
     if constexpr (!is_16bit_float_v<T>) {
@@ -185,9 +187,9 @@ inline namespace WEFT_BACKEND_ABI {
 /// a 1-D operand is a row (first) or a column (second) and its dim is dropped
 /// (1-D x 1-D is a dot product, a rank-0 tensor). Both operands have one
 /// dtype (not bool); 16-bit floats multiply in float and round once. CPU:
-/// Eigen's GEMM; bfloat16 in a build for AVX512-BF16: vdpbf16ps
-/// (cpu/gemm_bf16.hpp: the same math, except that denormals read and sum to
-/// zero); CUDA: cuBLAS (floating dtypes only). Expressions are evaluated first.
+/// Eigen's GEMM; bfloat16 in a build for AMX-BF16 where the OS permits it:
+/// AMX tiles (cpu/gemm_amx.hpp: the same math, except that denormals read and
+/// sum to zero); CUDA: cuBLAS (floating dtypes only). Expressions are evaluated first.
 template <Operand A, Operand B>
   requires HasTensorOperand<A> && HasTensorOperand<B>
 Tensor<detail::operand_dtype_t<A>> matmul(const A& a, const B& b) {
