@@ -237,7 +237,9 @@ template <class T>
 void check_random_case(Rng& rng) {
   const int rank = int(rng.integer(2, 5));
   static const std::int64_t lengths[] = {0, 1, 2, 5, 17, 95, 96, 97, 150};
-  static const std::int64_t dims[] = {1, 3, 8, 16, 33, 64};
+  // Head dims past 64 cross the 64-column panels of the packed K^T, V and the backward's operands
+  // (130: two full panels and a 2-column one).
+  static const std::int64_t dims[] = {1, 3, 8, 16, 33, 64, 80, 130};
   std::int64_t L = rng.pick(lengths), S = rng.pick(lengths), E = rng.pick(dims);
   const std::int64_t Ev = rng.chance(0.5) ? E : rng.pick(dims);
   Shape batch;
