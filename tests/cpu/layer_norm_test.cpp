@@ -13,12 +13,6 @@ using weft::Device;
 
 namespace {
 
-/// Machine epsilon of the type T's row ops compute in (float for 16-bit floats).
-template <class T>
-constexpr double compute_eps() {
-  return std::is_same_v<T, double> ? eps_of<double>() : eps_of<float>();
-}
-
 /// layer_norm over the last `norm_rank` dims in double, with bounds for a float (eps) run: the
 /// mean and the variance are pairwise sums ((log2 n + 20) eps relative to their terms), the rest
 /// a few roundings, then the rounding to T.

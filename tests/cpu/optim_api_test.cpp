@@ -3,6 +3,7 @@
 /// state access for checkpoints, GradScale skipping on the host, the `optim` log.
 #include <weft/optim/optim.hpp>
 
+#include "error_check.hpp"
 #include "log_capture.hpp"
 #include "reference.hpp"
 
@@ -27,17 +28,6 @@ std::vector<std::vector<float>> values(const TensorList<float>& list) {
 }
 
 const std::vector<Shape> kShapes = {Shape{4, 3}, Shape{7}, Shape{2, 2, 2}};
-
-/// What the message of the weft::Error thrown by f says ("" when nothing was thrown).
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const weft::Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 }  // namespace
 

@@ -8,13 +8,10 @@
 
 using namespace weft_test;
 
-namespace {
-constexpr double kEps = 0x1p-23;  // float32
-}  // namespace
-
 TEST_SUITE("cpu") {
 
 TEST_CASE("reduce: expression inputs are evaluated inside the reduction") {
+  constexpr double kFloatEps = eps_of<float>();
   WEFT_TEST_RNG(rng);
   for (int iter = 0; iter < 20; ++iter) {
     const Shape full = random_shape(rng, 1, 4, 4000);
@@ -37,18 +34,19 @@ TEST_CASE("reduce: expression inputs are evaluated inside the reduction") {
     const std::vector<bool> mask = reduce_mask(full.rank(), dims);
     const bool keepdim = rng.chance(0.5);
     INFO("a ", shape_str(full), " b ", shape_str(bs));
-    check_reduction(weft::sum(a * b, dims, keepdim), Op::sum, prod, full, mask, keepdim, 0, kEps);
+    check_reduction(weft::sum(a * b, dims, keepdim), Op::sum, prod, full, mask, keepdim, 0, kFloatEps);
     // Each element rounds a few times (exp within a few ulps) relative to its terms' magnitudes.
-    check_reduction(weft::mean(weft::exp(a) - b, dims, keepdim), Op::mean, expd, full, mask, keepdim, 0, kEps,
-                    expd_mag);
+    check_reduction(weft::mean(weft::exp(a) - b, dims, keepdim), Op::mean, expd, full, mask, keepdim, 0,
+                    kFloatEps, expd_mag);
     const auto t = a * b;  // a shared subexpression: computed once per element
-    check_reduction(weft::sum(t * t + t, dims, keepdim), Op::sum, sq, full, mask, keepdim, 0, kEps, sq_mag);
+    check_reduction(weft::sum(t * t + t, dims, keepdim), Op::sum, sq, full, mask, keepdim, 0, kFloatEps, sq_mag);
     std::int64_t n_red = 1;
     for (int d = 0; d < full.rank(); ++d)
       if (mask[std::size_t(d)]) n_red *= full[d];
     if (n_red > 0)
-      check_reduction(weft::amax(weft::abs(a - b), dims, keepdim), Op::amax, absdiff, full, mask, keepdim, 0, kEps);
-    check_reduction(weft::norm(a - b, 2, dims, keepdim), Op::norm, absdiff, full, mask, keepdim, 2, kEps);
+      check_reduction(weft::amax(weft::abs(a - b), dims, keepdim), Op::amax, absdiff, full, mask, keepdim, 0,
+                      kFloatEps);
+    check_reduction(weft::norm(a - b, 2, dims, keepdim), Op::norm, absdiff, full, mask, keepdim, 2, kFloatEps);
 
     // A comparison sums to an int64 count.
     const Tensor<std::int64_t> count = weft::sum(a > 0.0, dims, keepdim);

@@ -27,7 +27,7 @@ Tensor<float> run_op(Op op, const X& x, const std::vector<std::int64_t>& dims, b
   }
 }
 
-constexpr double kEps = 0x1p-23;  // float32
+constexpr double kFloatEps = eps_of<float>();
 
 // Result dtypes follow PyTorch: decided at compile time, so checked at compile time (this file
 // does not compile when one breaks).
@@ -70,7 +70,7 @@ TEST_CASE("reduce: random shapes, layouts, dims and keepdim (float32, every op)"
         CHECK_THROWS_AS(run_op(op, x, dims, keepdim, p), weft::Error);
         continue;
       }
-      check_reduction(run_op(op, x, dims, keepdim, p), op, values, full, mask, keepdim, p, kEps);
+      check_reduction(run_op(op, x, dims, keepdim, p), op, values, full, mask, keepdim, p, kFloatEps);
     }
   }
 }
@@ -80,18 +80,18 @@ TEST_CASE("reduce: whole-tensor overloads return rank-0 tensors") {
   const Tensor<float> x = make_view<float>(rng, Shape{7, 33}, Domain{}, Layout::permuted_strided);
   const std::vector<double> v = values_of(x);
   const std::vector<bool> all(2, true);
-  check_reduction(weft::sum(x), Op::sum, v, x.shape(), all, false, 0, kEps);
-  check_reduction(weft::mean(x), Op::mean, v, x.shape(), all, false, 0, kEps);
-  check_reduction(weft::max(x), Op::max, v, x.shape(), all, false, 0, kEps);
-  check_reduction(weft::min(x), Op::min, v, x.shape(), all, false, 0, kEps);
-  check_reduction(weft::amax(x), Op::amax, v, x.shape(), all, false, 0, kEps);
-  check_reduction(weft::amin(x), Op::amin, v, x.shape(), all, false, 0, kEps);
-  check_reduction(weft::norm(x), Op::norm, v, x.shape(), all, false, 2, kEps);
-  check_reduction(weft::norm(x, 1), Op::norm, v, x.shape(), all, false, 1, kEps);
+  check_reduction(weft::sum(x), Op::sum, v, x.shape(), all, false, 0, kFloatEps);
+  check_reduction(weft::mean(x), Op::mean, v, x.shape(), all, false, 0, kFloatEps);
+  check_reduction(weft::max(x), Op::max, v, x.shape(), all, false, 0, kFloatEps);
+  check_reduction(weft::min(x), Op::min, v, x.shape(), all, false, 0, kFloatEps);
+  check_reduction(weft::amax(x), Op::amax, v, x.shape(), all, false, 0, kFloatEps);
+  check_reduction(weft::amin(x), Op::amin, v, x.shape(), all, false, 0, kFloatEps);
+  check_reduction(weft::norm(x), Op::norm, v, x.shape(), all, false, 2, kFloatEps);
+  check_reduction(weft::norm(x, 1), Op::norm, v, x.shape(), all, false, 1, kFloatEps);
   // An empty dim list also means every dim (as in PyTorch); keepdim keeps them as 1.
-  check_reduction(weft::sum(x, std::vector<std::int64_t>{}, true), Op::sum, v, x.shape(), all, true, 0, kEps);
-  check_reduction(weft::sum(x, {0, 1}), Op::sum, v, x.shape(), all, false, 0, kEps);
-  check_reduction(weft::sum(x, {-1, -2}, true), Op::sum, v, x.shape(), all, true, 0, kEps);
+  check_reduction(weft::sum(x, std::vector<std::int64_t>{}, true), Op::sum, v, x.shape(), all, true, 0, kFloatEps);
+  check_reduction(weft::sum(x, {0, 1}), Op::sum, v, x.shape(), all, false, 0, kFloatEps);
+  check_reduction(weft::sum(x, {-1, -2}, true), Op::sum, v, x.shape(), all, true, 0, kFloatEps);
 }
 
 TEST_CASE("reduce: executor paths (rows, columns, narrow rows, chunks across threads)") {
@@ -120,8 +120,8 @@ TEST_CASE("reduce: executor paths (rows, columns, narrow rows, chunks across thr
       const Tensor<float> x = make_view<float>(rng, c.shape, Domain{}, layout);
       const std::vector<double> v = values_of(x);
       const std::vector<bool> mask = reduce_mask(c.shape.rank(), c.dims);
-      check_reduction(weft::sum(x, c.dims), Op::sum, v, c.shape, mask, false, 0, kEps);
-      check_reduction(weft::amax(x, c.dims, true), Op::amax, v, c.shape, mask, true, 0, kEps);
+      check_reduction(weft::sum(x, c.dims), Op::sum, v, c.shape, mask, false, 0, kFloatEps);
+      check_reduction(weft::amax(x, c.dims, true), Op::amax, v, c.shape, mask, true, 0, kFloatEps);
     }
   }
 }
@@ -135,8 +135,8 @@ TEST_CASE("reduce: a large sum stays within the pairwise bound") {
   double exact = 0;
   for (float f : values) exact += f;
   const float got = weft::sum(weft::from_vector(values)).item();
-  CHECK(std::fabs(got - exact) <= sum_error_bound(std::int64_t(values.size()), kEps, exact));
-  CHECK(std::fabs(got - exact) <= 64 * kEps * exact);  // far tighter than the n * eps of a naive loop
+  CHECK(std::fabs(got - exact) <= sum_error_bound(std::int64_t(values.size()), kFloatEps, exact));
+  CHECK(std::fabs(got - exact) <= 64 * kFloatEps * exact);  // far tighter than the n * eps of a naive loop
 }
 
 TEST_CASE("reduce: NaN propagates through max, min, amax, amin and the inf norm") {

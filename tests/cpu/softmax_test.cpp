@@ -13,12 +13,6 @@ using weft::Device;
 
 namespace {
 
-/// Machine epsilon of the type T's row ops compute in (float for 16-bit floats).
-template <class T>
-constexpr double compute_eps() {
-  return std::is_same_v<T, double> ? eps_of<double>() : eps_of<float>();
-}
-
 /// Calls f(row_indices) for each row along `dim` of `shape`: the flat row-major indices of the
 /// elements that one softmax normalizes together.
 template <class F>

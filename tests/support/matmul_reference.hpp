@@ -10,14 +10,6 @@
 
 namespace weft_test {
 
-/// Machine epsilon of the type T multiplies in (float for 16-bit floats; integers are exact).
-template <class T>
-constexpr double compute_eps() {
-  if constexpr (std::is_same_v<T, double>) return eps_of<double>();
-  else if constexpr (is_float_type_v<T>) return eps_of<float>();
-  else return 0.0;
-}
-
 /// torch.matmul's result shape, worked out independently; false when the shapes do not fit.
 inline bool matmul_shape(const Shape& a, const Shape& b, Shape& out, std::int64_t& n, std::int64_t& k, std::int64_t& m,
                   Shape& batch) {

@@ -178,6 +178,15 @@ constexpr double eps_of() {
   else return 0.0;
 }
 
+/// Machine epsilon of the type T computes in: float for 16-bit floats (they compute in float),
+/// 0 for integers and bool.
+template <class T>
+constexpr double compute_eps() {
+  if constexpr (std::is_same_v<T, double>) return eps_of<double>();
+  else if constexpr (is_float_type_v<T>) return eps_of<float>();
+  else return 0.0;
+}
+
 /// Spacing of T's values at magnitude |x| (the ulp), incl. the subnormal floor.
 template <class T>
 double ulp_of(double x) {
