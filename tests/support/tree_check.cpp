@@ -53,7 +53,7 @@ void TreeRun::expect(TreeRef ref) {
     if (seen.size() < kVariedValues && std::find(seen.begin(), seen.end(), want_[i].want) == seen.end())
       seen.push_back(want_[i].want);
   }
-  distinct_values_ = int(seen.size());
+  distinct_values_ = seen.size();
 }
 
 template <class Out>

@@ -226,9 +226,10 @@ struct FlashRow {
       p = p * f + 6.9314718246e-1f;
       p = p * f + 1.0f;
       // (k mod 2^9) << 23 plus the bias: the bits of 2^k for k in [-126, 127], 0 for k = -127.
-      const IRaw e = (reinterpret_cast<const IRaw&>(shifted) << 23) + (127 << 23);
+      // Casts between same-size GCC vectors reinterpret the bits (no strict-aliasing punning).
+      const IRaw e = ((IRaw)shifted << 23) + (127 << 23);
       V out;
-      out.raw = p * reinterpret_cast<const Raw&>(e);
+      out.raw = p * (Raw)e;
       return out;
     }
   }
