@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """weft beside PyTorch on the same machine, shapes and thread count.
 
-  chrt -f 1 python3 bench/compare_torch.py [optim|sdpa ...] [--build build/release] [--threads 2] [--reps N]
+  chrt -f 1 python3 bench/compare_torch.py [optim|sdpa|matmul ...] [--build build/release] [--threads 2] [--reps N]
 
 optim: AdamW over bench/optim's transformer-like list (146 float32 tensors,
   99.7M parameters). Runs the weft program (BUILD/bench/optim --json) for weft's
@@ -14,6 +14,11 @@ sdpa: torch.nn.functional.scaled_dot_product_attention (the CPU flash kernel,
   forced with sdpa_kernel(FLASH_ATTENTION)) on fp32 (1, 8, L, L, E) for E = 64,
   128, causal and not, beside BUILD/bench/sdpa --json; medians over --reps runs
   after a warm-up; backward = median(forward + backward) - median(forward).
+
+matmul: torch.matmul on bf16 (N, N) x (N, N) tensors for N = 512, 2048, 4096
+  (oneDNN: AMX tiles on CPUs that have them), beside BUILD/bench/matmul_bf16
+  --json (weft's bf16 matmul: AMX-BF16 where the build and the OS allow it);
+  medians over --reps runs after a warm-up.
 
 PyTorch is for comparison only: nothing in weft or its tests needs it.
 """
@@ -159,9 +164,29 @@ def compare_sdpa(args):
     print("ms per call; speedup = torch time / weft time (>= 1.0x: weft is faster)")
 
 
+def compare_matmul(args):
+    import torch
+
+    torch.set_num_threads(args.threads)
+    data = run_weft(args.build, "matmul_bf16", args.threads, False)
+    weft = {r["workload"]: r["median_ms"] for r in data["results"] if r["variant"] == "weft matmul bf16"}
+    print(f"torch {torch.__version__}, {args.threads} threads, bf16 matmul, medians of {args.reps}")
+    print(f"{'shape':<16} {'weft ms':>9} {'torch ms':>9} {'speedup':>8}")
+    print("-" * 46)
+    for n in (512, 2048, 4096):
+        name = f"bf16 {n}^3"
+        if name not in weft:
+            continue
+        a = torch.rand(n, n, dtype=torch.bfloat16) * 2 - 1
+        b = torch.rand(n, n, dtype=torch.bfloat16) * 2 - 1
+        t = time_steps(lambda: torch.matmul(a, b), args.reps)
+        print(f"{name:<16} {weft[name]:9.2f} {t:9.2f} {t / weft[name]:7.2f}x")
+    print("speedup = torch time / weft time (>= 1.0x: weft is faster); the two run one after the other")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", nargs="*", help="comparisons to run: optim, sdpa (default: both)")
+    ap.add_argument("what", nargs="*", help="comparisons to run: optim, sdpa, matmul (default: all)")
     ap.add_argument("--build", default=os.path.join(ROOT, "build", "release"), help="the weft build directory")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=7)
@@ -173,14 +198,15 @@ def main():
     except ImportError:
         print("torch is not installed: pip install torch (CPU wheel)")
         return 0
-    what = args.what or ["optim", "sdpa"]
-    unknown = [w for w in what if w not in ("optim", "sdpa")]
+    comparisons = {"optim": compare_optim, "sdpa": compare_sdpa, "matmul": compare_matmul}
+    what = args.what or list(comparisons)
+    unknown = [w for w in what if w not in comparisons]
     if unknown:
-        ap.error(f"unknown comparison {unknown[0]!r}: choose optim or sdpa")
+        ap.error(f"unknown comparison {unknown[0]!r}: choose one of {', '.join(comparisons)}")
     for i, name in enumerate(what):
         if i:
             print()
-        {"optim": compare_optim, "sdpa": compare_sdpa}[name](args)
+        comparisons[name](args)
     return 0
 
 
