@@ -20,6 +20,21 @@ namespace weft::detail::cpu {
 /// thread; above it (or with a single product) Eigen threads each product.
 inline constexpr std::int64_t kSmallGemm = std::int64_t(1) << 21;
 
+/// The offsets of batch index bi's operands: sum_d coord_d * a_batch[d] (and b_batch).
+inline void batch_offsets(std::int64_t bi, const Shape& batch, const Strides& a_batch, const Strides& b_batch,
+                          std::int64_t& oa, std::int64_t& ob) {
+  std::int64_t coords[kMaxRank] = {};
+  unravel(bi, batch.begin(), batch.rank(), coords);
+  oa = 0, ob = 0;
+  for (int d = 0; d < batch.rank(); ++d) oa += coords[d] * a_batch[d], ob += coords[d] * b_batch[d];
+}
+
+/// Whether a batch of `count` n x k x m products runs one product per thread (small products,
+/// or at least as many as threads) rather than threading each product.
+inline bool gemm_over_batch(std::int64_t count, std::int64_t n, std::int64_t k, std::int64_t m) {
+  return count > 1 && (count >= max_threads() || n * k * m < kSmallGemm);
+}
+
 /// c[b] = a[b] * b[b] for every batch index b of `batch` (row-major):
 /// a[b] is n x k with row stride lda, at a + sum_d coord_d * a_batch[d];
 /// likewise b[b] (k x m, ldb); c is contiguous (batch..., n, m).
@@ -33,10 +48,8 @@ void gemm_batched(const S* a, std::int64_t lda, const Strides& a_batch, const S*
                   const Strides& b_batch, S* c, const Shape& batch, std::int64_t n, std::int64_t k, std::int64_t m) {
   const std::int64_t count = batch.numel();
   auto operands = [&](std::int64_t bi, const S*& pa, const S*& pb) {
-    std::int64_t coords[kMaxRank] = {};
-    unravel(bi, batch.begin(), batch.rank(), coords);
-    std::int64_t oa = 0, ob = 0;
-    for (int d = 0; d < batch.rank(); ++d) oa += coords[d] * a_batch[d], ob += coords[d] * b_batch[d];
+    std::int64_t oa, ob;
+    batch_offsets(bi, batch, a_batch, b_batch, oa, ob);
     pa = a + oa;
     pb = b + ob;
   };
@@ -68,8 +81,7 @@ void gemm_batched(const S* a, std::int64_t lda, const Strides& a_batch, const S*
       Out C(c + bi * n * m, n, m);
       C.noalias() = A * B;
     };
-    const bool over_batch = count > 1 && (count >= max_threads() || n * k * m < kSmallGemm);
-    if (over_batch) {
+    if (gemm_over_batch(count, n, k, m)) {
       const int threads = int(std::min<std::int64_t>(count, max_threads()));
       WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(static))
       for (std::int64_t bi = 0; bi < count; ++bi) product(bi);

@@ -263,15 +263,11 @@ inline void gemm_amx_batched(const weft::bfloat16* a, std::int64_t lda, const St
                              const Shape& batch, std::int64_t n, std::int64_t k, std::int64_t m) {
   const std::int64_t count = batch.numel();
   auto product = [&](std::int64_t bi, int threads) {
-    std::int64_t coords[kMaxRank] = {};
-    unravel(bi, batch.begin(), batch.rank(), coords);
-    std::int64_t oa = 0, ob = 0;
-    for (int d = 0; d < batch.rank(); ++d) oa += coords[d] * a_batch[d], ob += coords[d] * b_batch[d];
+    std::int64_t oa, ob;
+    batch_offsets(bi, batch, a_batch, b_batch, oa, ob);
     gemm_amx(a + oa, lda, b + ob, ldb, c + bi * n * m, m, n, k, m, threads);
   };
-  // As gemm_batched: small products one per thread, large ones threaded inside.
-  const bool over_batch = count > 1 && (count >= max_threads() || n * k * m < kSmallGemm);
-  if (over_batch) {
+  if (gemm_over_batch(count, n, k, m)) {
     const int threads = int(std::min<std::int64_t>(count, max_threads()));
     WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(static))
     for (std::int64_t bi = 0; bi < count; ++bi) product(bi, 1);
