@@ -4,8 +4,11 @@
 /// -Dtest_expect_isa=<name> (scripts/test does, per ISA level and for aarch64), it also asserts
 /// that this is the expected layer: a build that silently fell back to narrower packets (no NEON,
 /// no AVX2 under -march=x86-64-v3) fails here instead of passing every other test more slowly.
+/// -Dtest_expect_bf16=CONVERSION:GEMM does the same for the bfloat16 stores and matmul.
 #include <string>
 #include <string_view>
+
+#include <weft/dense/matmul.hpp>
 
 #include "log_capture.hpp"
 #include "pointwise_check.hpp"
@@ -53,6 +56,15 @@ TEST_CASE("isa: the CPU backend's packet layer and width, as its fusion log repo
               lanes / 2, weft::simd::kBfloat16Conversion);
 #if defined(WEFT_TEST_EXPECT_ISA)
   CHECK(isa == WEFT_TEST_EXPECT_ISA);
+#endif
+}
+
+TEST_CASE("isa: the bfloat16 store conversion and matmul path the build runs") {
+  const std::string conversion = weft::simd::kBfloat16Conversion, gemm = weft::detail::cpu::bf16_gemm_path();
+  std::printf("[weft tests] bf16: stores %s, matmul %s\n", conversion.c_str(), gemm.c_str());
+#if defined(WEFT_TEST_EXPECT_BF16_CONVERSION)
+  CHECK(conversion == WEFT_TEST_EXPECT_BF16_CONVERSION);
+  CHECK(gemm == WEFT_TEST_EXPECT_BF16_GEMM);
 #endif
 }
 

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /// @file cpu: bfloat16 matmul against a float64 reference within the fp32-accumulation bound, on
-/// whichever path the build and the OS allow (AMX-BF16 tiles, or float + Eigen and one rounding);
-/// which path runs, and what TDPBF16PS does with denormals.
+/// whichever path the build and the OS allow (AMX-BF16 tiles, Arm BFMMLA, or float + Eigen and one
+/// rounding); which path runs, and what TDPBF16PS / BFMMLA do with denormals and roundings.
 #include <weft/dense/matmul.hpp>
 
 #include <cstring>
+#include <string>
 
 #if defined(__linux__)
 #include <sys/syscall.h>
@@ -27,32 +28,36 @@ Domain bf16_domain() {
 }
 
 /// Checks c against a (batch..., n, k) x b (batch..., k, m) (both at least 2-D, broadcast to the
-/// batch), element by element in the row-major order of c. Both paths multiply exactly (8-bit
-/// significands) and add k products in fp32 in some order (TDPBF16PS: pairs first, see
-/// gemm_amx.hpp), each addition rounded: |sum - exact| <= gamma_k sum |a b|
-/// with gamma_k = k u / (1 - k u), u = 2^-24; then one rounding to bfloat16, at most half an
-/// ulp of the fp32 sum (whose magnitude is at most |exact| + that bound).
+/// batch), element by element in the row-major order of c. All paths multiply exactly (8-bit
+/// significands) and add k products in fp32 in some order (TDPBF16PS, BFMMLA: pairs first, see
+/// gemm_amx.hpp, gemm_bfmmla.hpp), each addition rounded: |sum - exact| <= gamma_k sum |a b|
+/// with gamma_k = k u / (1 - k u), u = 2^-24 for round to nearest, 2^-23 for BFMMLA's round to
+/// odd (an error below one ulp); then one rounding to bfloat16, at most half an ulp of the fp32
+/// sum (whose magnitude is at most |exact| + that bound).
 void check_product(const Tensor<bfloat16>& a, const Tensor<bfloat16>& b, const Tensor<bfloat16>& c,
                    const Shape& batch, std::int64_t n, std::int64_t k, std::int64_t m) {
   Shape sa = batch, sb = batch;
   sa.push_back(n), sa.push_back(k);
   sb.push_back(k), sb.push_back(m);
   const std::vector<double> av = broadcast_values(a, sa), bv = broadcast_values(b, sb);
-  const double u = 0x1p-24, gamma = double(k) * u / (1 - double(k) * u);
+  const bool round_to_odd = std::strcmp(weft::detail::cpu::bf16_gemm_path(), "neon-bfmmla") == 0;
+  const double u = round_to_odd ? 0x1p-23 : 0x1p-24, gamma = double(k) * u / (1 - double(k) * u);
   std::vector<Expect> expect;
   expect.reserve(std::size_t(batch.numel() * n * m));
   for (std::int64_t bi = 0; bi < batch.numel(); ++bi)
     for (std::int64_t i = 0; i < n; ++i)
       for (std::int64_t j = 0; j < m; ++j) {
-        CompensatedSum dot, mag;
+        // Plain double sums (cheap under qemu): every product is exact in double, and the sum errs
+        // by at most k 2^-53 sum |a b|, added to the tolerance (2^-29 of the fp32 bound).
+        double dot = 0, mag = 0;
         for (std::int64_t kk = 0; kk < k; ++kk) {
           const double x = av[std::size_t((bi * n + i) * k + kk)] * bv[std::size_t((bi * k + kk) * m + j)];
-          dot.add(x);
-          mag.add(std::fabs(x));
+          dot += x;
+          mag += std::fabs(x);
         }
         Expect e;
-        e.want = dot.value();
-        const double sum_error = gamma * mag.value();
+        e.want = dot;
+        const double sum_error = (gamma + double(k) * 0x1p-53) * mag;
         e.tol = sum_error + 0.5 * ulp_of<bfloat16>(std::fabs(e.want) + sum_error);
         expect.push_back(e);
       }
@@ -95,8 +100,14 @@ TEST_CASE("matmul bfloat16: tile edges, odd and large k, within the fp32-accumul
   for (const auto& s : shapes)
     for (int layout = 0; layout < 3; ++layout)
       check_matmul_bf16(bf16_operand(rng, Shape{s[0], s[1]}, layout), bf16_operand(rng, Shape{s[1], s[2]}, 2 - layout));
-  // Several output blocks in both directions and three k slices, once.
-  check_matmul_bf16(bf16_operand(rng, Shape{290, 1100}, 0), bf16_operand(rng, Shape{1100, 270}, 0));
+#if WEFT_GEMM_AMX || WEFT_GEMM_BFMMLA
+  // Two output blocks of the native kernel in both directions and three k slices, once (sized by
+  // the kernel: the reference is most of the time under qemu).
+  using K = weft::detail::cpu::GemmBf16Kernel;
+  if (weft::detail::cpu::bf16_gemm_native())
+    check_matmul_bf16(bf16_operand(rng, Shape{K::kBlockRows + 34, 1100}, 0),
+                      bf16_operand(rng, Shape{1100, K::kBlockCols + 14}, 0));
+#endif
 }
 
 TEST_CASE("matmul bfloat16: random sizes and layouts") {
@@ -121,7 +132,7 @@ TEST_CASE("matmul bfloat16: batched, broadcast batch dims and 1-D operands") {
   check_matmul_bf16(bf16_operand(rng, Shape{33}, 0), bf16_operand(rng, Shape{2, 33, 65}, 2));            // vector-matrix
 }
 
-TEST_CASE("matmul bfloat16: the AMX GEMM runs exactly when the build targets AMX-BF16 and Linux permits it") {
+TEST_CASE("matmul bfloat16: the native GEMM runs exactly when the build targets AMX-BF16 (and Linux permits it) or BFMMLA") {
   namespace cpu = weft::detail::cpu;
 #if defined(__AMX_TILE__) && defined(__AMX_BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
     defined(__linux__)
@@ -132,29 +143,47 @@ TEST_CASE("matmul bfloat16: the AMX GEMM runs exactly when the build targets AMX
   unsigned long long features = 0;
   REQUIRE(syscall(SYS_arch_prctl, 0x1022, &features) == 0);
   CHECK(permitted == ((features >> 18 & 1) != 0));
-  const std::string path = cpu::bf16_gemm_path();
-  MESSAGE("AMX tile data " << std::string(permitted ? "permitted" : "refused") << ": bf16 matmul runs " << path);
+  MESSAGE("AMX tile data " << std::string(permitted ? "permitted" : "refused") << ": bf16 matmul runs "
+                           << std::string(cpu::bf16_gemm_path()));
 #else
   CHECK_FALSE(cpu::kGemmAmx);
   CHECK_FALSE(cpu::amx_permitted());
 #endif
-  const bool amx = std::strcmp(cpu::bf16_gemm_path(), "amx-bf16") == 0;
+#if defined(__aarch64__) && defined(__ARM_FEATURE_BF16_VECTOR_ARITHMETIC)
+  CHECK(cpu::kGemmBfmmla);
+#else
+  CHECK_FALSE(cpu::kGemmBfmmla);
+#endif
+  const std::string path = cpu::bf16_gemm_path();
+  const bool amx = path == "amx-bf16", bfmmla = path == "neon-bfmmla";
   CHECK(amx == (cpu::kGemmAmx && cpu::amx_permitted()));
-  CHECK((amx || std::strcmp(cpu::bf16_gemm_path(), "float") == 0));
-  // The paths differ on denormals: TDPBF16PS reads the bf16 denormal 2^-127 as zero, float +
-  // Eigen (IEEE, no DAZ) multiplies it exactly: 2^-127 * 2^100 = 2^-27.
+  CHECK(bfmmla == cpu::kGemmBfmmla);
+  CHECK((amx || bfmmla || path == "float"));
+  CHECK(cpu::bf16_gemm_native() == (amx || bfmmla));
+  // The paths differ on denormals: TDPBF16PS and BFMMLA read the bf16 denormal 2^-127 as zero,
+  // float + Eigen (IEEE, no DAZ) multiplies it exactly: 2^-127 * 2^100 = 2^-27.
   const Tensor<bfloat16> a = weft::from_vector<bfloat16>({bfloat16::from_bits(0x0040), bfloat16(1.0f)}, Shape{1, 2});
   const Tensor<bfloat16> b = weft::from_vector<bfloat16>({bfloat16(0x1p100f), bfloat16(0.0f)}, Shape{2, 1});
   REQUIRE(value_at(a, {0, 0}) == 0x1p-127);
-  const double got = value_at(weft::matmul(a, b), {0, 0});
-  CHECK(got == (amx ? 0.0 : 0x1p-27));
+  CHECK(value_at(weft::matmul(a, b), {0, 0}) == (amx || bfmmla ? 0.0 : 0x1p-27));
+  // And on rounding: 1 + 2^-8 + 2^-30 is 1 + 2^-8 in fp32 by nearest even (2^-30 is below half an
+  // ulp), which rounds to the bfloat16 1 (a tie, to even); BFMMLA rounds that sum to odd,
+  // 1 + 2^-8 + 2^-23, which rounds up to 1 + 2^-7. (k = 3: BFMMLA pads the step with a zero.)
+  const Tensor<bfloat16> x = weft::from_vector<bfloat16>({bfloat16(1.0f), bfloat16(0x1p-8f), bfloat16(0x1p-30f)}, Shape{1, 3});
+  const Tensor<bfloat16> ones = weft::from_vector<bfloat16>({bfloat16(1.0f), bfloat16(1.0f), bfloat16(1.0f)}, Shape{3, 1});
+  CHECK(value_at(weft::matmul(x, ones), {0, 0}) == (bfmmla ? 1 + 0x1p-7 : 1.0));
 }
 
-#if WEFT_GEMM_AMX
-TEST_CASE("gemm_amx: strided operands, 1 and 2 threads, writes exactly the elements of a poisoned output") {
-  if (!weft::detail::cpu::amx_permitted()) return;  // the OS refuses tile data: matmul runs float
+#if WEFT_GEMM_AMX || WEFT_GEMM_BFMMLA
+TEST_CASE("gemm_packed with the native kernel: strided operands, 1 and 2 threads, writes exactly the elements of a poisoned output") {
+  namespace cpu = weft::detail::cpu;
+  if (!cpu::bf16_gemm_native()) return;  // the OS refuses AMX tile data: matmul runs float
   WEFT_TEST_RNG(rng);
-  const std::int64_t shapes[][3] = {{1, 1, 1}, {3, 0, 5}, {7, 3, 65}, {97, 257, 257}, {13, 4099, 33}, {270, 600, 300}};
+  // k = 0, 3 (one padded step), and across the kernel's output blocks and k slices (both 512)
+  // with row and column edges.
+  using K = cpu::GemmBf16Kernel;
+  const std::int64_t shapes[][3] = {{1, 1, 1},      {3, 0, 5},       {7, 3, 65}, {97, 257, 257}, {13, 4099, 33},
+                                    {K::kBlockRows + 14, 600, K::kBlockCols + 44}};
   for (const auto& s : shapes) {
     const std::int64_t n = s[0], k = s[1], m = s[2];
     // Row strides beyond the row length; the output a view of a poisoned, wider tensor.
@@ -164,8 +193,8 @@ TEST_CASE("gemm_amx: strided operands, 1 and 2 threads, writes exactly the eleme
     const Tensor<bfloat16> c = base.narrow(1, 3, m);
     for (int threads : {1, 2}) {
       poison(base);
-      weft::detail::cpu::gemm_amx(a.data(), a.strides()[0], b.data(), b.strides()[0], c.data(), c.strides()[0], n, k,
-                                  m, threads);
+      cpu::gemm_packed<cpu::GemmBf16Kernel>(a.data(), a.strides()[0], b.data(), b.strides()[0], c.data(),
+                                            c.strides()[0], n, k, m, threads);
       INFO("n ", n, ", k ", k, ", m ", m, ", threads ", threads);
       check_product(a, b, c, Shape{}, n, k, m);
       // The poisoned columns around c are untouched.

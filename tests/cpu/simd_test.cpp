@@ -524,6 +524,48 @@ TEST_CASE_TEMPLATE("simd store_float rounds to half and bfloat16 bit-identically
   CHECK(store_float_mismatches<weft::bfloat16, N>(bf16_inputs) == 0);
 }
 
+#if WEFT_SIMD_NEON_BF16
+namespace {
+
+// store_float_mismatches<bfloat16, N> with FPCR set to `fpcr` (restored after), and how many of
+// xs BFCVTN itself converts differently from bfloat16(float) under that FPCR. Out of line, so
+// that no conversion moves across the FPCR writes (GCC does not order float code after them).
+template <int N>
+__attribute__((noinline)) void store_under_fpcr(std::uint64_t fpcr, const std::vector<float>& xs, int& mismatches,
+                                                int& bfcvtn_differs) {
+  const std::uint64_t saved = __builtin_aarch64_get_fpcr64();
+  __builtin_aarch64_set_fpcr64(fpcr);
+  mismatches = store_float_mismatches<weft::bfloat16, N>(xs);
+  bfcvtn_differs = 0;
+  for (float x : xs) {
+    const bfloat16x4_t r = vcvt_bf16_f32(vdupq_n_f32(x));
+    bfcvtn_differs += vget_lane_u16(vreinterpret_u16_bf16(r), 0) != weft::bfloat16(x).bits;
+  }
+  __builtin_aarch64_set_fpcr64(saved);
+}
+
+}  // namespace
+
+// BFCVTN follows FPCR (rounding mode, flush-to-zero, default NaN); store_float must not. At
+// Linux's initial FPCR (0) it is exact for every input; with FZ, DN or another rounding mode
+// BFCVTN alone gets some of the inputs wrong (checked, so this case tests the fallback), and
+// store_float, which then takes the integer path, still gives bfloat16(float)'s bits.
+TEST_CASE_TEMPLATE("simd store_float to bfloat16 is exact whatever FPCR says (BFCVTN builds)", L,
+                   std::integral_constant<int, 4>, std::integral_constant<int, 8>) {
+  constexpr int N = L::value;
+  static const std::vector<float> xs = rounding_inputs<weft::bfloat16>();
+  CHECK(std::string_view(ws::kBfloat16Conversion) == "neon-bf16");
+  constexpr std::uint64_t kFz = 1u << 24, kDn = 1u << 25, kRoundUp = 1u << 22, kRoundZero = 3u << 22;
+  for (std::uint64_t fpcr : {std::uint64_t(0), kFz, kDn, kRoundUp, kRoundZero, kFz | kDn}) {
+    int mismatches = -1, bfcvtn_differs = -1;
+    store_under_fpcr<N>(fpcr, xs, mismatches, bfcvtn_differs);
+    INFO("FPCR ", fpcr, ": BFCVTN alone differs on ", bfcvtn_differs, " inputs");
+    CHECK(mismatches == 0);
+    CHECK((fpcr == 0 ? bfcvtn_differs == 0 : bfcvtn_differs > 0));
+  }
+}
+#endif
+
 // ---------------------------------------------------------------------------
 // Math: ulp error against std::
 // ---------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file matmul with PyTorch's semantics: 1-D operands promote, batch dims broadcast; Eigen GEMM (bfloat16: AMX tiles where built for them and permitted) on the CPU, cuBLAS on CUDA.
+/// @file matmul with PyTorch's semantics: 1-D operands promote, batch dims broadcast; Eigen GEMM (bfloat16: AMX tiles or Arm BFMMLA where built for them and permitted) on the CPU, cuBLAS on CUDA.
 #pragma once
 
 #include <climits>
@@ -7,7 +7,7 @@
 #include <type_traits>
 
 #include "weft/backend/cpu/gemm.hpp"
-#include "weft/backend/cpu/gemm_amx.hpp"
+#include "weft/backend/cpu/gemm_bf16.hpp"
 #include "weft/core/factories.hpp"
 #include "weft/dense/operand.hpp"
 #include "weft/expr/fuse.hpp"
@@ -97,12 +97,13 @@ inline bool uniform_batch_stride(const Shape& batch, const Strides& strides, std
 
 inline namespace WEFT_BACKEND_ABI {
 
-/// Whether CPU matmul of T runs cpu::gemm_amx (bfloat16, built for AMX-BF16 and permitted by the
-/// OS; see gemm_amx.hpp), else 16-bit floats multiply in float.
+/// Whether CPU matmul of T runs a native bfloat16 GEMM (cpu::gemm_bf16_batched: AMX tiles where
+/// built for them and permitted by the OS, Arm BFMMLA where built for it; see gemm_bf16.hpp),
+/// else 16-bit floats multiply in float.
 template <class T>
-bool matmul_bf16_amx() {
+bool matmul_bf16_native() {
 #if !defined(__CUDA_ARCH__)
-  if constexpr (std::is_same_v<T, bfloat16> && cpu::kGemmAmx) return cpu::amx_permitted();
+  if constexpr (std::is_same_v<T, bfloat16>) return cpu::bf16_gemm_native();
 #endif
   return false;
 }
@@ -128,7 +129,7 @@ Tensor<T> matmul_impl(const Tensor<T>& a, const Tensor<T>& b) {
 
   if constexpr (is_16bit_float_v<T>) {
     // Eigen has no 16-bit GEMM kernels: multiply in float, round once.
-    if (device.is_cpu() && !matmul_bf16_amx<T>()) {
+    if (device.is_cpu() && !matmul_bf16_native<T>()) {
       Tensor<float> c = matmul_impl(eval(cast<float>(a)), eval(cast<float>(b)));
       return eval(cast<T>(c));
     }
@@ -144,10 +145,10 @@ Tensor<T> matmul_impl(const Tensor<T>& a, const Tensor<T>& b) {
   const MatrixOperand<T> mb = matrix_operand(b, false, s.batch, s.k, s.m);
   if (device.is_cpu()) {
 #if !defined(__CUDA_ARCH__)
-#if WEFT_GEMM_AMX
-    if constexpr (std::is_same_v<T, bfloat16>) {  // AMX tiles: exact products, fp32 sums, one rounding
-      cpu::gemm_amx_batched(ma.view.data(), ma.ld, ma.batch_strides, mb.view.data(), mb.ld, mb.batch_strides,
-                            out.data(), s.batch, s.n, s.k, s.m);
+#if WEFT_GEMM_AMX || WEFT_GEMM_BFMMLA
+    if constexpr (std::is_same_v<T, bfloat16>) {  // exact products, fp32 sums, one rounding
+      cpu::gemm_bf16_batched(ma.view.data(), ma.ld, ma.batch_strides, mb.view.data(), mb.ld, mb.batch_strides,
+                             out.data(), s.batch, s.n, s.k, s.m);
     }
 #endif
     if constexpr (!is_16bit_float_v<T>) {
@@ -189,7 +190,8 @@ inline namespace WEFT_BACKEND_ABI {
 /// dtype (not bool); 16-bit floats multiply in float and round once. CPU:
 /// Eigen's GEMM; bfloat16 in a build for AMX-BF16 where the OS permits it:
 /// AMX tiles (cpu/gemm_amx.hpp: the same math, except that denormals read and
-/// sum to zero); CUDA: cuBLAS (floating dtypes only). Expressions are evaluated first.
+/// sum to zero), in an aarch64 build with FEAT_BF16: BFMMLA (cpu/gemm_bfmmla.hpp:
+/// also denormals to zero, and sums rounded to odd); CUDA: cuBLAS (floating dtypes only). Expressions are evaluated first.
 template <Operand A, Operand B>
   requires HasTensorOperand<A> && HasTensorOperand<B>
 Tensor<detail::operand_dtype_t<A>> matmul(const A& a, const B& b) {

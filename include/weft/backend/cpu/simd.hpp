@@ -65,11 +65,23 @@ inline constexpr const char* kIsaName = "generic";
 template <class T>
 inline constexpr int native_lanes = kBytes / int(sizeof(T));
 
+// 1 where float packets round to bfloat16 with Arm's BFCVTN (FEAT_BF16: -march=armv8.6-a, or
+// armv8.2-a+bf16 and later with +bf16, -mcpu=neoverse-v1 / -n2 / -v2). Not under nvcc: its front
+// end is untested with arm_neon.h's __bf16 vectors, and no aarch64 CUDA toolchain is at hand.
+#if defined(__ARM_NEON) && defined(__aarch64__) && defined(__ARM_FEATURE_BF16_VECTOR_ARITHMETIC) && \
+    !defined(__CUDACC__)
+#define WEFT_SIMD_NEON_BF16 1
+#else
+#define WEFT_SIMD_NEON_BF16 0
+#endif
+
 /// How float packets are rounded to bfloat16: one AVX512-BF16 instruction per packet when the
-/// build enables it (with AVX512VL for the 4- and 8-lane forms), else integer code. Both give
-/// the same bits (store_float).
+/// build enables it (with AVX512VL for the 4- and 8-lane forms), Arm's BFCVTN / BFCVTN2 where the
+/// build has FEAT_BF16, else integer code. All give the same bits (store_float).
 #if defined(__AVX512BF16__) && defined(__AVX512VL__)
 inline constexpr const char* kBfloat16Conversion = "avx512-bf16";
+#elif WEFT_SIMD_NEON_BF16
+inline constexpr const char* kBfloat16Conversion = "neon-bf16";
 #else
 inline constexpr const char* kBfloat16Conversion = "integer";
 #endif
@@ -626,6 +638,32 @@ WEFT_SIMD_INLINE void store_bfloat16_native(weft::bfloat16* p, Vec<float, 16> v)
       [[unlikely]]
     return store_bfloat16_portable<16>(p, v);
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), (__m256i)_mm512_cvtneps_pbh((__m512)v.raw));
+}
+#endif
+
+// Arm's BFCVTN converts by FPConvertBF (Arm ARM pseudocode): rounding by FPCR.RMode, subnormal
+// inputs and results flushed when FPCR.FZ (or FEAT_AFP's FIZ / AH) is set, the default NaN when
+// FPCR.DN is set, else a NaN keeps its sign and payload with the quiet bit set. Under Linux's
+// FPCR at process start (0: nearest even, IEEE subnormals, NaN propagation, no traps) that is
+// float_to_bfloat16_bits for every input, subnormals and NaNs included, unlike vcvtneps2bf16. A
+// program may change FPCR (fesetround; -ffast-math links crtfastmath, which sets FZ): then, or
+// with a trap enabled, each packet takes the integer path. One MRS and one test per packet.
+#if WEFT_SIMD_NEON_BF16
+// FPCR bits that change BFCVTN's result or let it trap: FIZ (0), AH (1), the trap enables IOE,
+// DZE, OFE, UFE, IXE (8-12) and IDE (15), RMode (22-23), FZ (24), DN (25).
+inline constexpr std::uint64_t kFpcrBfcvtMask = 0x3u | 0x1f00u | 0x8000u | 0x3c00000u;
+WEFT_SIMD_INLINE bool fpcr_is_bfcvt_exact() { return (__builtin_aarch64_get_fpcr64() & kFpcrBfcvtMask) == 0; }
+WEFT_SIMD_INLINE void store_bfloat16_native(weft::bfloat16* p, Vec<float, 4> v) {
+  if (!fpcr_is_bfcvt_exact()) [[unlikely]]
+    return store_bfloat16_portable<4>(p, v);
+  vst1_u16(reinterpret_cast<std::uint16_t*>(p), vreinterpret_u16_bf16(vcvt_bf16_f32((float32x4_t)v.raw)));
+}
+WEFT_SIMD_INLINE void store_bfloat16_native(weft::bfloat16* p, Vec<float, 8> v) {
+  if (!fpcr_is_bfcvt_exact()) [[unlikely]]
+    return store_bfloat16_portable<8>(p, v);
+  const bfloat16x8_t lo = vcvtq_low_bf16_f32((float32x4_t)lower_half(v).raw);      // BFCVTN
+  const bfloat16x8_t both = vcvtq_high_bf16_f32(lo, (float32x4_t)upper_half(v).raw);  // BFCVTN2
+  vst1q_u16(reinterpret_cast<std::uint16_t*>(p), vreinterpretq_u16_bf16(both));
 }
 #endif
 

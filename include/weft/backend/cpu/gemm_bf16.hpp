@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+/// @file Which bfloat16 GEMM CPU matmul runs (bf16_gemm_path: AMX tiles, Arm BFMMLA, or float), and the batched entry to the native one.
+#pragma once
+
+#include <cstdint>
+
+#include "weft/backend/cpu/gemm_amx.hpp"
+#include "weft/backend/cpu/gemm_bfmmla.hpp"
+#include "weft/backend/cpu/gemm_packed.hpp"
+
+// Host code only: nvcc's device pass has no SIMD layer (see simd.hpp).
+#if !defined(__CUDA_ARCH__)
+
+namespace weft::detail::cpu {
+
+/// Whether bfloat16 matmul runs a native GEMM (gemm_bf16_batched) in this translation unit and
+/// process: AMX where built for it and Linux grants tile data, BFMMLA wherever built for it.
+inline bool bf16_gemm_native() { return amx_permitted() || kGemmBfmmla; }
+
+/// The GEMM bfloat16 matmul runs on the CPU in this translation unit and process: "amx-bf16"
+/// (gemm_amx.hpp), "neon-bfmmla" (gemm_bfmmla.hpp) or "float" (cast to float, Eigen's SGEMM,
+/// round once).
+inline const char* bf16_gemm_path() {
+  if (amx_permitted()) return "amx-bf16";
+  return kGemmBfmmla ? "neon-bfmmla" : "float";
+}
+
+#if WEFT_GEMM_AMX || WEFT_GEMM_BFMMLA
+/// The native kernel of this build.
+#if WEFT_GEMM_AMX
+using GemmBf16Kernel = GemmAmxKernel;
+#else
+using GemmBf16Kernel = GemmBfmmlaKernel;
+#endif
+
+/// gemm_packed_batched with the native kernel; needs bf16_gemm_native().
+inline void gemm_bf16_batched(const weft::bfloat16* a, std::int64_t lda, const Strides& a_batch,
+                              const weft::bfloat16* b, std::int64_t ldb, const Strides& b_batch, weft::bfloat16* c,
+                              const Shape& batch, std::int64_t n, std::int64_t k, std::int64_t m) {
+  gemm_packed_batched<GemmBf16Kernel>(a, lda, a_batch, b, ldb, b_batch, c, batch, n, k, m);
+}
+#endif
+
+}  // namespace weft::detail::cpu
+
+#endif  // !defined(__CUDA_ARCH__)
