@@ -275,7 +275,7 @@ class TreeRun {
   std::vector<Shape> shapes_;
   std::vector<std::function<std::vector<double>(const Shape&)>> readers_;
   std::vector<Expect> want_;
-  /// How many different values want_ holds (counted up to 8, tree_check.cpp).
+  /// How many different values want_ holds (counted up to kVariedValues, tree_check.cpp).
   std::size_t distinct_values_ = 0;
   std::string desc_;
   const char* layouts_[3] = {};
