@@ -115,8 +115,7 @@ TEST_CASE("foreach: WEFT_LOGS=foreach and output_code describe the list kernel")
   weft::ListAssignment<float, weft::detail::expr_t<decltype(p - 0.5 * g)>> s{&p, p - 0.5 * g};
   weft::detail::IterationSpace space = weft::detail::plan_iteration(Shape{1}, {});
   space.foreach = true;
-  using Kernel = weft::detail::PointwiseKernel<false, decltype(s)>;
-  std::string text = weft::detail::describe_kernel<Kernel>(space, "cpu", false, s);
+  std::string text = weft::detail::describe_kernel(space, "cpu", false, s);
   INFO(text);
   CHECK(text.find("out0[k][i] = out0[k][i] - (0.5 * in0[k][i])") != std::string::npos);
   CHECK(text.find("list of float32[2]") != std::string::npos);

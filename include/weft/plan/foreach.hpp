@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "weft/backend/cpu/foreach.hpp"
@@ -57,10 +58,10 @@ void run_foreach_cpu(const Kernel& kernel, const ListTable& table, const std::ve
 }
 #endif
 
-/// Evaluates list statements `*dst_k = rhs_k` for every tensor index in one
-/// kernel. Every check runs before anything is written.
-template <class... Stmts>
-void run_list_statements(const char* op, Stmts&... stmts) {
+/// Checks list statements: one length for every list, per tensor index one device, one shape and
+/// contiguous members, single tensors of one element, no overlaps between outputs, and inputs
+/// overlapping an output only as that very tensor. Returns the device and each index's elements.
+inline std::pair<Device, std::vector<std::int64_t>> check_list_statements(const char* op, const KernelOperands& k) {
   std::size_t size = 0;
   bool have_size = false;
   auto use_size = [&](std::size_t n, const char* what) {
@@ -69,98 +70,86 @@ void run_list_statements(const char* op, Stmts&... stmts) {
       fail(op, "lists of lengths ", size, " and ", n, " (", what,
            ") in one foreach expression; every list needs one entry per tensor");
   };
-  (use_size(stmts.dst->size(), "an output"), ...);
-  auto list_sizes = [&](auto& rhs) {
-    visit_nodes(rhs, [&](auto& node) {
-      if constexpr (requires { node.list; }) use_size(node.list.size(), "an input list");
-      else if constexpr (requires { node.values; }) use_size(node.values.size(), "a ScalarList");
-    });
-  };
-  (list_sizes(stmts.rhs), ...);
+  for (const ExprNode& out : k.outputs) use_size(k.list(out).size, "an output");
+  for (const ExprNode& n : k.nodes) {
+    if (n.kind == ExprNode::Kind::list) use_size(k.list(n).size, "an input list");
+    else if (n.kind == ExprNode::Kind::number_list) use_size(n.count, "a ScalarList");
+  }
 
   // Per tensor index: one device, one shape, contiguous members.
   Device device = Device::cpu();
   bool have_device = false;
-  auto use_device = [&](Device d, std::size_t k) {
+  auto use_device = [&](Device d, std::size_t i) {
     if (!have_device) device = d, have_device = true;
     else if (d != device)
-      fail(op, "tensor ", k, " is on ", d, " but the kernel runs on ", device, "; move the lists with .to(device)");
+      fail(op, "tensor ", i, " is on ", d, " but the kernel runs on ", device, "; move the lists with .to(device)");
   };
-  auto check_member = [&](const auto& t, std::size_t k, const Shape& shape, const char* what) {
-    if (!t.defined()) fail(op, what, " tensor ", k, " is empty (default-constructed)");
-    use_device(t.device(), k);
-    if (!(t.shape() == shape))
-      fail(op, "tensor ", k, " has shape ", shape, " in the first output but ", t.shape(), " in ", what,
+  auto check_member = [&](const TensorRef& t, std::size_t i, const Shape& shape, const char* what) {
+    if (!t.defined) fail(op, what, " tensor ", i, " is empty (default-constructed)");
+    use_device(t.device, i);
+    if (!(t.shape == shape))
+      fail(op, "tensor ", i, " has shape ", shape, " in the first output but ", t.shape, " in ", what,
            "; list operands must match shapes index by index");
-    if (!t.is_contiguous())
-      fail(op, what, " tensor ", k, " of shape ", t.shape(), " has strides ", t.strides(),
+    if (!t.contiguous)
+      fail(op, what, " tensor ", i, " of shape ", t.shape, " has strides ", t.strides,
            "; foreach kernels need contiguous tensors: call .contiguous() first");
   };
-  // Each distinct input list is checked once per index: a list named several
-  // times (g in g * g) or also written (p in p - lr * g) adds no work.
-  std::vector<const void*> seen = {stmts.dst->id()...};
-  std::vector<char> distinct;  // per list leaf, in visit order
-  auto mark = [&](auto& rhs) {
-    visit_nodes(rhs, [&](auto& node) {
-      if constexpr (requires { node.list; }) {
-        bool fresh = std::find(seen.begin(), seen.end(), node.list.id()) == seen.end();
-        if (fresh) seen.push_back(node.list.id());
-        distinct.push_back(fresh);
-      }
-    });
+  // Each distinct input list is checked once per index: a list named several times (g in g * g)
+  // or also written (p in p - lr * g) adds no work.
+  std::vector<const void*> seen;
+  for (const ExprNode& out : k.outputs) seen.push_back(k.list(out).id);
+  std::vector<const ListRef*> inputs;
+  for (const ExprNode& n : k.nodes)
+    if (n.kind == ExprNode::Kind::list && std::find(seen.begin(), seen.end(), k.list(n).id) == seen.end()) {
+      seen.push_back(k.list(n).id);
+      inputs.push_back(&k.list(n));
+    }
+  // Outputs must not overlap each other; an input overlapping an output must be that output
+  // itself (params = params - lr * grads).
+  auto check_overlaps = [&](const std::vector<TensorRef>& outs, const TensorRef& in, std::size_t i) {
+    for (const TensorRef& out : outs)
+      if (overlaps(byte_range(in), byte_range(out)) && in.data != out.data)
+        fail(op, "input tensor ", i, " overlaps output tensor ", i,
+             " without being the same tensor; foreach reads and writes element by element");
   };
-  (mark(stmts.rhs), ...);
-  auto for_each_distinct_input = [&](auto&& f) {
-    std::size_t i = 0;
-    auto visit = [&](auto& rhs) {
-      visit_nodes(rhs, [&](auto& node) {
-        if constexpr (requires { node.list; }) if (distinct[i++]) f(node.list);
-      });
-    };
-    (visit(stmts.rhs), ...);
-  };
-  auto& first = *std::get<0>(std::tie(stmts...)).dst;
   std::vector<std::int64_t> sizes(size);
-  for (std::size_t k = 0; k < size; ++k) {
-    const Shape shape = first[k].defined() ? first[k].shape() : Shape{};
-    sizes[k] = shape.numel();
-    (check_member((*stmts.dst)[k], k, shape, "an output"), ...);
-    for_each_distinct_input([&](auto& list) { check_member(list[k], k, shape, "an input list"); });
+  std::vector<TensorRef> outs(k.statements());
+  for (std::size_t i = 0; i < size; ++i) {
+    for (std::size_t o = 0; o < outs.size(); ++o) outs[o] = k.list(k.outputs[o]).at(i);
+    const Shape shape = outs[0].defined ? outs[0].shape : Shape{};
+    sizes[i] = shape.numel();
+    for (const TensorRef& out : outs) check_member(out, i, shape, "an output");
+    for (std::size_t a = 0; a < outs.size(); ++a)
+      for (std::size_t b = a + 1; b < outs.size(); ++b)
+        if (overlaps(byte_range(outs[a]), byte_range(outs[b])))
+          fail(op, "outputs ", a, " and ", b, " overlap at tensor ", i, "; each output needs its own storage");
+    for (const ListRef* in : inputs) {
+      const TensorRef t = in->at(i);
+      check_member(t, i, shape, "an input list");
+      check_overlaps(outs, t, i);
+    }
   }
-  auto check_single = [&](auto& rhs) {
-    for_each_leaf(rhs, [&](auto& leaf) {
-      if (!leaf.tensor.defined()) fail(op, "an operand is an empty (default-constructed) tensor");
-      if (leaf.tensor.numel() != 1)
-        fail(op, "a single tensor in a foreach expression must hold one element (a number kept on the device), "
-                 "got shape ", leaf.tensor.shape(), "; use a TensorList for per-tensor operands");
-      if (have_device && leaf.tensor.device() != device)
-        fail(op, "a tensor on ", leaf.tensor.device(), " meets lists on ", device, "; move it with .to(device)");
-    });
-  };
-  (check_single(stmts.rhs), ...);
+  for (const ExprNode& n : k.nodes) {
+    if (n.kind != ExprNode::Kind::tensor) continue;
+    const TensorRef& t = k.tensor(n);
+    if (!t.defined) fail(op, "an operand is an empty (default-constructed) tensor");
+    if (t.shape.numel() != 1)
+      fail(op, "a single tensor in a foreach expression must hold one element (a number kept on the device), "
+               "got shape ", t.shape, "; use a TensorList for per-tensor operands");
+    if (have_device && t.device != device)
+      fail(op, "a tensor on ", t.device, " meets lists on ", device, "; move it with .to(device)");
+  }
+  return {device, sizes};
+}
 
-  // Outputs must not overlap each other; an input overlapping an output
-  // must be that output itself (params = params - lr * grads).
-  for (std::size_t k = 0; k < size; ++k) {
-    const ByteRange outs[] = {byte_range((*stmts.dst)[k])...};
-    constexpr std::size_t kOuts = sizeof...(Stmts);
-    for (std::size_t a = 0; a < kOuts; ++a)
-      for (std::size_t b = a + 1; b < kOuts; ++b)
-        if (overlaps(outs[a], outs[b]))
-          fail(op, "outputs ", a, " and ", b, " overlap at tensor ", k, "; each output needs its own storage");
-    for_each_distinct_input([&](auto& list) {
-      auto& in = list[k];
-      const ByteRange range = byte_range(in);
-      std::size_t o = 0;
-      auto check = [&](auto& s) {
-        const ByteRange& out = outs[o++];
-        if (overlaps(range, out) && static_cast<const void*>(in.data()) != (*s.dst)[k].data())
-          fail(op, "input tensor ", k, " overlaps output tensor ", k,
-               " without being the same tensor; foreach reads and writes element by element");
-      };
-      (check(stmts), ...);
-    });
-  }
+/// Evaluates list statements `*dst_k = rhs_k` for every tensor index in one
+/// kernel. Every check runs before anything is written.
+template <class... Stmts>
+void run_list_statements(const char* op, Stmts&... stmts) {
+  const std::pair<Device, std::vector<std::int64_t>> checked = check_list_statements(op, kernel_operands(stmts...));
+  const Device device = checked.first;
+  const std::vector<std::int64_t>& sizes = checked.second;
+  const std::size_t size = sizes.size();
 
   // Build the kernel: single tensors read element 0 (stride 0).
   std::int64_t total = 0;

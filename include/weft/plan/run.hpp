@@ -7,12 +7,13 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "weft/backend/cpu/pointwise.hpp"
-#include "weft/expr/print.hpp"
 #include "weft/log/log.hpp"
 #include "weft/plan/kernel.hpp"
+#include "weft/plan/print.hpp"
 
 #if defined(__CUDACC__)
 #include "weft/backend/cuda/multi_tensor.cuh"
@@ -26,35 +27,13 @@ namespace weft::detail {
 /// each line before overwriting it (DESIGN.md section 5: ~1.15x).
 inline constexpr std::int64_t kStreamingBytes = std::int64_t(8) << 20;
 
-/// The bytes a view can touch: [lo, hi) within its storage.
-struct ByteRange {
-  const Storage* storage;
-  std::int64_t lo, hi;
-};
-
-template <class T>
-ByteRange byte_range(const Tensor<T>& t) {
-  std::int64_t lo = t.offset(), hi = t.offset();
-  for (int d = 0; d < t.dim(); ++d) {
-    if (t.shape()[d] == 0) return {t.storage().get(), 0, 0};
-    std::int64_t reach = (t.shape()[d] - 1) * t.strides()[d];
-    (reach < 0 ? lo : hi) += reach;
-  }
-  return {t.storage().get(), lo * std::int64_t(sizeof(T)), (hi + 1) * std::int64_t(sizeof(T))};
-}
-
-inline bool overlaps(const ByteRange& a, const ByteRange& b) {
-  return a.storage && a.storage == b.storage && a.lo < b.hi && b.lo < a.hi;
-}
-
 /// True when `t`, broadcast to `shape`, reads exactly the element `dst` writes at every index.
-template <class T, class U>
-bool elementwise_identical(const Tensor<T>& t, const Tensor<U>& dst, const Shape& shape) {
-  if (sizeof(T) != sizeof(U) || t.data() != static_cast<const void*>(dst.data())) return false;
-  if (!broadcasts_to(t.shape(), shape)) return false;
-  Strides s = broadcast_strides(t.shape(), t.strides(), shape);
+inline bool elementwise_identical(const TensorRef& t, const TensorRef& dst, const Shape& shape) {
+  if (t.element_bytes != dst.element_bytes || t.data != dst.data) return false;
+  if (!broadcasts_to(t.shape, shape)) return false;
+  Strides s = broadcast_strides(t.shape, t.strides, shape);
   for (int d = 0; d < shape.rank(); ++d)
-    if (shape[d] != 1 && s[d] != dst.strides()[d]) return false;
+    if (shape[d] != 1 && s[d] != dst.strides[d]) return false;
   return true;
 }
 
@@ -72,68 +51,19 @@ inline std::string join_shapes(const std::vector<Shape>& shapes) {
   return s;
 }
 
-/// Lays out a printed kernel: one line for `fusion`, a block for `output_code`.
-/// Not a template, so each translation unit compiles the string work once.
-[[gnu::cold]] inline std::string format_kernel(const PrintContext& ctx, const std::vector<std::string>& lines,
-                                               const IterationSpace& space, const std::string& where,
-                                               std::size_t shared, bool one_line) {
-  std::string body;
-  for (auto& l : ctx.lets) body += (one_line ? "" : "    ") + l + (one_line ? "; " : ";\n");
-  for (std::size_t i = 0; i < lines.size(); ++i)
-    body += (one_line ? "" : "    ") + lines[i] + (one_line ? (i + 1 < lines.size() ? "; " : "") : ";\n");
-  if (one_line) return body;
-  std::int64_t read = 0, written = 0;
-  std::string ins, outs;
-  for (auto& t : ctx.tensors) {
-    auto is = [&](const char* d) { return t.dtype.ends_with(d); };
-    std::int64_t bytes = is("float64") || is("int64") ? 8 : is("float32") || is("int32") ? 4 : is("bool") ? 1 : 2;
-    if (t.output) written += bytes;
-    if (t.read) read += bytes;
-    std::string& list = t.output ? outs : ins;
-    list += cat(list.empty() ? "" : ", ", t.name, ": ", t.dtype, t.shape,
-                t.strides.rank() == 0 || t.strides == contiguous_strides(t.shape) ? "" : " strided");
-  }
-  std::string iteration = space.foreach  ? std::string("for every tensor k of the lists, i in [0, numel(k))")
-                          : space.linear ? cat("contiguous, i in [0, ", space.numel, ")")
-                                         : cat("strided rows over collapsed shape ", space.shape);
-  return cat("kernel pointwise (", where, ")\n", "  // inputs:  ", ins.empty() ? "none" : ins, "\n",
-             "  // outputs: ", outs, "\n", "  // bytes per element: ", read + written, " (", read, " read, ", written,
-             " written); ", shared, " shared subexpression(s)\n", "  // iteration: ", iteration, "\n",
-             "  for each i {\n", body, "  }");
-}
-
-/// Pseudo-source of a kernel, for WEFT_LOGS=output_code (and a one-line form for fusion).
-template <class Kernel, class... Stmts>
-[[gnu::cold]] std::string describe_kernel(const IterationSpace& space, const std::string& where, bool one_line,
-                                          const Stmts&... stmts) {
-  using Shared = typename Kernel::Shared;
-  PrintContext ctx;
-  ctx.counting = true;  // first pass: which shared subexpressions are really reused
-  (print_expr<Shared>(stmts.rhs, ctx), ...);
-  std::vector<int> uses = ctx.shared_uses;
-  ctx = PrintContext{};
-  ctx.shared_uses = uses;
-  (ctx.name(*stmts.dst, true), ...);
-  std::vector<std::string> lines;
-  auto index = [](const auto& dst) { return is_tensor_list_v<std::remove_cvref_t<decltype(dst)>> ? "[k][i] = " : "[i] = "; };
-  (lines.push_back(ctx.name(*stmts.dst, true) + index(*stmts.dst) + strip_parens(print_expr<Shared>(stmts.rhs, ctx))),
-   ...);
-  return format_kernel(ctx, lines, space, where, ctx.lets.size(), one_line);
-}
-
 inline namespace WEFT_BACKEND_ABI {
 
 /// Logs a kernel: the first run of each kernel type at info level (fusion,
 /// output_code), every run at debug level (+fusion).
 template <class Kernel, class... Stmts>
-[[gnu::cold]] void log_kernel(const IterationSpace& space, const std::string& where, const Stmts&... stmts) {
+[[gnu::cold]] void log_kernel(const IterationSpace& space, const std::string& where, Stmts&... stmts) {
   static std::atomic<bool> seen{false};
   bool first = !seen.exchange(true, std::memory_order_relaxed);
   if (log_enabled(LogComponent::fusion, first ? LogLevel::info : LogLevel::debug))
     log_write(LogComponent::fusion, cat("fused ", sizeof...(Stmts), " statement(s) into 1 kernel: ",
-                                        describe_kernel<Kernel>(space, where, true, stmts...), "  [", where, "]"));
+                                        describe_kernel(space, where, true, stmts...), "  [", where, "]"));
   if (first && log_enabled(LogComponent::output_code))
-    log_write(LogComponent::output_code, describe_kernel<Kernel>(space, where, false, stmts...));
+    log_write(LogComponent::output_code, describe_kernel(space, where, false, stmts...));
 }
 
 /// Builds the kernel for one layout over `space` and logs it.
@@ -189,11 +119,9 @@ void dispatch_cuda(const IterationSpace& space, Device device, Stmts&... stmts) 
 }
 #endif
 
-/// Evaluates statements `*dst_k = rhs_k` in one kernel (see DESIGN.md: fuse).
-/// Every check runs before anything is allocated or written.
-template <class... Stmts>
-void run_statements(const char* op, Stmts&... stmts) {
-  // Devices and shapes.
+/// Checks pointwise statements' devices and shapes and that their destinations do not overlap;
+/// returns the device and shape of the kernel.
+inline std::pair<Device, Shape> check_statements(const char* op, const KernelOperands& k) {
   Device device = Device::cpu();
   bool have_device = false;
   auto use_device = [&](Device d, const char* what, const Shape& shape) {
@@ -202,91 +130,114 @@ void run_statements(const char* op, Stmts&... stmts) {
       fail(op, what, " of shape ", shape, " is on ", d, " but the kernel runs on ", device,
            "; move operands with .to(device) first");
   };
-  ((stmts.dst->defined() ? use_device(stmts.dst->device(), "destination", stmts.dst->shape()) : void()), ...);
-  auto check_leaves = [&](auto& rhs) {
-    for_each_leaf(rhs, [&](auto& leaf) {
-      if (!leaf.tensor.defined()) fail(op, "an operand is an empty (default-constructed) tensor");
-      use_device(leaf.tensor.device(), "an operand", leaf.tensor.shape());
-    });
-  };
-  (check_leaves(stmts.rhs), ...);
+  for (const ExprNode& out : k.outputs)
+    if (const TensorRef& t = k.tensor(out); t.defined) use_device(t.device, "destination", t.shape);
+  for (const ExprNode& n : k.nodes) {
+    if (n.kind != ExprNode::Kind::tensor) continue;
+    const TensorRef& t = k.tensor(n);
+    if (!t.defined) fail(op, "an operand is an empty (default-constructed) tensor");
+    use_device(t.device, "an operand", t.shape);
+  }
 
-  auto expr_shape = [&](auto& rhs) {
-    Shape s;
-    for (const Shape& leaf : leaf_shapes(rhs))
-      if (!broadcast_into(s, leaf))
-        fail(op, "operands of shapes ", join_shapes(leaf_shapes(rhs)),
+  std::vector<Shape> exprs;  // per statement: its operands broadcast together
+  for (std::size_t s = 0; s < k.statements(); ++s) {
+    Shape shape;
+    std::vector<Shape> leaves;
+    k.for_each_in_statement(s, ExprNode::Kind::tensor, [&](const ExprNode& n) { leaves.push_back(k.tensor(n).shape); });
+    for (const Shape& leaf : leaves)
+      if (!broadcast_into(shape, leaf))
+        fail(op, "operands of shapes ", join_shapes(leaves),
              " cannot be broadcast together (numpy rule: trailing dims must be equal or 1)");
-    return s;
-  };
-  Shape exprs[] = {expr_shape(stmts.rhs)...};
-  Shape shape;
-  bool have_shape = false;
-  ((stmts.dst->defined() && !have_shape ? (shape = stmts.dst->shape(), have_shape = true) : false), ...);
-  if (!have_shape) shape = exprs[0];
-  int k = 0;
-  auto check_statement = [&](auto& s) {
-    if (s.dst->defined() && !(s.dst->shape() == shape))
-      fail(op, "outputs of one kernel must have one shape, got ", shape, " and ", s.dst->shape());
-    if (!broadcasts_to(exprs[k], shape))
-      fail(op, "cannot write an expression of shape ", exprs[k], " into a destination of shape ", shape,
+    exprs.push_back(shape);
+  }
+  Shape shape = exprs[0];
+  for (const ExprNode& out : k.outputs)
+    if (const TensorRef& t = k.tensor(out); t.defined) {
+      shape = t.shape;
+      break;
+    }
+  for (std::size_t s = 0; s < k.statements(); ++s) {
+    const TensorRef& dst = k.tensor(k.outputs[s]);
+    if (dst.defined && !(dst.shape == shape))
+      fail(op, "outputs of one kernel must have one shape, got ", shape, " and ", dst.shape);
+    if (!broadcasts_to(exprs[s], shape))
+      fail(op, "cannot write an expression of shape ", exprs[s], " into a destination of shape ", shape,
            "; the expression must broadcast to the destination (PyTorch's copy_ rule)");
-    ++k;
-  };
-  (check_statement(stmts), ...);
+  }
 
-  // Destinations must not overlap each other.
-  std::vector<ByteRange> dst_ranges = {(stmts.dst->defined() ? byte_range(*stmts.dst) : ByteRange{nullptr, 0, 0})...};
-  for (std::size_t a = 0; a < dst_ranges.size(); ++a)
-    for (std::size_t b = a + 1; b < dst_ranges.size(); ++b)
-      if (overlaps(dst_ranges[a], dst_ranges[b]))
+  for (std::size_t a = 0; a < k.statements(); ++a)
+    for (std::size_t b = a + 1; b < k.statements(); ++b)
+      if (overlaps(byte_range(k.tensor(k.outputs[a])), byte_range(k.tensor(k.outputs[b]))))
         fail(op, "outputs ", a, " and ", b, " overlap in memory; each output of a fused kernel needs its own storage");
+  return {device, shape};
+}
 
+/// An input that overlaps a destination without reading exactly the element being written
+/// (y = transpose(y), y = y[0] broadcast) is rebound to a copy. Returns whether any destination
+/// is read.
+inline bool read_overlaps_safely(const char* op, KernelOperands& k, const Shape& shape) {
+  bool destination_read = false;
+  for (const ExprNode& n : k.nodes) {
+    if (n.kind != ExprNode::Kind::tensor) continue;
+    TensorOperand& in = k.tensors[std::size_t(n.index)];
+    for (const ExprNode& out : k.outputs) {
+      const TensorRef& dst = k.tensor(out);
+      if (!overlaps(byte_range(in.ref), byte_range(dst))) continue;
+      destination_read = true;
+      if (elementwise_identical(in.ref, dst, shape)) continue;
+      log(LogComponent::fusion, LogLevel::info, op, ": an input of shape ", in.ref.shape,
+          " overlaps the output of shape ", shape, " without matching it elementwise; reading a copy");
+      in.rebind_to_copy(in.tensor, in.ref);
+    }
+  }
+  return destination_read;
+}
+
+/// The iteration space over every operand's strides, and whether the CPU streams the stores.
+inline std::pair<IterationSpace, bool> plan_statements(const KernelOperands& k, const Shape& shape,
+                                                        bool destination_read) {
+  std::vector<Strides> strides;
+  bool aligned = true, contiguous = true;
+  std::int64_t dst_bytes = 0;
+  for (const ExprNode& out : k.outputs) {
+    const TensorRef& dst = k.tensor(out);
+    strides.push_back(dst.strides);
+    aligned = aligned && reinterpret_cast<std::uintptr_t>(dst.data) % kHostAlignment == 0;
+    contiguous = contiguous && dst.contiguous;
+    dst_bytes += dst.element_bytes;
+  }
+  for (const ExprNode& n : k.nodes)
+    if (n.kind == ExprNode::Kind::tensor) {
+      const TensorRef& t = k.tensor(n);
+      strides.push_back(broadcast_strides(t.shape, t.strides, shape));
+    }
+  IterationSpace space = plan_iteration(shape, strides);
+  dst_bytes *= space.numel;
+  return {space, contiguous && aligned && !destination_read && dst_bytes >= kStreamingBytes};
+}
+
+/// Evaluates statements `*dst_k = rhs_k` in one kernel (see DESIGN.md: fuse).
+/// Every check runs before anything is allocated or written.
+template <class... Stmts>
+void run_statements(const char* op, Stmts&... stmts) {
+  KernelOperands k = kernel_operands(stmts...);
+  const std::pair<Device, Shape> checked = check_statements(op, k);
+  const Device device = checked.first;
+  const Shape& shape = checked.second;
   // All checks passed: allocate empty destinations.
-  auto allocate_empty = [&](auto& s) {
-    using T = typename std::remove_cvref_t<decltype(s)>::dest_type;
-    if (!s.dst->defined())
-      *s.dst = Tensor<T>(allocate(std::size_t(shape.numel()) * sizeof(T), device), shape, contiguous_strides(shape), 0);
+  std::size_t s = 0;
+  auto allocate_empty = [&](auto& stmt) {
+    using T = typename std::remove_cvref_t<decltype(stmt)>::dest_type;
+    if (!stmt.dst->defined()) {
+      *stmt.dst = Tensor<T>(allocate(std::size_t(shape.numel()) * sizeof(T), device), shape, contiguous_strides(shape), 0);
+      k.tensors[std::size_t(k.outputs[s].index)].ref = tensor_ref(*stmt.dst);
+    }
+    ++s;
   };
   (allocate_empty(stmts), ...);
   if (shape.numel() == 0) return;
-
-  // An input that overlaps a destination without reading exactly the element
-  // being written (y = transpose(y), y = y[0] broadcast) is copied first.
-  bool destination_read = false;
-  auto make_safe = [&](auto& rhs) {
-    for_each_leaf(rhs, [&](auto& leaf) {
-      auto check_against = [&](auto& s) {
-        if (!overlaps(byte_range(leaf.tensor), byte_range(*s.dst))) return;
-        destination_read = true;
-        if (elementwise_identical(leaf.tensor, *s.dst, shape)) return;
-        log(LogComponent::fusion, LogLevel::info, op, ": an input of shape ", leaf.tensor.shape(),
-            " overlaps the output of shape ", shape, " without matching it elementwise; reading a copy");
-        // Rebind the leaf to the copy: Tensor's operator= would write the
-        // copy's values back into the overlapping view instead.
-        auto copy = leaf.tensor.clone();
-        std::destroy_at(&leaf.tensor);
-        std::construct_at(&leaf.tensor, std::move(copy));
-      };
-      (check_against(stmts), ...);
-    });
-  };
-  (make_safe(stmts.rhs), ...);
-
-  // Plan the iteration over every operand's strides.
-  std::vector<Strides> strides = {stmts.dst->strides()...};
-  auto add_leaf_strides = [&](auto& rhs) {
-    for_each_leaf(rhs, [&](auto& leaf) {
-      strides.push_back(broadcast_strides(leaf.tensor.shape(), leaf.tensor.strides(), shape));
-    });
-  };
-  (add_leaf_strides(stmts.rhs), ...);
-  IterationSpace space = plan_iteration(shape, strides);
-
-  bool aligned = ((reinterpret_cast<std::uintptr_t>(stmts.dst->data()) % kHostAlignment == 0) && ...);
-  std::int64_t dst_bytes = (std::int64_t(sizeof(typename Stmts::dest_type)) + ...) * space.numel;
-  bool contiguous = (stmts.dst->is_contiguous() && ...);
-  bool stream = contiguous && aligned && !destination_read && dst_bytes >= kStreamingBytes;
+  const bool destination_read = read_overlaps_safely(op, k, shape);
+  const auto [space, stream] = plan_statements(k, shape, destination_read);
 #if !defined(__CUDA_ARCH__)
   if (device.is_cpu()) return dispatch_cpu(space, stream, stmts...);
 #else
