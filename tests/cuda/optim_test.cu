@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include <weft/weft.hpp>
+#include <weft/optim/optim.hpp>
 
 #include "cuda_support.hpp"
 

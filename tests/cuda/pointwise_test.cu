@@ -13,7 +13,10 @@
 #include <type_traits>
 #include <vector>
 
-#include <weft/weft.hpp>
+#include <weft/core/factories.hpp>
+#include <weft/core/random.hpp>
+#include <weft/expr/fuse.hpp>
+#include <weft/expr/operators.hpp>
 
 #include "cuda_support.hpp"
 

@@ -12,7 +12,7 @@
 #include <cstring>
 #include <vector>
 
-#include <weft/weft.hpp>
+#include <weft/core/factories.hpp>
 
 namespace weft::test {
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,6 +59,40 @@ void run_foreach_cpu(const Kernel& kernel, const ListTable& table, const std::ve
 }
 #endif
 
+/// The member checks of one foreach call, list by list (ListRef::for_each_member calls member()).
+struct ListMemberCheck {
+  /// Where a member lies: its bytes and its first element (data() without reading the storage).
+  struct Span {
+    ByteRange range;
+    std::int64_t first;
+  };
+  const char* op = "";
+  const char* what = "an output";        // the list being checked: "an output" or "an input list"
+  std::vector<const Shape*> shapes;      // per tensor index: the first output's shape
+  Span* spans = nullptr;                 // the list's row of spans, per tensor index
+  Device device = Device::cpu();
+  bool have_device = false;
+
+  static void member(void* context, std::size_t i, const TensorRef& t) {
+    auto& c = *static_cast<ListMemberCheck*>(context);
+    static const Shape kNone;
+    if (c.shapes.size() < i + 1) c.shapes.push_back(t.defined ? &t.shape() : &kNone);  // the first output
+    if (!t.defined) fail(c.op, c.what, " tensor ", i, " is empty (default-constructed)");
+    if (!c.have_device) c.device = t.device, c.have_device = true;
+    else if (t.device != c.device)
+      fail(c.op, "tensor ", i, " is on ", t.device, " but the kernel runs on ", c.device,
+           "; move the lists with .to(device)");
+    const Shape& shape = *c.shapes[i];
+    if (!(t.shape() == shape))
+      fail(c.op, "tensor ", i, " has shape ", shape, " in the first output but ", t.shape(), " in ", c.what,
+           "; list operands must match shapes index by index");
+    if (!t.contiguous())
+      fail(c.op, c.what, " tensor ", i, " of shape ", t.shape(), " has strides ", t.strides(),
+           "; foreach kernels need contiguous tensors: call .contiguous() first");
+    c.spans[i] = {byte_range(t), t.offset * t.element_bytes};
+  }
+};
+
 /// Checks list statements: one length for every list, per tensor index one device, one shape and
 /// contiguous members, single tensors of one element, no overlaps between outputs, and inputs
 /// overlapping an output only as that very tensor. Returns the device and each index's elements.
@@ -76,66 +111,52 @@ inline std::pair<Device, std::vector<std::int64_t>> check_list_statements(const 
     else if (n.kind == ExprNode::Kind::number_list) use_size(n.count, "a ScalarList");
   }
 
-  // Per tensor index: one device, one shape, contiguous members.
-  Device device = Device::cpu();
-  bool have_device = false;
-  auto use_device = [&](Device d, std::size_t i) {
-    if (!have_device) device = d, have_device = true;
-    else if (d != device)
-      fail(op, "tensor ", i, " is on ", d, " but the kernel runs on ", device, "; move the lists with .to(device)");
-  };
-  auto check_member = [&](const TensorRef& t, std::size_t i, const Shape& shape, const char* what) {
-    if (!t.defined) fail(op, what, " tensor ", i, " is empty (default-constructed)");
-    use_device(t.device, i);
-    if (!(t.shape == shape))
-      fail(op, "tensor ", i, " has shape ", shape, " in the first output but ", t.shape, " in ", what,
-           "; list operands must match shapes index by index");
-    if (!t.contiguous)
-      fail(op, what, " tensor ", i, " of shape ", t.shape, " has strides ", t.strides,
-           "; foreach kernels need contiguous tensors: call .contiguous() first");
-  };
-  // Each distinct input list is checked once per index: a list named several times (g in g * g)
-  // or also written (p in p - lr * g) adds no work.
-  std::vector<const void*> seen;
-  for (const ExprNode& out : k.outputs) seen.push_back(k.list(out).id);
-  std::vector<const ListRef*> inputs;
+  // The outputs, then each distinct input list once: a list named several times (g in g * g) or
+  // also written (p in p - lr * g) adds no work. Per tensor index: one device, one shape (the
+  // first output's), contiguous members.
+  std::vector<const ListRef*> lists;
+  for (const ExprNode& out : k.outputs) lists.push_back(&k.list(out));
+  const std::size_t outputs = lists.size();
   for (const ExprNode& n : k.nodes)
-    if (n.kind == ExprNode::Kind::list && std::find(seen.begin(), seen.end(), k.list(n).id) == seen.end()) {
-      seen.push_back(k.list(n).id);
-      inputs.push_back(&k.list(n));
-    }
+    if (n.kind == ExprNode::Kind::list &&
+        std::none_of(lists.begin(), lists.end(), [&](const ListRef* l) { return l->id == k.list(n).id; }))
+      lists.push_back(&k.list(n));
+  ListMemberCheck check;
+  check.op = op;
+  check.shapes.reserve(size);
+  // [list][tensor index], left uninitialized: every slot is written by the check of its member
+  const std::unique_ptr<ListMemberCheck::Span[]> spans(new ListMemberCheck::Span[lists.size() * size]);
+  for (std::size_t l = 0; l < lists.size(); ++l) {
+    check.what = l < outputs ? "an output" : "an input list";
+    check.spans = spans.get() + l * size;
+    lists[l]->for_each_member(&check, &ListMemberCheck::member);
+  }
+  const Device device = check.device;
+  const bool have_device = check.have_device;
+  std::vector<std::int64_t> sizes(size);
+  for (std::size_t i = 0; i < size; ++i) sizes[i] = check.shapes[i]->numel();
+
   // Outputs must not overlap each other; an input overlapping an output must be that output
   // itself (params = params - lr * grads).
-  auto check_overlaps = [&](const std::vector<TensorRef>& outs, const TensorRef& in, std::size_t i) {
-    for (const TensorRef& out : outs)
-      if (overlaps(byte_range(in), byte_range(out)) && in.data != out.data)
-        fail(op, "input tensor ", i, " overlaps output tensor ", i,
-             " without being the same tensor; foreach reads and writes element by element");
-  };
-  std::vector<std::int64_t> sizes(size);
-  std::vector<TensorRef> outs(k.statements());
+  auto span = [&](std::size_t l, std::size_t i) -> const ListMemberCheck::Span& { return spans[l * size + i]; };
   for (std::size_t i = 0; i < size; ++i) {
-    for (std::size_t o = 0; o < outs.size(); ++o) outs[o] = k.list(k.outputs[o]).at(i);
-    const Shape shape = outs[0].defined ? outs[0].shape : Shape{};
-    sizes[i] = shape.numel();
-    for (const TensorRef& out : outs) check_member(out, i, shape, "an output");
-    for (std::size_t a = 0; a < outs.size(); ++a)
-      for (std::size_t b = a + 1; b < outs.size(); ++b)
-        if (overlaps(byte_range(outs[a]), byte_range(outs[b])))
+    for (std::size_t b = 1; b < outputs; ++b)
+      for (std::size_t a = 0; a < b; ++a)
+        if (overlaps(span(a, i).range, span(b, i).range))
           fail(op, "outputs ", a, " and ", b, " overlap at tensor ", i, "; each output needs its own storage");
-    for (const ListRef* in : inputs) {
-      const TensorRef t = in->at(i);
-      check_member(t, i, shape, "an input list");
-      check_overlaps(outs, t, i);
-    }
+    for (std::size_t l = outputs; l < lists.size(); ++l)
+      for (std::size_t o = 0; o < outputs; ++o)
+        if (overlaps(span(l, i).range, span(o, i).range) && span(l, i).first != span(o, i).first)
+          fail(op, "input tensor ", i, " overlaps output tensor ", i,
+               " without being the same tensor; foreach reads and writes element by element");
   }
   for (const ExprNode& n : k.nodes) {
     if (n.kind != ExprNode::Kind::tensor) continue;
     const TensorRef& t = k.tensor(n);
     if (!t.defined) fail(op, "an operand is an empty (default-constructed) tensor");
-    if (t.shape.numel() != 1)
+    if (t.shape().numel() != 1)
       fail(op, "a single tensor in a foreach expression must hold one element (a number kept on the device), "
-               "got shape ", t.shape, "; use a TensorList for per-tensor operands");
+               "got shape ", t.shape(), "; use a TensorList for per-tensor operands");
     if (have_device && t.device != device)
       fail(op, "a tensor on ", t.device, " meets lists on ", device, "; move it with .to(device)");
   }
@@ -146,7 +167,8 @@ inline std::pair<Device, std::vector<std::int64_t>> check_list_statements(const 
 /// kernel. Every check runs before anything is written.
 template <class... Stmts>
 void run_list_statements(const char* op, Stmts&... stmts) {
-  const std::pair<Device, std::vector<std::int64_t>> checked = check_list_statements(op, kernel_operands(stmts...));
+  OperandStorage<Stmts...> operands;
+  const std::pair<Device, std::vector<std::int64_t>> checked = check_list_statements(op, kernel_operands(operands, stmts...));
   const Device device = checked.first;
   const std::vector<std::int64_t>& sizes = checked.second;
   const std::size_t size = sizes.size();

@@ -44,7 +44,7 @@ struct PrintContext {
       data = l.id, shape = Shape{std::int64_t(l.size)}, dtype = cat("list of ", l.dtype);
     } else {
       const TensorRef& t = operands->tensor(n);
-      data = t.data, shape = t.shape, strides = t.strides, dtype = t.dtype;
+      data = t.data(), shape = t.shape(), strides = t.strides(), dtype = t.dtype;
     }
     for (auto& t : tensors)
       if (t.data == data && t.shape == shape && t.strides == strides) {
@@ -85,14 +85,14 @@ struct PrintContext {
 }
 
 /// The index after the `arity` subtrees that start at nodes[i].
-inline std::size_t skip_operands(const std::vector<ExprNode>& nodes, std::size_t i, int arity) {
+inline std::size_t skip_operands(std::span<const ExprNode> nodes, std::size_t i, int arity) {
   for (std::size_t pending = std::size_t(arity); pending > 0; --pending) pending += std::size_t(nodes[i++].arity);
   return i;
 }
 
 /// Prints the subtree at nodes[i] and moves i past it. A shared slot's first occurrence becomes
 /// a "tN = ..." line when the slot is used again, and every repeat prints as tN.
-[[gnu::cold]] inline std::string render_expr(const std::vector<ExprNode>& nodes, std::size_t& i, PrintContext& ctx) {
+[[gnu::cold]] inline std::string render_expr(std::span<const ExprNode> nodes, std::size_t& i, PrintContext& ctx) {
   const ExprNode& n = nodes[i++];
   switch (n.kind) {
     case ExprNode::Kind::tensor: return ctx.name(n, false) + "[i]";
@@ -174,7 +174,8 @@ inline std::size_t skip_operands(const std::vector<ExprNode>& nodes, std::size_t
 template <class... Stmts>
 [[gnu::cold]] std::string describe_kernel(const IterationSpace& space, const std::string& where, bool one_line,
                                           Stmts&... stmts) {
-  return print_kernel(kernel_operands(stmts...), space, where, one_line);
+  OperandStorage<Stmts...> operands;
+  return print_kernel(kernel_operands(operands, stmts...), space, where, one_line);
 }
 
 }  // namespace weft::detail

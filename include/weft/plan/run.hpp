@@ -29,11 +29,11 @@ inline constexpr std::int64_t kStreamingBytes = std::int64_t(8) << 20;
 
 /// True when `t`, broadcast to `shape`, reads exactly the element `dst` writes at every index.
 inline bool elementwise_identical(const TensorRef& t, const TensorRef& dst, const Shape& shape) {
-  if (t.element_bytes != dst.element_bytes || t.data != dst.data) return false;
-  if (!broadcasts_to(t.shape, shape)) return false;
-  Strides s = broadcast_strides(t.shape, t.strides, shape);
+  if (t.element_bytes != dst.element_bytes || t.data() != dst.data()) return false;
+  if (!broadcasts_to(t.shape(), shape)) return false;
+  Strides s = broadcast_strides(t.shape(), t.strides(), shape);
   for (int d = 0; d < shape.rank(); ++d)
-    if (shape[d] != 1 && s[d] != dst.strides[d]) return false;
+    if (shape[d] != 1 && s[d] != dst.strides()[d]) return false;
   return true;
 }
 
@@ -121,7 +121,7 @@ void dispatch_cuda(const IterationSpace& space, Device device, Stmts&... stmts) 
 
 /// Checks pointwise statements' devices and shapes and that their destinations do not overlap;
 /// returns the device and shape of the kernel.
-inline std::pair<Device, Shape> check_statements(const char* op, const KernelOperands& k) {
+inline std::pair<Device, Shape> check_statements(const char* op, KernelOperands& k) {
   Device device = Device::cpu();
   bool have_device = false;
   auto use_device = [&](Device d, const char* what, const Shape& shape) {
@@ -131,37 +131,37 @@ inline std::pair<Device, Shape> check_statements(const char* op, const KernelOpe
            "; move operands with .to(device) first");
   };
   for (const ExprNode& out : k.outputs)
-    if (const TensorRef& t = k.tensor(out); t.defined) use_device(t.device, "destination", t.shape);
+    if (const TensorRef& t = k.tensor(out); t.defined) use_device(t.device, "destination", t.shape());
   for (const ExprNode& n : k.nodes) {
     if (n.kind != ExprNode::Kind::tensor) continue;
     const TensorRef& t = k.tensor(n);
     if (!t.defined) fail(op, "an operand is an empty (default-constructed) tensor");
-    use_device(t.device, "an operand", t.shape);
+    use_device(t.device, "an operand", t.shape());
   }
 
-  std::vector<Shape> exprs;  // per statement: its operands broadcast together
   for (std::size_t s = 0; s < k.statements(); ++s) {
-    Shape shape;
-    std::vector<Shape> leaves;
-    k.for_each_in_statement(s, ExprNode::Kind::tensor, [&](const ExprNode& n) { leaves.push_back(k.tensor(n).shape); });
-    for (const Shape& leaf : leaves)
-      if (!broadcast_into(shape, leaf))
-        fail(op, "operands of shapes ", join_shapes(leaves),
-             " cannot be broadcast together (numpy rule: trailing dims must be equal or 1)");
-    exprs.push_back(shape);
+    Shape& shape = k.rhs_shapes[s] = Shape{};
+    bool ok = true;
+    k.for_each_in_statement(s, ExprNode::Kind::tensor, [&](const ExprNode& n) { ok = ok && broadcast_into(shape, k.tensor(n).shape()); });
+    if (!ok) {
+      std::vector<Shape> leaves;
+      k.for_each_in_statement(s, ExprNode::Kind::tensor, [&](const ExprNode& n) { leaves.push_back(k.tensor(n).shape()); });
+      fail(op, "operands of shapes ", join_shapes(leaves),
+           " cannot be broadcast together (numpy rule: trailing dims must be equal or 1)");
+    }
   }
-  Shape shape = exprs[0];
+  Shape shape = k.rhs_shapes[0];
   for (const ExprNode& out : k.outputs)
     if (const TensorRef& t = k.tensor(out); t.defined) {
-      shape = t.shape;
+      shape = t.shape();
       break;
     }
   for (std::size_t s = 0; s < k.statements(); ++s) {
     const TensorRef& dst = k.tensor(k.outputs[s]);
-    if (dst.defined && !(dst.shape == shape))
-      fail(op, "outputs of one kernel must have one shape, got ", shape, " and ", dst.shape);
-    if (!broadcasts_to(exprs[s], shape))
-      fail(op, "cannot write an expression of shape ", exprs[s], " into a destination of shape ", shape,
+    if (dst.defined && !(dst.shape() == shape))
+      fail(op, "outputs of one kernel must have one shape, got ", shape, " and ", dst.shape());
+    if (!broadcasts_to(k.rhs_shapes[s], shape))
+      fail(op, "cannot write an expression of shape ", k.rhs_shapes[s], " into a destination of shape ", shape,
            "; the expression must broadcast to the destination (PyTorch's copy_ rule)");
   }
 
@@ -185,7 +185,7 @@ inline bool read_overlaps_safely(const char* op, KernelOperands& k, const Shape&
       if (!overlaps(byte_range(in.ref), byte_range(dst))) continue;
       destination_read = true;
       if (elementwise_identical(in.ref, dst, shape)) continue;
-      log(LogComponent::fusion, LogLevel::info, op, ": an input of shape ", in.ref.shape,
+      log(LogComponent::fusion, LogLevel::info, op, ": an input of shape ", in.ref.shape(),
           " overlaps the output of shape ", shape, " without matching it elementwise; reading a copy");
       in.rebind_to_copy(in.tensor, in.ref);
     }
@@ -201,15 +201,15 @@ inline std::pair<IterationSpace, bool> plan_statements(const KernelOperands& k, 
   std::int64_t dst_bytes = 0;
   for (const ExprNode& out : k.outputs) {
     const TensorRef& dst = k.tensor(out);
-    strides.push_back(dst.strides);
-    aligned = aligned && reinterpret_cast<std::uintptr_t>(dst.data) % kHostAlignment == 0;
-    contiguous = contiguous && dst.contiguous;
+    strides.push_back(dst.strides());
+    aligned = aligned && reinterpret_cast<std::uintptr_t>(dst.data()) % kHostAlignment == 0;
+    contiguous = contiguous && dst.contiguous();
     dst_bytes += dst.element_bytes;
   }
   for (const ExprNode& n : k.nodes)
     if (n.kind == ExprNode::Kind::tensor) {
       const TensorRef& t = k.tensor(n);
-      strides.push_back(broadcast_strides(t.shape, t.strides, shape));
+      strides.push_back(broadcast_strides(t.shape(), t.strides(), shape));
     }
   IterationSpace space = plan_iteration(shape, strides);
   dst_bytes *= space.numel;
@@ -220,7 +220,8 @@ inline std::pair<IterationSpace, bool> plan_statements(const KernelOperands& k, 
 /// Every check runs before anything is allocated or written.
 template <class... Stmts>
 void run_statements(const char* op, Stmts&... stmts) {
-  KernelOperands k = kernel_operands(stmts...);
+  OperandStorage<Stmts...> operands;
+  KernelOperands k = kernel_operands(operands, stmts...);
   const std::pair<Device, Shape> checked = check_statements(op, k);
   const Device device = checked.first;
   const Shape& shape = checked.second;
