@@ -91,6 +91,18 @@ inline Strides contiguous_strides(const Shape& shape) {
   return s;
 }
 
+/// Whether `strides` walk `shape` row-major without gaps (size-1 dims may have any stride; no
+/// elements: any strides, as PyTorch; else [3, 0] would not be).
+inline bool is_contiguous(const Shape& shape, const Strides& strides) {
+  if (shape.numel() == 0) return true;
+  std::int64_t expected = 1;
+  for (int d = shape.rank() - 1; d >= 0; --d) {
+    if (shape[d] != 1 && strides[d] != expected) return false;
+    expected *= shape[d];
+  }
+  return true;
+}
+
 /// numpy broadcasting: align trailing dims; each pair equal or one of them 1.
 inline bool broadcast_into(Shape& acc, const Shape& s) {
   Shape out;

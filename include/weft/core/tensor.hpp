@@ -100,15 +100,7 @@ class Tensor {
   /// Address of element (0, ..., 0); on a CUDA tensor, a device address.
   T* data() const { return storage_ ? static_cast<T*>(storage_->data()) + offset_ : nullptr; }
 
-  bool is_contiguous() const {
-    if (numel() == 0) return true;  // no elements, any strides (PyTorch agrees); else [3, 0] would not be
-    std::int64_t expected = 1;
-    for (int d = dim() - 1; d >= 0; --d) {
-      if (shape_[d] != 1 && strides_[d] != expected) return false;
-      expected *= shape_[d];
-    }
-    return true;
-  }
+  bool is_contiguous() const { return weft::is_contiguous(shape_, strides_); }
 
   // ---- views (share storage) ---------------------------------------------
   /// Elements start, start+step, ... below end along dim (Python slice semantics, step > 0).

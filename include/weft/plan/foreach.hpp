@@ -168,7 +168,7 @@ inline std::pair<Device, std::vector<std::int64_t>> check_list_statements(const 
 template <class... Stmts>
 void run_list_statements(const char* op, Stmts&... stmts) {
   OperandStorage<Stmts...> operands;
-  const std::pair<Device, std::vector<std::int64_t>> checked = check_list_statements(op, kernel_operands(operands, stmts...));
+  const std::pair<Device, std::vector<std::int64_t>> checked = check_list_statements(op, kernel_operands(operands, false, stmts...));
   const Device device = checked.first;
   const std::vector<std::int64_t>& sizes = checked.second;
   const std::size_t size = sizes.size();

@@ -40,16 +40,7 @@ struct TensorRef {
     return storage ? static_cast<const char*>(storage->data()) + offset * element_bytes : nullptr;
   }
   const Strides& strides() const { return *strides_ptr; }
-  /// As Tensor::is_contiguous.
-  bool contiguous() const {
-    if (shape().numel() == 0) return true;
-    std::int64_t expected = 1;
-    for (int d = shape().rank() - 1; d >= 0; --d) {
-      if (shape()[d] != 1 && strides()[d] != expected) return false;
-      expected *= shape()[d];
-    }
-    return true;
-  }
+  bool contiguous() const { return weft::is_contiguous(shape(), strides()); }
 };
 
 template <class T>
@@ -154,20 +145,28 @@ struct KernelOperands {
 
   // Recording (kernel_operands): per statement its destination, then its right-hand side's nodes.
   std::size_t node_count = 0, output_count = 0, tensor_count = 0, list_count = 0;
-  bool adding_destination = false;
+  bool find_repeats = false;  // same_tree against each shared slot's first occurrence (the log only)
   ExprNode& add(ExprNode::Kind kind) {
-    ExprNode& n = adding_destination ? outputs[output_count] : nodes[node_count++];
+    ExprNode& n = nodes[node_count++];
     n = ExprNode{};
     n.kind = kind;
     return n;
   }
-  void add_tensor(const TensorRef& ref, void* tensor, void (*rebind)(void*, TensorRef&)) {
-    add(ExprNode::Kind::tensor).index = int(tensor_count);
+  void add_tensor(ExprNode& n, const TensorRef& ref, void* tensor, void (*rebind)(void*, TensorRef&)) {
+    n.index = int(tensor_count);
     tensors[tensor_count++] = {ref, tensor, rebind};
   }
-  void add_list(const ListRef& ref) {
-    add(ExprNode::Kind::list).index = int(list_count);
+  void add_list(ExprNode& n, const ListRef& ref) {
+    n.index = int(list_count);
     lists[list_count++] = ref;
+  }
+  /// Statement output_count writes `dst` (a tensor or list node); its nodes start here.
+  ExprNode& add_output(ExprNode::Kind kind) {
+    rhs_begin[output_count] = node_count;
+    ExprNode& n = outputs[output_count++];
+    n = ExprNode{};
+    n.kind = kind;
+    return n;
   }
 };
 
@@ -210,9 +209,11 @@ struct ExprRecorder {
       constexpr int slot = index_in<N, Shared>;
       bool repeat = false;
       if constexpr (slot >= 0) {
-        const void*& first = k.shared_first[slot];
-        if (!first) first = &n;
-        else repeat = same_tree(*static_cast<const N*>(first), n);
+        if (k.find_repeats) {
+          const void*& first = k.shared_first[slot];
+          if (!first) first = &n;
+          else repeat = same_tree(*static_cast<const N*>(first), n);
+        }
       }
       using Op = decltype(n.op);
       ExprNode& e = k.add(ExprNode::Kind::op);
@@ -222,9 +223,10 @@ struct ExprRecorder {
       ExprNode& e = k.add(ExprNode::Kind::cast);
       e.name = dtype_name<typename N::value_type>(), e.arity = 1;
     } else if constexpr (requires { n.tensor; }) {
-      k.add_tensor(tensor_ref(n.tensor), &n.tensor, &rebind_to_copy<typename N::value_type>);
+      k.add_tensor(k.add(ExprNode::Kind::tensor), tensor_ref(n.tensor), &n.tensor,
+                   &rebind_to_copy<typename N::value_type>);
     } else if constexpr (requires { n.list; }) {
-      k.add_list(list_ref(n.list));
+      k.add_list(k.add(ExprNode::Kind::list), list_ref(n.list));
     } else if constexpr (requires { n.values; }) {
       ExprNode& e = k.add(ExprNode::Kind::number_list);
       e.id = n.values.id(), e.count = n.values.size();
@@ -240,27 +242,23 @@ struct ExprRecorder {
 
 template <class T>
 void record_destination(Tensor<T>& dst, KernelOperands& k) {
-  k.adding_destination = true;
-  k.add_tensor(tensor_ref(dst), nullptr, nullptr);
-  k.adding_destination = false;
-  k.rhs_begin[k.output_count++] = k.node_count;
+  k.add_tensor(k.add_output(ExprNode::Kind::tensor), tensor_ref(dst), nullptr, nullptr);
 }
 template <class T>
 void record_destination(TensorList<T>& dst, KernelOperands& k) {
-  k.adding_destination = true;
-  k.add_list(list_ref(dst));
-  k.adding_destination = false;
-  k.rhs_begin[k.output_count++] = k.node_count;
+  k.add_list(k.add_output(ExprNode::Kind::list), list_ref(dst));
 }
 
 /// The operands of statements (Assignment or ListAssignment), by one walk over their types, in
-/// `storage`.
+/// `storage`; with find_repeats, which shared subexpressions repeat their slot's first occurrence
+/// (what the printer needs; the kernel's evaluators decide that for themselves).
 template <class... Stmts>
-KernelOperands kernel_operands(OperandStorage<Stmts...>& storage, Stmts&... stmts) {
+KernelOperands kernel_operands(OperandStorage<Stmts...>& storage, bool find_repeats, Stmts&... stmts) {
   using Shared = shared_nodes_t<typename Stmts::expr_type...>;
   KernelOperands k{storage.outputs.items, storage.nodes.items, storage.rhs_begin.items, storage.tensors.items,
                    storage.lists.items, std::span<const void*>(storage.shared_first, Shared::size),
                    storage.rhs_shapes.items};
+  k.find_repeats = find_repeats;
   ExprRecorder<Shared> record{k};
   ((record_destination(*stmts.dst, k), visit_nodes(stmts.rhs, record)), ...);
   k.rhs_begin[k.output_count] = k.node_count;

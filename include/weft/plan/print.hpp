@@ -175,7 +175,7 @@ template <class... Stmts>
 [[gnu::cold]] std::string describe_kernel(const IterationSpace& space, const std::string& where, bool one_line,
                                           Stmts&... stmts) {
   OperandStorage<Stmts...> operands;
-  return print_kernel(kernel_operands(operands, stmts...), space, where, one_line);
+  return print_kernel(kernel_operands(operands, true, stmts...), space, where, one_line);
 }
 
 }  // namespace weft::detail

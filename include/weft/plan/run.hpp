@@ -221,7 +221,7 @@ inline std::pair<IterationSpace, bool> plan_statements(const KernelOperands& k, 
 template <class... Stmts>
 void run_statements(const char* op, Stmts&... stmts) {
   OperandStorage<Stmts...> operands;
-  KernelOperands k = kernel_operands(operands, stmts...);
+  KernelOperands k = kernel_operands(operands, false, stmts...);
   const std::pair<Device, Shape> checked = check_statements(op, k);
   const Device device = checked.first;
   const Shape& shape = checked.second;
