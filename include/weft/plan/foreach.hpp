@@ -171,6 +171,12 @@ void run_list_statements(const char* op, Stmts&... stmts) {
   const std::pair<Device, std::vector<std::int64_t>> checked = check_list_statements(op, kernel_operands(operands, false, stmts...));
   const Device device = checked.first;
   const std::vector<std::int64_t>& sizes = checked.second;
+#if defined(__CUDA_ARCH__)
+  // nvcc's device pass: the kernels only (compile_kernels). The checks above stay: what they
+  // instantiate can launch kernels too (a copy of an input that overlaps an output).
+  cuda::compile_foreach_kernels<PointwiseKernel<false, Stmts...>>();
+  (void)device, (void)sizes;
+#else
   const std::size_t size = sizes.size();
 
   // Build the kernel: single tensors read element 0 (stride 0).
@@ -182,28 +188,22 @@ void run_list_statements(const char* op, Stmts&... stmts) {
   if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code) ||
       log_enabled(LogComponent::foreach)) {
     where = cat(device, ", ", size, " tensors, ", total, " elements");
-#if !defined(__CUDA_ARCH__)
     if (device.is_cpu())
       where += cat(", ", Kernel::kPacketCapable ? cat(simd::kIsaName, " x", cpu::lanes_v<Kernel>, " packets") : "scalar",
                    ", ", cpu::threads_for(total), " thread(s)");
-#endif
     log_kernel<Kernel>(space, where, stmts...);
     log(LogComponent::foreach, LogLevel::info, op, ": ", sizeof...(Stmts), " output list(s) x ", size,
         " tensors, ", total, " elements, 1 kernel [", where, "]");
   }
   ListTable table;
   const Kernel kernel = build_list_kernel(space, table, stmts...);
-  if (device.is_cpu()) {
-#if !defined(__CUDA_ARCH__)
-    run_foreach_cpu(kernel, table, sizes, cpu::threads_for(total));
-#endif
-    return;
-  }
+  if (device.is_cpu()) return run_foreach_cpu(kernel, table, sizes, cpu::threads_for(total));
 #if defined(__CUDACC__)
   cuda::run_foreach(kernel, table, sizes, device);
 #else
   fail_no_cuda(op);
 #endif
+#endif  // __CUDA_ARCH__
 }
 
 }  // namespace WEFT_BACKEND_ABI

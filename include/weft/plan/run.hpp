@@ -108,14 +108,21 @@ void dispatch_cpu(const IterationSpace& space, bool stream, Stmts&... stmts) {
 
 #if defined(__CUDACC__)
 /// CUDA keeps the linear layout: it is what lets every thread issue 16-byte vector loads.
+/// nvcc's device pass compiles the kernels only (compile_kernels).
 template <class... Stmts>
 void dispatch_cuda(const IterationSpace& space, Device device, Stmts&... stmts) {
+#if defined(__CUDA_ARCH__)
+  cuda::compile_pointwise_kernels<PointwiseKernel<true, Stmts...>>();
+  cuda::compile_pointwise_kernels<PointwiseKernel<false, Stmts...>>();
+  (void)space, (void)device, ((void)stmts, ...);
+#else
   std::string where;
   if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code))
     where = cat("cuda:", device.index(), ", ", space.linear ? "contiguous" : "strided", ", ", space.numel,
                 " elements, ", cuda::describe_launch(space, device));
   if (space.linear) cuda::run_pointwise(build_kernel<true>(space, where, stmts...), space, device);
   else cuda::run_pointwise(build_kernel<false>(space, where, stmts...), space, device);
+#endif
 }
 #endif
 

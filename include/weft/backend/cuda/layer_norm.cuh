@@ -16,12 +16,13 @@ namespace weft::detail::cuda {
 
 /// y = (x - mean) * rsqrt(var + eps) * w + b over each contiguous row of n
 /// elements; mean = sum x / n, var = sum (x - mean)^2 / n (two passes: no
-/// cancellation when |mean| >> std). `b` may be null.
-template <int G, class T>
+/// cancellation when |mean| >> std). `b` may be null. Acc is math_t<T>, a
+/// template parameter so that g++ and cicc mangle the kernel's name alike
+/// (scripts/check-cuda-kernels compares them).
+template <int G, class T, class Acc>
 __global__ void __launch_bounds__(kRowBlock) layer_norm_kernel(const T* __restrict__ x, const T* __restrict__ w,
                                                                 const T* __restrict__ b, T* __restrict__ y,
-                                                                std::int64_t rows, std::int64_t n, math_t<T> eps) {
-  using Acc = math_t<T>;
+                                                                std::int64_t rows, std::int64_t n, Acc eps) {
   __shared__ RowReduceStorage<Acc, G> storage;
   constexpr int kGroupsPerBlock = kRowBlock / G;
   const int lane = int(threadIdx.x) % G;
@@ -52,9 +53,9 @@ void run_layer_norm(const T* x, const T* w, const T* b, T* y, std::int64_t rows,
   if (rows == 0 || n == 0) return;
   using Acc = math_t<T>;
   if (n <= kWarpRowLimit) {
-    layer_norm_kernel<32, T><<<row_grid(rows, 32), kRowBlock>>>(x, w, b, y, rows, n, Acc(eps));
+    layer_norm_kernel<32, T, Acc><<<row_grid(rows, 32), kRowBlock>>>(x, w, b, y, rows, n, Acc(eps));
   } else {
-    layer_norm_kernel<kRowBlock, T><<<row_grid(rows, kRowBlock), kRowBlock>>>(x, w, b, y, rows, n, Acc(eps));
+    layer_norm_kernel<kRowBlock, T, Acc><<<row_grid(rows, kRowBlock), kRowBlock>>>(x, w, b, y, rows, n, Acc(eps));
   }
   check_cuda(cudaGetLastError(), "layer_norm kernel launch");
 }

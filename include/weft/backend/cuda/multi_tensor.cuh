@@ -44,6 +44,12 @@ using SmallListArgs = ListLaunchArgs<Kernel, kKernelArgBytes>;
 template <class Kernel>
 using LargeListArgs = ListLaunchArgs<Kernel, kLargeKernelArgBytes>;
 
+/// Whether a foreach kernel has the large table besides the small one: it
+/// fits, and this CUDA takes more than 4 KB.
+template <class Kernel>
+inline constexpr bool has_large_table_v =
+    LargeListArgs<Kernel>::fits && LargeListArgs<Kernel>::arg_bytes > SmallListArgs<Kernel>::arg_bytes;
+
 /// What one block of a foreach launch runs: chunk block_chunk[block] of local
 /// tensor block_tensor[block]. select() points the kernel's list operands at
 /// that tensor's members (reading the table in parameter space), then the
@@ -165,6 +171,13 @@ void launch_list_plan(const Kernel& kernel, const ListTable& table, const std::v
   });
 }
 
+/// Every instantiation run_foreach can launch, for nvcc's device pass (compile_kernels).
+template <class Kernel>
+void compile_foreach_kernels() {
+  if constexpr (SmallListArgs<Kernel>::fits) compile_kernels(foreach_kernel<SmallListArgs<Kernel>>);
+  if constexpr (has_large_table_v<Kernel>) compile_kernels(foreach_kernel<LargeListArgs<Kernel>>);
+}
+
 /// Runs a foreach kernel over every tensor of its lists on `device`: the
 /// tensors and their chunks are packed into as few launches as the launch
 /// tables allow (one for most optimizer steps). The 4 KB table is used
@@ -198,7 +211,7 @@ void run_foreach(const Kernel& kernel, const ListTable& table, const std::vector
     small.arg_limit = Small::arg_bytes;
   }
   bool use_large = false;
-  if constexpr (Large::fits && Large::arg_bytes > Small::arg_bytes) {
+  if constexpr (has_large_table_v<Kernel>) {
     if (large_kernel_arguments(device.index())) {
       large = plan_list_launches<typename Large::Launch>(table, sizes, unit,
                                                          sms * foreach_blocks_per_sm<Large>(device.index()));
@@ -217,7 +230,7 @@ void run_foreach(const Kernel& kernel, const ListTable& table, const std::vector
         format_list_plan(plan, sizes.size(), int(table.pointers.size()), int(table.numbers.size()),
                          list_operands<Kernel>::lists, list_operands<Kernel>::numbers,
                          use_large ? Large::Capacity::kTensors : Small::Capacity::kTensors, sizeof(Kernel)));
-  if constexpr (Large::fits && Large::arg_bytes > Small::arg_bytes) {
+  if constexpr (has_large_table_v<Kernel>) {
     if (use_large) return launch_list_plan<Large>(kernel, table, sizes, vector, plan, device);
   }
   if constexpr (Small::fits) launch_list_plan<Small>(kernel, table, sizes, vector, plan, device);

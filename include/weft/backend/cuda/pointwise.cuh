@@ -231,6 +231,15 @@ void launch(const Kernel& kernel, const LaunchPlan& plan, const RowGeometry& row
   }
 }
 
+/// Every instantiation launch() can pick, for nvcc's device pass (compile_kernels).
+template <class Kernel>
+void compile_pointwise_kernels() {
+  if constexpr (pointwise_layout<Kernel>::linear)
+    compile_kernels(pointwise_kernel<Kernel, vector_width_v<Kernel>, std::uint64_t>,
+                    pointwise_kernel<Kernel, 1, std::uint64_t>);
+  else compile_kernels(pointwise_kernel<Kernel, 1, std::uint32_t>, pointwise_kernel<Kernel, 1, std::uint64_t>);
+}
+
 /// Runs `kernel` over every element of `space` on `device`: one launch.
 template <class Kernel>
 void run_pointwise(const Kernel& kernel, const IterationSpace& space, Device device) {

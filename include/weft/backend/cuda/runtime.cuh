@@ -51,6 +51,17 @@ class CudaDeviceGuard {
   int previous_ = 0;
 };
 
+/// Names __global__ instantiations so that nvcc's device pass compiles them. A
+/// host function that launches kernels stands in for its whole body there by
+/// naming the kernels it can launch: the device pass emits no host code, yet it
+/// instantiates every template the host code uses, and for a kernel built from
+/// an expression (its evaluators, checks and plan) that was most of cicc's time
+/// (docs/benchmarks.md, "nvcc's device pass"). The host pass must launch no
+/// instantiation that is not named (scripts/check-cuda-kernels checks every
+/// object of the cuda suite).
+template <class... Kernels>
+void compile_kernels(Kernels*...) {}
+
 /// Number of CUDA devices, 0 when there is no driver or no device.
 inline int cuda_device_count() {
   int n = 0;
