@@ -4,7 +4,10 @@
 /// Skipped at run time without a CUDA device.
 #include <doctest/doctest.h>
 
-#include <weft/weft.hpp>
+#include <weft/core/factories.hpp>
+#include <weft/dense/reduce.hpp>
+#include <weft/expr/fuse.hpp>
+#include <weft/expr/operators.hpp>
 
 #include "cuda_support.hpp"
 #include "dense_reference.hpp"
