@@ -51,14 +51,14 @@ class CudaDeviceGuard {
   int previous_ = 0;
 };
 
-/// Names __global__ instantiations so that nvcc's device pass compiles them. A
-/// host function that launches kernels stands in for its whole body there by
-/// naming the kernels it can launch: the device pass emits no host code, yet it
-/// instantiates every template the host code uses, and for a kernel built from
-/// an expression (its evaluators, checks and plan) that was most of cicc's time
+/// Names __global__ instantiations so that nvcc's device pass compiles them.
+/// The pointwise and foreach launchers replace their body there with the list
+/// of kernels they can launch: the device pass emits no host code, yet it
+/// instantiates every template the host code uses, and building a kernel
+/// object (its evaluators) and its launch plan was most of cicc's time
 /// (docs/benchmarks.md, "nvcc's device pass"). The host pass must launch no
-/// instantiation that is not named (scripts/check-cuda-kernels checks every
-/// object of the cuda suite).
+/// instantiation that is not named: scripts/check-cuda-kernels checks every
+/// nvcc object of the release build.
 template <class... Kernels>
 void compile_kernels(Kernels*...) {}
 
