@@ -46,16 +46,15 @@ std::vector<std::vector<double>> values_of_list(const TensorList<T>& list) {
   return out;
 }
 
-/// got == want within `tol_ulps` ulps of T at the larger of |want| and `scale`, for every element.
-template <class T>
-void check_list(const TensorList<T>& got, const std::vector<std::vector<double>>& want, double tol_ulps,
-                double scale) {
+/// got == want within tolerance(k, i) for element i of tensor k, for every element.
+template <class T, class Tolerance>
+void check_list_within(const TensorList<T>& got, const std::vector<std::vector<double>>& want, Tolerance tolerance) {
   REQUIRE(got.size() == want.size());
   for (std::size_t k = 0; k < want.size(); ++k) {
     std::vector<double> g = values_of(got[k]);
     REQUIRE(g.size() == want[k].size());
     for (std::size_t i = 0; i < g.size(); ++i) {
-      double tol = tol_ulps * ulp_of<T>(std::max(std::fabs(want[k][i]), scale));
+      const double tol = tolerance(k, i);
       if (!(std::fabs(g[i] - want[k][i]) <= tol)) {
         INFO("tensor ", k, " element ", i, ": got ", g[i], ", want ", want[k][i], ", tolerance ", tol);
         CHECK(std::fabs(g[i] - want[k][i]) <= tol);
@@ -63,6 +62,15 @@ void check_list(const TensorList<T>& got, const std::vector<std::vector<double>>
       }
     }
   }
+}
+
+/// got == want within `tol_ulps` ulps of T at the larger of |want| and `scale`, for every element.
+template <class T>
+void check_list(const TensorList<T>& got, const std::vector<std::vector<double>>& want, double tol_ulps,
+                double scale) {
+  check_list_within(got, want, [&](std::size_t k, std::size_t i) {
+    return tol_ulps * ulp_of<T>(std::max(std::fabs(want[k][i]), scale));
+  });
 }
 
 
