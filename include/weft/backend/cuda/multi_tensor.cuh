@@ -90,16 +90,9 @@ __global__ void __launch_bounds__(kBlockThreads) foreach_kernel(const __grid_con
 /// from the occupancy calculator; cached per instantiation and device.
 template <class Args>
 int foreach_blocks_per_sm(int device) {
-  static std::atomic<int> cached[kCachedDevices];
-  if (device >= 0 && device < kCachedDevices) {
-    if (int blocks = cached[device].load(std::memory_order_relaxed); blocks > 0) return blocks;
-  }
-  int blocks = 0;
-  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, foreach_kernel<Args>, kBlockThreads, 0),
-             "cudaOccupancyMaxActiveBlocksPerMultiprocessor (foreach kernel)");
-  blocks = std::max(blocks, 1);
-  if (device >= 0 && device < kCachedDevices) cached[device].store(blocks, std::memory_order_relaxed);
-  return blocks;
+  static std::atomic<int> cache[kCachedDevices];
+  return resident_blocks(reinterpret_cast<const void*>(&foreach_kernel<Args>), kBlockThreads, cache, device,
+                         "cudaOccupancyMaxActiveBlocksPerMultiprocessor (foreach kernel)");
 }
 
 /// Whether `device` takes kernel arguments above 4 KB: a Volta or newer GPU

@@ -33,9 +33,6 @@ inline constexpr std::size_t kVectorBytes = 16;
 /// long tensor lists belong to the multi-tensor (foreach) path anyway.
 inline constexpr std::size_t kKernelArgBytes = 4096;
 
-/// Devices whose occupancy is cached without a lock (index below this).
-inline constexpr int kCachedDevices = 64;
-
 template <class Kernel>
 struct pointwise_layout;
 template <bool kLinear, class... Stmts>
@@ -130,17 +127,9 @@ __global__ void __launch_bounds__(kBlockThreads) pointwise_kernel(Kernel kernel,
 /// instantiation and device.
 template <class Kernel, int V, class Index>
 int resident_blocks_per_sm(int device) {
-  static std::atomic<int> cached[kCachedDevices];
-  if (device >= 0 && device < kCachedDevices) {
-    if (int blocks = cached[device].load(std::memory_order_relaxed); blocks > 0) return blocks;
-  }
-  int blocks = 0;
-  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, pointwise_kernel<Kernel, V, Index>,
-                                                           kBlockThreads, 0),
-             "cudaOccupancyMaxActiveBlocksPerMultiprocessor (pointwise kernel)");
-  blocks = std::max(blocks, 1);
-  if (device >= 0 && device < kCachedDevices) cached[device].store(blocks, std::memory_order_relaxed);
-  return blocks;
+  static std::atomic<int> cache[kCachedDevices];
+  return resident_blocks(reinterpret_cast<const void*>(&pointwise_kernel<Kernel, V, Index>), kBlockThreads, cache,
+                         device, "cudaOccupancyMaxActiveBlocksPerMultiprocessor (pointwise kernel)");
 }
 
 /// How one kernel is launched over one iteration space.

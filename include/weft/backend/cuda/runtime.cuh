@@ -4,6 +4,8 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <vector>
 
@@ -50,6 +52,26 @@ class CudaDeviceGuard {
  private:
   int previous_ = 0;
 };
+
+/// Devices whose occupancy is cached without a lock (index below this).
+inline constexpr int kCachedDevices = 64;
+
+/// Resident blocks per SM of `kernel` (blocks of `threads`) on `device`, the
+/// current device, from the occupancy calculator; at least 1. `cache` holds
+/// this kernel's answer per device (kCachedDevices slots, 0: not asked yet):
+/// each kernel instantiation owns one, so the query runs once per device.
+inline int resident_blocks(const void* kernel, int threads, std::atomic<int>* cache, int device,
+                           const char* what) {
+  const bool cached = device >= 0 && device < kCachedDevices;
+  if (cached) {
+    if (int blocks = cache[device].load(std::memory_order_relaxed); blocks > 0) return blocks;
+  }
+  int blocks = 0;
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, 0), what);
+  blocks = std::max(blocks, 1);
+  if (cached) cache[device].store(blocks, std::memory_order_relaxed);
+  return blocks;
+}
 
 /// Names __global__ instantiations so that nvcc's device pass compiles them.
 /// The pointwise and foreach launchers replace their body there with the list
