@@ -31,6 +31,9 @@ struct AttnProblem {
 
 struct AttnResult {
   std::vector<double> out, lse, dq, dk, dv;
+  /// Largest |scale| sum_e |q_e k_e| + |bias| over finite scores: the size of the terms that a
+  /// score's rounding errors scale with (its dot product can cancel to far less).
+  double max_score_terms = 0;
 };
 
 /// softmax(q k^T scale + bias) (keep) v and, with dout, the gradients, by the textbook formulas:
@@ -56,10 +59,13 @@ inline AttnResult attention_reference(const AttnProblem& p, const std::vector<do
         double m = -INFINITY;
         for (std::int64_t j = 0; j < p.S; ++j) {
           const double* kj = &p.k[std::size_t((kvh * p.S + j) * p.E)];
-          double dot = 0;
-          for (std::int64_t e = 0; e < p.E; ++e) dot += qi[e] * kj[e];
-          s[std::size_t(j)] = dot * p.scale + (p.bias ? p.bias(b, h, i, j) : 0.0);
+          double dot = 0, terms = 0;
+          for (std::int64_t e = 0; e < p.E; ++e) dot += qi[e] * kj[e], terms += std::fabs(qi[e] * kj[e]);
+          const double bias = p.bias ? p.bias(b, h, i, j) : 0.0;
+          s[std::size_t(j)] = dot * p.scale + bias;
           m = std::max(m, s[std::size_t(j)]);
+          if (std::isfinite(s[std::size_t(j)]))
+            r.max_score_terms = std::max(r.max_score_terms, std::fabs(p.scale) * terms + std::fabs(bias));
         }
         if (m == -INFINITY) {
           r.lse[std::size_t(row)] = INFINITY;
