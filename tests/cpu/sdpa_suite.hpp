@@ -118,13 +118,19 @@ double exponent_error(const AttnProblem& p, const AttnResult& ref) {
   return eps_of<weft::math_t<T>>() * (2 * ref.max_score_terms + std::log(std::max(double(p.S), 1.0)));
 }
 
+inline double max_magnitude(const std::vector<double>& x) {
+  double most = 0;
+  for (double v : x) most = std::max(most, std::fabs(v));
+  return most;
+}
+
+/// The largest dropout factor: 1 / (1 - p) for a kept weight.
+inline double max_keep(double dropout_p) { return dropout_p > 0 ? 1 / (1 - dropout_p) : 1.0; }
+
 /// out = sum_j p_j keep_j v_j: off by up to exponent_error max|v keep|.
 template <class T>
 double output_floor(const AttnProblem& p, const AttnResult& ref, double dropout_p) {
-  double v_max = 0;
-  for (double x : p.v) v_max = std::max(v_max, std::fabs(x));
-  const double keep_max = dropout_p > 0 ? 1 / (1 - dropout_p) : 1.0;
-  return exponent_error<T>(p, ref) * v_max * keep_max;
+  return exponent_error<T>(p, ref) * max_magnitude(p.v) * max_keep(dropout_p);
 }
 
 /// FlashAttention-2's backward uses D = rowsum(dO out) with out rounded to T, where a naive run
@@ -144,32 +150,18 @@ struct GradientFloors {
 template <class T>
 GradientFloors gradient_floors(const AttnProblem& p, const AttnResult& ref, const std::vector<double>& dout,
                                double dropout_p) {
-  double dD = 0, qmax = 0, kmax = 0, dout_max = 0, dp_max = 0;
+  double dD = 0;
   for (std::int64_t row = 0; row < p.B * p.Hq * p.L; ++row) {
     double sum = 0;
     for (std::int64_t e = 0; e < p.Ev; ++e)
       sum += std::fabs(dout[std::size_t(row * p.Ev + e)] * ref.out[std::size_t(row * p.Ev + e)]);
     dD = std::max(dD, eps_of<T>() * sum);
   }
-  for (double x : p.q) qmax = std::max(qmax, std::fabs(x));
-  for (double x : p.k) kmax = std::max(kmax, std::fabs(x));
-  for (double x : dout) dout_max = std::max(dout_max, std::fabs(x));
-  const std::int64_t group = p.Hq / p.H;
-  for (std::int64_t row = 0; row < p.B * p.Hq * p.L; ++row) {  // max |dO_i . v_j| over the keys of its head
-    const std::int64_t kvh = (row / (p.Hq * p.L)) * p.H + (row / p.L) % p.Hq / group;
-    for (std::int64_t j = 0; j < p.S; ++j) {
-      double dot = 0;
-      for (std::int64_t e = 0; e < p.Ev; ++e)
-        dot += dout[std::size_t(row * p.Ev + e)] * p.v[std::size_t((kvh * p.S + j) * p.Ev + e)];
-      dp_max = std::max(dp_max, std::fabs(dot));
-    }
-  }
-  const double queries = double(p.L * group);
-  const double keep_max = dropout_p > 0 ? 1 / (1 - dropout_p) : 1.0;
-  const double exponent = exponent_error<T>(p, ref);
-  return {4 * p.scale * kmax * dD + exponent * 2 * dp_max * keep_max * std::fabs(p.scale) * kmax,
-          (4 * p.scale * qmax * dD + exponent * 2 * dp_max * keep_max * std::fabs(p.scale) * qmax) * std::sqrt(queries),
-          exponent * dout_max * keep_max * std::sqrt(queries)};
+  const double qmax = max_magnitude(p.q), kmax = max_magnitude(p.k);
+  const double queries = double(p.L * (p.Hq / p.H));
+  const double exponent = exponent_error<T>(p, ref), ds = exponent * 2 * ref.max_dp * std::fabs(p.scale);
+  return {4 * p.scale * kmax * dD + ds * kmax, (4 * p.scale * qmax * dD + ds * qmax) * std::sqrt(queries),
+          exponent * max_magnitude(dout) * max_keep(dropout_p) * std::sqrt(queries)};
 }
 
 /// Runs one golden case in T: flash (forward and backward) and the math backend against

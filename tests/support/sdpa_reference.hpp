@@ -34,6 +34,7 @@ struct AttnResult {
   /// Largest |scale| sum_e |q_e k_e| + |bias| over finite scores: the size of the terms that a
   /// score's rounding errors scale with (its dot product can cancel to far less).
   double max_score_terms = 0;
+  double max_dp = 0;  // largest |dP| = |dO_i . v_j keep_ij| (with dout)
 };
 
 /// softmax(q k^T scale + bias) (keep) v and, with dout, the gradients, by the textbook formulas:
@@ -89,6 +90,7 @@ inline AttnResult attention_reference(const AttnProblem& p, const std::vector<do
           double dot = 0;
           for (std::int64_t e = 0; e < p.Ev; ++e) dot += doi[e] * vj[e];
           dp[std::size_t(j)] = dot * f;
+          r.max_dp = std::max(r.max_dp, std::fabs(dp[std::size_t(j)]));
           D += w[std::size_t(j)] * dp[std::size_t(j)];
           double* dvj = &r.dv[std::size_t((kvh * p.S + j) * p.Ev)];
           for (std::int64_t e = 0; e < p.Ev; ++e) dvj[e] += w[std::size_t(j)] * f * doi[e];
