@@ -10,40 +10,11 @@
 #include <weft/expr/fuse.hpp>
 #include <weft/expr/operators.hpp>
 
-#include "cuda_support.hpp"
+#include "cuda/gpu_inputs.hpp"
 #include "dense_reference.hpp"
-#include "reference.hpp"
 
-using namespace weft_test;
-using weft::Device;
+using namespace gpu_inputs;
 using weft::test::cuda_available;
-
-namespace {
-
-const Device gpu = Device::cuda();
-
-/// A host tensor's values on the GPU, viewed there as `layout` does on the host: contiguous, with
-/// its last two dims transposed, or every other element of dim 0 (a strided view).
-enum class GpuLayout { contiguous, transposed, strided };
-
-template <class T>
-Tensor<T> on_gpu(Rng& rng, const Shape& shape, GpuLayout layout, const Domain& d = Domain{}) {
-  if (layout == GpuLayout::transposed && shape.rank() >= 2) {
-    Shape t = shape;
-    std::swap(t[t.rank() - 1], t[t.rank() - 2]);
-    return random_contiguous<T>(rng, t, d).to(gpu).transpose(-1, -2);
-  }
-  if (layout == GpuLayout::strided && shape.rank() >= 1) {
-    Shape t = shape;
-    t[0] = 2 * t[0];
-    return random_contiguous<T>(rng, t, d).to(gpu).slice(0, 0, t[0], 2);
-  }
-  return random_contiguous<T>(rng, shape, d).to(gpu);
-}
-
-constexpr double kEps = 0x1p-23;
-
-}  // namespace
 
 TEST_SUITE("cuda") {
 

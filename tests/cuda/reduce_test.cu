@@ -9,36 +9,13 @@
 #include <weft/expr/fuse.hpp>
 #include <weft/expr/operators.hpp>
 
-#include "cuda_support.hpp"
+#include "cuda/gpu_inputs.hpp"
 #include "dense_reference.hpp"
-#include "reference.hpp"
 
-using namespace weft_test;
-using weft::Device;
+using namespace gpu_inputs;
 using weft::test::cuda_available;
 
 namespace {
-
-const Device gpu = Device::cuda();
-
-/// A host tensor's values on the GPU, viewed there as `layout` does on the host: contiguous, with
-/// its last two dims transposed, or every other element of dim 0 (a strided view).
-enum class GpuLayout { contiguous, transposed, strided };
-
-template <class T>
-Tensor<T> on_gpu(Rng& rng, const Shape& shape, GpuLayout layout, const Domain& d = Domain{}) {
-  if (layout == GpuLayout::transposed && shape.rank() >= 2) {
-    Shape t = shape;
-    std::swap(t[t.rank() - 1], t[t.rank() - 2]);
-    return random_contiguous<T>(rng, t, d).to(gpu).transpose(-1, -2);
-  }
-  if (layout == GpuLayout::strided && shape.rank() >= 1) {
-    Shape t = shape;
-    t[0] = 2 * t[0];
-    return random_contiguous<T>(rng, t, d).to(gpu).slice(0, 0, t[0], 2);
-  }
-  return random_contiguous<T>(rng, shape, d).to(gpu);
-}
 
 /// The GPU kernels fold up to n values sequentially in one thread (a thread per output), then a
 /// tree: the worst case of a sequential sum, (n + 16) eps sum|x|, bounds every path.
@@ -67,8 +44,6 @@ void check_gpu_reduction(const Tensor<R>& out, Op op, const std::vector<double>&
     return expect_gpu<R>(op, ref.groups[std::size_t(o)], p, eps);
   }));
 }
-
-constexpr double kEps = 0x1p-23;
 
 }  // namespace
 
