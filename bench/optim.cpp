@@ -204,8 +204,9 @@ int run_cuda(const Options& opt) {
   check(cudaMemset(src, 1, copy_bytes), "cudaMemset");
   Report report;
   CudaContext ctx{warmup, reps, &timer, src, dst, &report};
-  // Every round runs step h.step, like the chain; the GradScale step keeps its count on the
-  // device (no host sync), so its count is not reset: its bias corrections drift, its bytes do not.
+  // Every round runs step h.step, like the chain (on CUDA the step count lives on the device: a
+  // one-element kernel counts, and the step kernel computes the bias corrections from it). The
+  // GradScale step's count is not reset: its bias corrections drift, its bytes do not.
   Variant step{"optim::AdamW.step", [&] {
                  plain_opt.set_step_count(h.step - 1);
                  return timer.ms([&] { plain_opt.step(g); });

@@ -118,11 +118,26 @@ for t in json.load(sys.stdin):
 ' "$1" "$2"
 }
 
+# weft_drop_stale_nvcc_objects DIR: Debian's Meson 1.0 asks nvcc for no dependency file (`ninja
+# -t deps` lists none for a .cu object), so ninja cannot see the headers an nvcc object read and
+# keeps it after one of them changed. Deletes each nvcc object of DIR that is older than some
+# file of the tree's include/, tests/ or bench/; ninja rebuilds it.
+weft_drop_stale_nvcc_objects() {
+  local root object
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+  while IFS= read -r -d '' object; do
+    if [[ -n "$(find "$root/include" "$root/tests" "$root/bench" -type f -newer "$object" -print -quit)" ]]; then
+      rm -f "$object"
+    fi
+  done < <(find "$1" -name '*.cu.o' -print0)
+}
+
 # weft_build DIR NINJA_ARGS...: ninja -k 0 in DIR, first marking the time
 # so that weft_is_built can tell what this build produced.
 weft_build() {
   local dir="$1"
   shift
+  weft_drop_stale_nvcc_objects "$dir"
   touch "$dir/.weft-build-start"
   ninja -C "$dir" -k 0 "$@"
 }

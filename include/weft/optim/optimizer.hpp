@@ -39,6 +39,7 @@ namespace detail {
 
 using weft::detail::cat;
 using weft::detail::fail;
+using weft::detail::ListBackends;
 
 /// One state list and the value it gets in this step's kernel.
 template <class S, class E>
@@ -54,6 +55,10 @@ template <class P, class S, class Read, class Grad, class Step, class Skip>
 struct StepContext {
   static constexpr bool kMaster = !std::is_same_v<Read, TensorList<P>>;
   static constexpr bool kSkips = !std::is_same_v<Skip, std::nullptr_t>;
+  // The step count on the host (t a double) is the CPU's path only (CUDA parameters keep it on
+  // the device): its kernels need no CUDA executor.
+  static constexpr ListBackends kBackends =
+      std::is_arithmetic_v<Step> ? ListBackends::cpu_only : ListBackends::cpu_and_cuda;
 
   const char* op;
   TensorList<P>* params;
@@ -80,7 +85,7 @@ struct StepContext {
       else return weft::detail::as_expr(value);
     };
     auto state = [&](const auto& w) { return weft::assign(*w.dst, keep(*w.dst, w.value)); };
-    auto run = [this](auto... statements) { weft::detail::run_list_statements(op, statements...); };
+    auto run = [this](auto... statements) { weft::detail::run_list_statements<kBackends>(op, statements...); };
     if constexpr (kMaster) {
       auto p1 = keep(*read, p_new);  // one value: the master copy and the rounded parameter
       run(weft::assign(*read, p1), weft::assign(*params, weft::cast<P>(p1)), state(writes)...);
@@ -257,9 +262,10 @@ class Optimizer {
     if (scale) check_scale(*scale);
     const bool master = use_master(o.master_weights);
     const double sign = o.maximize ? -1.0 : 1.0;
-    // The step count lives on the device when the host must not read found_inf (CUDA), when
-    // asked (capturable), or once it is there.
-    const bool on_device = o.capturable || device_step_.defined() || (scale && device().is_cuda());
+    // The step count lives on the device for CUDA parameters (as in PyTorch's fused optimizers:
+    // the host never reads found_inf or waits for the GPU, and each update compiles one CUDA
+    // kernel type, not two), when asked (capturable), or once it is there.
+    const bool on_device = o.capturable || device_step_.defined() || device().is_cuda();
     if (!on_device) {
       double grad_mul = sign;
       if (scale) {

@@ -163,9 +163,15 @@ inline std::pair<Device, std::vector<std::int64_t>> check_list_statements(const 
   return {device, sizes};
 }
 
+/// The executors a call of run_list_statements compiles: both (the lists' device is known at run
+/// time only), or the CPU's alone, for callers that send CUDA lists down another path (an
+/// optimizer's host-side step count: docs/optimizers.md). Each CUDA executor is two __global__
+/// instantiations (the launch tables) and their launch code, so cpu_only saves their compile time.
+enum class ListBackends { cpu_and_cuda, cpu_only };
+
 /// Evaluates list statements `*dst_k = rhs_k` for every tensor index in one
 /// kernel. Every check runs before anything is written.
-template <class... Stmts>
+template <ListBackends kBackends = ListBackends::cpu_and_cuda, class... Stmts>
 void run_list_statements(const char* op, Stmts&... stmts) {
   OperandStorage<Stmts...> operands;
   const std::pair<Device, std::vector<std::int64_t>> checked = check_list_statements(op, kernel_operands(operands, false, stmts...));
@@ -174,7 +180,8 @@ void run_list_statements(const char* op, Stmts&... stmts) {
 #if defined(__CUDA_ARCH__)
   // nvcc's device pass: the kernels only (compile_kernels). The checks above stay: what they
   // instantiate can launch kernels too (a copy of an input that overlaps an output).
-  cuda::compile_foreach_kernels<PointwiseKernel<false, Stmts...>>();
+  if constexpr (kBackends == ListBackends::cpu_and_cuda)
+    cuda::compile_foreach_kernels<PointwiseKernel<false, Stmts...>>();
   (void)device, (void)sizes;
 #else
   const std::size_t size = sizes.size();
@@ -198,8 +205,10 @@ void run_list_statements(const char* op, Stmts&... stmts) {
   ListTable table;
   const Kernel kernel = build_list_kernel(space, table, stmts...);
   if (device.is_cpu()) return run_foreach_cpu(kernel, table, sizes, cpu::threads_for(total));
+  if constexpr (kBackends == ListBackends::cpu_only)
+    fail(op, "internal error: lists on ", device, " reached a call compiled for the CPU only");
 #if defined(__CUDACC__)
-  cuda::run_foreach(kernel, table, sizes, device);
+  else cuda::run_foreach(kernel, table, sizes, device);
 #else
   fail_no_cuda(op);
 #endif
