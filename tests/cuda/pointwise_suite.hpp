@@ -16,6 +16,7 @@
 #include <random>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <weft/core/factories.hpp>
@@ -266,6 +267,27 @@ inline bool contains(const std::string& text, const std::string& part) { return 
 
 using weft::test::OnCuda;  // the real thing: statements run as one CUDA kernel
 
+/// a, b and c broadcast to a random shape of rank `rank`, each in a random layout, and y a
+/// poisoned destination of that shape in a random layout: the operands of the random-shape chains.
+template <class T>
+struct ThreeOperands {
+  Operand<T> a, b, c;
+  Destination<T> y;
+};
+
+template <class T>
+ThreeOperands<T> random_operands(Device device, int rank, std::mt19937_64& rng) {
+  const Shape shape = random_shape(rng, rank);
+  auto operand = [&] {
+    return make_operand<T>(device, broadcast_shape(shape, rng), random_input_layout(rng), rng);
+  };
+  Operand<T> a = operand();
+  Operand<T> b = operand();
+  Operand<T> c = operand();
+  return {std::move(a), std::move(b), std::move(c),
+          make_destination<T>(device, shape, random_output_layout(rng), rng)};
+}
+
 // ------------------------------------------------------------ test bodies
 // Each runs on an executor (OnCuda or EmulatedOnHost), see above.
 
@@ -276,11 +298,8 @@ void chain_over_random_shapes(int iterations) {
   const Device device = Exec::device();
   std::mt19937_64 rng(0x5eed0000u + sizeof(T) * 7 + std::is_same_v<T, weft::bfloat16>);
   for (int iter = 0; iter < iterations; ++iter) {
-    const Shape shape = random_shape(rng, iter % 7);
-    Operand<T> a = make_operand<T>(device, broadcast_shape(shape, rng), random_input_layout(rng), rng);
-    Operand<T> b = make_operand<T>(device, broadcast_shape(shape, rng), random_input_layout(rng), rng);
-    Operand<T> c = make_operand<T>(device, broadcast_shape(shape, rng), random_input_layout(rng), rng);
-    Destination<T> y = make_destination<T>(device, shape, random_output_layout(rng), rng);
+    ThreeOperands<T> operands = random_operands<T>(device, iter % 7, rng);
+    auto& [a, b, c, y] = operands;
     const std::string what =
         weft::detail::cat("y ", y.what, " = a ", a.what, " * sigmoid(b ", b.what, ") + c ", c.what);
     CAPTURE(what);
@@ -301,11 +320,8 @@ void integers_over_random_shapes(int iterations) {
   const Device device = Exec::device();
   std::mt19937_64 rng(0x5eed1000u + sizeof(T));
   for (int iter = 0; iter < iterations; ++iter) {
-    const Shape shape = random_shape(rng, iter % 7);
-    Operand<T> a = make_operand<T>(device, broadcast_shape(shape, rng), random_input_layout(rng), rng);
-    Operand<T> b = make_operand<T>(device, broadcast_shape(shape, rng), random_input_layout(rng), rng);
-    Operand<T> c = make_operand<T>(device, broadcast_shape(shape, rng), random_input_layout(rng), rng);
-    Destination<T> y = make_destination<T>(device, shape, random_output_layout(rng), rng);
+    ThreeOperands<T> operands = random_operands<T>(device, iter % 7, rng);
+    auto& [a, b, c, y] = operands;
     const std::string what =
         weft::detail::cat("y ", y.what, " = a ", a.what, " * b ", b.what, " + c ", c.what, " - a");
     CAPTURE(what);
