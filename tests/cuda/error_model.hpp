@@ -12,6 +12,8 @@
 
 #include <weft/core/dtype.hpp>
 
+#include "reference.hpp"
+
 namespace error_model {
 
 template <class T>
@@ -43,26 +45,6 @@ struct Expected {
   double magnitude;
 };
 
-/// Spacing of T at 1.0 (unit roundoff is half of it).
-template <class T>
-constexpr double epsilon() {
-  if constexpr (std::is_same_v<T, double>) return 0x1p-52;
-  else if constexpr (std::is_same_v<T, float>) return 0x1p-23;
-  else if constexpr (std::is_same_v<T, weft::half>) return 0x1p-10;
-  else if constexpr (std::is_same_v<T, weft::bfloat16>) return 0x1p-7;
-  else return 0.0;
-}
-
-/// Smallest positive subnormal of T: the absolute error of rounding a tiny result.
-template <class T>
-constexpr double smallest_subnormal() {
-  if constexpr (std::is_same_v<T, double>) return 0x1p-1074;
-  else if constexpr (std::is_same_v<T, float>) return 0x1p-149;
-  else if constexpr (std::is_same_v<T, weft::half>) return 0x1p-24;
-  else if constexpr (std::is_same_v<T, weft::bfloat16>) return 0x1p-133;
-  else return 0.0;
-}
-
 /// |got - reference| allowed for a result stored as T and computed in math_t<T>:
 ///   ulps * eps(math_t<T>) * magnitude: the compute-type error of the chain.
 ///     Each + - * (or one contracted FMA) adds 1/2 ulp of its magnitude; CUDA's
@@ -73,11 +55,13 @@ constexpr double smallest_subnormal() {
 ///   + eps(T) * |reference| for half and bfloat16: the one rounding at the
 ///     store (<= 1/2 ulp of T), which the float error can push across a tie:
 ///     1 ulp of T.
-///   + the smallest subnormal of T, for results that round to a subnormal.
+///   + the smallest subnormal of T (its ulp at 0), for results that round to a subnormal.
+/// eps and ulp are the test support's (reference.hpp).
 template <class T>
 double tolerance(const Expected& e, double ulps) {
-  double tol = ulps * epsilon<weft::math_t<T>>() * e.magnitude + smallest_subnormal<T>();
-  if constexpr (weft::is_16bit_float_v<T>) tol += epsilon<T>() * std::fabs(e.value);
+  using weft_test::eps_of;
+  double tol = ulps * eps_of<weft::math_t<T>>() * e.magnitude + weft_test::ulp_of<T>(0.0);
+  if constexpr (weft::is_16bit_float_v<T>) tol += eps_of<T>() * std::fabs(e.value);
   return tol;
 }
 
