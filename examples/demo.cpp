@@ -14,7 +14,7 @@
 //      one kernel per operation (what an eager framework runs).
 // Every fused kernel prints one line the first time it runs (WEFT_LOGS=fusion,
 // which scripts/demo sets; the demo turns it on itself when the variable is
-// unset).
+// unset). The model (1, 2) is in demo_mlp.cpp; this file trains it (3, 4).
 
 #include <algorithm>
 #include <chrono>
@@ -22,10 +22,11 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
-#include <numbers>
 #include <vector>
 
 #include <weft/weft.hpp>
+
+#include "demo_mlp.hpp"
 
 #if defined(_OPENMP)
 #include <omp.h>
@@ -43,65 +44,6 @@ __attribute__((format(printf, 1, 2))) void say(const char* format, ...) {
   std::vprintf(format, args);
   va_end(args);
   std::fflush(stdout);
-}
-
-// ---------------------------------------------------------------------------
-// The model: logits = gelu(x @ W1 + b1) @ W2 + b2
-// ---------------------------------------------------------------------------
-struct Mlp {
-  Tensor<float> W1, b1, W2, b2;
-};
-
-struct Activations {
-  Tensor<float> z1, h, logits, probs;
-};
-
-Activations forward(const Mlp& net, const Tensor<float>& x) {
-  Activations a;
-  a.z1 = weft::matmul(x, net.W1);                 // [B, H], a GEMM
-  a.h = weft::eval(weft::gelu(a.z1 + net.b1));    // bias + GELU: one fused kernel, b1 broadcast over rows
-  a.logits = weft::matmul(a.h, net.W2);           // [B, C]
-  a.logits += net.b2;                             // in place
-  a.probs = weft::softmax(a.logits, -1);
-  return a;
-}
-
-/// Cross-entropy against one-hot labels, averaged over the batch: one
-/// reduction reads onehot * log(probs) without storing it.
-double cross_entropy(const Tensor<float>& probs, const Tensor<float>& onehot) {
-  return -weft::sum(onehot * weft::log(probs)).item() / double(probs.size(0));
-}
-
-/// gelu'(z) = Phi(z) + z phi(z) = (1 + erf(z / sqrt 2)) / 2 + z exp(-z^2 / 2) / sqrt(2 pi)
-template <class Z>
-auto gelu_grad(const Z& z) {
-  constexpr double inv_sqrt2 = 1 / std::numbers::sqrt2, inv_sqrt_2pi = std::numbers::inv_sqrtpi / std::numbers::sqrt2;
-  return 0.5 * (1.0 + weft::erf(z * inv_sqrt2)) + z * weft::exp(-0.5 * z * z) * inv_sqrt_2pi;
-}
-
-/// Gradients of the mean cross-entropy with respect to every parameter.
-Mlp backward(const Mlp& net, const Tensor<float>& x, const Tensor<float>& onehot, const Activations& a) {
-  const double inv_batch = 1.0 / double(x.size(0));
-  Tensor<float> dlogits = weft::eval((a.probs - onehot) * inv_batch);  // [B, C]
-  Mlp g;
-  g.W2 = weft::matmul(a.h.transpose(0, 1), dlogits);
-  g.b2 = weft::sum(dlogits, 0);
-  Tensor<float> dz1 = weft::eval(weft::matmul(dlogits, net.W2.transpose(0, 1)) * gelu_grad(a.z1));  // one kernel
-  g.W1 = weft::matmul(x.transpose(0, 1), dz1);
-  g.b1 = weft::sum(dz1, 0);
-  return g;
-}
-
-/// Fraction of rows whose largest logit is the label's.
-double accuracy(const Tensor<float>& logits, const std::vector<int>& labels) {
-  std::vector<float> l = logits.to_vector();
-  const std::int64_t classes = logits.size(1);
-  int right = 0;
-  for (std::size_t i = 0; i < labels.size(); ++i) {
-    const float* row = l.data() + i * std::size_t(classes);
-    right += int(std::max_element(row, row + classes) - row) == labels[i];
-  }
-  return double(right) / double(labels.size());
 }
 
 // ---------------------------------------------------------------------------
@@ -183,23 +125,8 @@ int main() {
   else
     say("(run with WEFT_LOGS=fusion to see each fused kernel)\n\n");
   say("0. data: random points, features normalized with layer_norm, labels from a random teacher\n");
-  Tensor<float> raw = weft::randn<float>({batch, in}, 1);
-  Tensor<float> x = weft::layer_norm(raw, weft::ones<float>({in}), weft::zeros<float>({in}));  // normalize features
-  Tensor<float> scores = weft::matmul(x, weft::randn<float>({in, classes}, 2));
-  std::vector<int> labels(static_cast<std::size_t>(batch));
-  std::vector<float> onehot_values(static_cast<std::size_t>(batch * classes), 0.0f);
-  std::vector<float> s = scores.to_vector();
-  for (std::int64_t i = 0; i < batch; ++i) {
-    const float* row = s.data() + i * classes;
-    labels[std::size_t(i)] = int(std::max_element(row, row + classes) - row);
-    onehot_values[std::size_t(i * classes + labels[std::size_t(i)])] = 1.0f;
-  }
-  Tensor<float> onehot = weft::from_vector(onehot_values, {batch, classes});
-
-  Mlp net{weft::randn<float>({in, hidden}, 3), weft::zeros<float>({hidden}), weft::randn<float>({hidden, classes}, 4),
-          weft::zeros<float>({classes})};
-  net.W1 *= std::sqrt(2.0 / double(in));  // He initialization
-  net.W2 *= std::sqrt(1.0 / double(hidden));
+  const demo::Dataset data = demo::make_dataset(batch, in, classes);
+  demo::Mlp net = demo::init_mlp(in, hidden, classes);
   // The optimizer holds the parameters as one list (sharing their storage) and its state.
   weft::optim::AdamW opt(weft::TensorList<float>{net.W1, net.b1, net.W2, net.b2}, {.lr = 1e-2, .weight_decay = 1e-4});
 
@@ -207,11 +134,11 @@ int main() {
   double first_loss = 0, loss = 0;
   for (int step = 0; step < steps; ++step) {
     if (step == 0) say("1. forward: probs = softmax(gelu(x @ W1 + b1) @ W2 + b2); loss = cross-entropy\n");
-    Activations a = forward(net, x);
-    loss = cross_entropy(a.probs, onehot);
+    demo::Activations a = demo::forward(net, data.x);
+    loss = demo::cross_entropy(a.probs, data.onehot);
     if (step == 0) first_loss = loss;
     if (step == 0) say("2. backward: dz1 = (dlogits @ W2^T) * gelu'(z1)\n");
-    Mlp g = backward(net, x, onehot, a);
+    demo::Mlp g = demo::backward(net, data.x, data.onehot, a);
     if (step == 0) {
       say("3. update: AdamW over the 4 parameters and their moments, ONE kernel (WEFT_LOGS=optim shows it)\n");
       weft::set_logs(std::getenv("WEFT_LOGS") ? std::getenv("WEFT_LOGS") : "fusion,optim");
@@ -219,7 +146,7 @@ int main() {
     opt.step(weft::TensorList<float>{g.W1, g.b1, g.W2, g.b2});
     if (step == 0 && !std::getenv("WEFT_LOGS")) weft::set_logs("fusion");
     if (step == 0 || (step + 1) % 15 == 0)
-      say("   step %3d  loss %.4f  accuracy %5.1f%%\n", step + 1, loss, 100 * accuracy(a.logits, labels));
+      say("   step %3d  loss %.4f  accuracy %5.1f%%\n", step + 1, loss, 100 * demo::accuracy(a.logits, data.labels));
   }
   if (!(loss < first_loss)) {
     std::fprintf(stderr, "demo: the loss did not decrease (%g -> %g)\n", first_loss, loss);
