@@ -1,0 +1,12 @@
+// SPDX-License-Identifier: MIT
+/// @file cpu: AdamW in float32 against its float64 run on the same inputs (see optim_suite.hpp); the
+/// float64 optimizer compiles in optim_adamw_test.cpp (adamw_reference_f64).
+#include "optim_suite.hpp"
+
+using namespace weft_test;
+
+TEST_SUITE("cpu") {
+TEST_CASE("AdamW in float32 follows its float64 trajectory") {
+  for (const char* name : {"adamw_default", "adamw_amsgrad_wd", "adamw_maximize"}) check_golden_f32<optim::AdamW>(name, &adamw_reference_f64);
+}
+}
