@@ -71,13 +71,13 @@ TEST_CASE("optimizers: invalid options throw weft::Error naming the optimizer an
 TEST_CASE("optimizers: bad gradients and GradScale are refused before anything is written") {
   WEFT_TEST_RNG(rng);
   TensorList<float> p = random_list(rng, kShapes);
-  optim::Adam adam(p, {.lr = 1e-2});
+  optim::AdamW adam(p, {.lr = 1e-2});
   adam.step(random_list(rng, kShapes));
   const auto p_before = values(p), v_before = values(adam.state("exp_avg_sq"));
   auto refused = [&](auto&& f, const char* part) {
     const std::string text = error_of(f);
     INFO(text);
-    CHECK(text.find("weft::optim::Adam: ") == 0);
+    CHECK(text.find("weft::optim::AdamW: ") == 0);
     CHECK(text.find(part) != std::string::npos);
     CHECK(values(p) == p_before);
     CHECK(values(adam.state("exp_avg_sq")) == v_before);
@@ -103,7 +103,7 @@ TEST_CASE("optimizers: GradScale unscales on the host path and skips a step with
   WEFT_TEST_RNG(rng);
   TensorList<float> p1 = random_list(rng, kShapes), p2 = random_list(rng, kShapes);
   p2 = p1;  // same values, separate storage
-  optim::Adam a(p1, {.lr = 1e-2}), b(p2, {.lr = 1e-2});
+  optim::AdamW a(p1, {.lr = 1e-2}), b(p2, {.lr = 1e-2});
   const Tensor<float> scale = weft::full<float>({1}, 256.0f), clear = weft::zeros<float>({1}),
                       overflow = weft::ones<float>({1});
   for (int step = 0; step < 4; ++step) {
@@ -157,7 +157,7 @@ TEST_CASE("optimizers: state and step count restore a checkpoint exactly") {
 TEST_CASE("optimizers: WEFT_LOGS=optim logs every step and every skip") {
   WEFT_TEST_RNG(rng);
   TensorList<float> p = random_list(rng, kShapes);
-  optim::Adam adam(p);
+  optim::AdamW adam(p);
   LogCapture capture;
   weft::set_logs("optim");
   adam.step(random_list(rng, kShapes));
@@ -165,8 +165,8 @@ TEST_CASE("optimizers: WEFT_LOGS=optim logs every step and every skip") {
   weft::set_logs("");
   const std::string text = capture.text();
   INFO(text);
-  CHECK(text.find("[weft:optim] optim::Adam step 1: 1 group on cpu, 3 tensors, 27 elements, float32 parameters, "
+  CHECK(text.find("[weft:optim] optim::AdamW step 1: 1 group on cpu, 3 tensors, 27 elements, float32 parameters, "
                   "float32 state, 1 kernel") != std::string::npos);
-  CHECK(text.find("[weft:optim] optim::Adam step skipped: found_inf is set (step count stays 1)") != std::string::npos);
+  CHECK(text.find("[weft:optim] optim::AdamW step skipped: found_inf is set (step count stays 1)") != std::string::npos);
 }
 }
