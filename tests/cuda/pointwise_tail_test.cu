@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: MIT
 /// @file The cuda suite for contiguous pointwise kernels at every alignment and tail length, in
-/// every dtype (bodies in pointwise_suite.hpp).
+/// the floating dtypes (bodies in pointwise_suite.hpp; integers and bool: pointwise_tail_int_test.cu).
 #include <doctest/doctest.h>
 
-#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,7 +16,7 @@ TEST_SUITE("cuda") {
 
 TEST_CASE_TEMPLATE("pointwise on cuda: contiguous kernels at every alignment and tail length" *
                        doctest::skip(!cuda_available()),
-                   T, float, double, weft::half, weft::bfloat16, std::int32_t, std::int64_t, bool) {
+                   T, float, double, weft::half, weft::bfloat16) {
   every_alignment_and_tail<OnCuda, T>();
 }
 
