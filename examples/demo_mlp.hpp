@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file The demo's model: a one-hidden-layer MLP classifier, its data, forward pass, loss and gradients (demo_mlp.cpp).
+/// @file The demo's model: a one-hidden-layer MLP classifier, its data, forward pass, loss and gradients.
 //
 // The model's kernels (GEMMs, fused pointwise chains, reductions, softmax, layer_norm) compile in
 // demo_mlp.cpp and the optimizer's in demo.cpp: two translation units, each well under the

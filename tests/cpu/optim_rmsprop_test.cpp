@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/// @file cpu: RMSprop against torch.optim.RMSprop in float64 (golden trajectories; see optim_suite.hpp), and
-/// the float64 reference its float32 checks (optim_rmsprop_f32_test.cpp) compare with.
+/// @file cpu: RMSprop against torch.optim.RMSprop in float64 (golden trajectories; see
+/// optim_suite.hpp), and the float64 reference its float32 checks (optim_rmsprop_f32_test.cpp) use.
 #include "optim_suite.hpp"
 
 namespace weft_test {
@@ -11,6 +11,7 @@ using namespace weft_test;
 
 TEST_SUITE("cpu") {
 TEST_CASE("RMSprop matches torch.optim.RMSprop in float64") {
-  for (const char* name : {"rmsprop_default", "rmsprop_centered", "rmsprop_momentum", "rmsprop_centered_momentum"}) check_golden_f64<optim::RMSprop>(name);
+  for (const char* name : {"rmsprop_default", "rmsprop_centered", "rmsprop_momentum", "rmsprop_centered_momentum"})
+    check_golden_f64<optim::RMSprop>(name);
 }
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /// @file EmulatedOnHost: the executor of the pointwise bodies (pointwise_suite.hpp) that runs the CUDA
 /// kernel's thread loop (cuda::run_thread, the function every GPU thread runs) on the host, one
-/// simulated thread after another over CPU tensors. Plain C++ (pointwise_thread.hpp needs no nvcc);
-/// each test file that includes it counts its own runs.
+/// simulated thread after another over CPU tensors. Plain C++ (pointwise_thread.hpp needs no nvcc).
+/// Its run counts are one set for the whole program: a check compares them before and after its own calls.
 #pragma once
 
 #include <cstdint>
