@@ -12,7 +12,6 @@ using weft::test::cuda_available;
 
 TEST_SUITE("cuda") {
 
-
 TEST_CASE_TEMPLATE("pointwise on cuda: a * sigmoid(b) + c over random shapes, broadcasts and views" *
                        doctest::skip(!cuda_available()),
                    T, float, double) {
