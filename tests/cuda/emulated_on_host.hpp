@@ -13,6 +13,7 @@
 #include "cuda/pointwise_suite.hpp"
 
 namespace pointwise_suite {
+inline namespace WEFT_BACKEND_ABI {  // its helpers reach weft's backends (docs/architecture.md, ODR safety)
 
 /// run_thread over every simulated thread of a grid, on the host.
 struct EmulatedOnHost {
@@ -74,4 +75,5 @@ struct EmulatedOnHost {
   }
 };
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace pointwise_suite

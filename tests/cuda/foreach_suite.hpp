@@ -26,6 +26,7 @@
 #include "cuda_support.hpp"
 
 namespace foreach_suite {
+inline namespace WEFT_BACKEND_ABI {  // its helpers reach weft's backends (docs/architecture.md, ODR safety)
 
 using weft::Device;
 using weft::ScalarList;
@@ -316,4 +317,5 @@ void long_list_with_large_tensors(std::size_t length, std::size_t large) {
       4);
 }
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace foreach_suite

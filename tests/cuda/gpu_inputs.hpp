@@ -12,6 +12,7 @@
 #include "reference.hpp"
 
 namespace gpu_inputs {
+inline namespace WEFT_BACKEND_ABI {  // its helpers reach weft's backends (docs/architecture.md, ODR safety)
 
 using namespace weft_test;
 using weft::Device;
@@ -40,4 +41,5 @@ Tensor<T> on_gpu(Rng& rng, const Shape& shape, GpuLayout layout, const Domain& d
 /// float32's epsilon, 2^-23: the unit of the GPU tolerances.
 inline constexpr double kEps = 0x1p-23;
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace gpu_inputs

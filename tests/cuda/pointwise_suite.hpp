@@ -28,6 +28,7 @@
 #include "cuda_support.hpp"
 
 namespace pointwise_suite {
+inline namespace WEFT_BACKEND_ABI {  // its helpers reach weft's backends (docs/architecture.md, ODR safety)
 
 using weft::Device;
 using weft::Shape;
@@ -498,4 +499,5 @@ inline const std::vector<Shape> optimizer_shapes_gpu = {Shape{1},        Shape{3
                                                  Shape{37, 129}, Shape{5, 7, 11}};
 inline const std::vector<Shape> optimizer_shapes_host = {Shape{1}, Shape{3}, Shape{4097}, Shape{37, 129}, Shape{5, 7, 11}};
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace pointwise_suite

@@ -28,6 +28,7 @@ inline bool cuda_available() {
 /// The executor of test bodies that run statements on CUDA tensors as one kernel (weft::fuse);
 /// the bodies take it as a parameter, so that the same body also runs on a host emulation of the
 /// kernel (EmulatedOnHost in the suite's .cpp files).
+inline namespace WEFT_BACKEND_ABI {  // run() launches (docs/architecture.md, ODR safety)
 struct OnCuda {
   static Device device() { return Device::cuda(); }
   template <class... Stmts>
@@ -35,6 +36,7 @@ struct OnCuda {
     weft::fuse(stmts...);
   }
 };
+}  // namespace WEFT_BACKEND_ABI
 
 /// The byte a destination's storage is filled with before a kernel runs: all
 /// ones is a NaN in every floating dtype (float, double, half, bfloat16); the

@@ -15,6 +15,7 @@
 #include "sdpa_reference.hpp"
 
 namespace weft_test {
+inline namespace WEFT_BACKEND_ABI {  // its helpers reach weft's backends (docs/architecture.md, ODR safety)
 
 namespace nn = weft::nn;
 
@@ -95,4 +96,5 @@ void check_rule(const char* what, const std::vector<double>& got, const std::vec
   CHECK(err <= bound);
 }
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft_test

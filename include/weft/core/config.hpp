@@ -24,6 +24,14 @@
 #define WEFT_BACKEND_ABI host_tu
 #endif
 
+// The namespace protects a function itself, not the inline functions that call it: a template
+// such as weft::eval<E> calls cuda_tu::run_statements in one file and host_tu::run_statements in
+// another, and would again be one symbol with two bodies. So every free function that can reach a
+// backend lives in WEFT_BACKEND_ABI too, and the members of shared types (Tensor, TensorList,
+// the optimizers) that can reach one are WEFT_ABI_INLINE: always inlined into their caller, they
+// are never a symbol the linker could merge. scripts/check-odr checks the objects of a build.
+#define WEFT_ABI_INLINE __attribute__((always_inline))
+
 #if defined(_OPENMP)
 #define WEFT_PRAGMA_OMP(x) _Pragma(#x)
 #else

@@ -10,6 +10,7 @@
 #include "weft/expr/fuse.hpp"
 
 namespace weft {
+inline namespace WEFT_BACKEND_ABI {
 
 /// Uninitialized contiguous tensor.
 template <Element T>
@@ -37,7 +38,10 @@ Tensor<T> ones(const Shape& shape, Device device = Device::cpu()) {
   return full<T>(shape, T(1), device);
 }
 
+}  // namespace WEFT_BACKEND_ABI
+
 namespace detail {
+inline namespace WEFT_BACKEND_ABI {
 /// A host tensor filled by f(i) in parallel, then moved to `device`.
 template <Element T, class F>
 Tensor<T> generate(const Shape& shape, Device device, F f) {
@@ -48,7 +52,10 @@ Tensor<T> generate(const Shape& shape, Device device, F f) {
   for (std::int64_t i = 0; i < n; ++i) p[i] = f(i);
   return device.is_cpu() ? host : host.to(device);
 }
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace detail
+
+inline namespace WEFT_BACKEND_ABI {
 
 /// 0, 1, ..., n-1.
 template <Element T>
@@ -96,4 +103,5 @@ Tensor<T> from_vector(const std::vector<T>& values, Device device = Device::cpu(
   return from_vector(values, Shape{std::int64_t(values.size())}, device);
 }
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft

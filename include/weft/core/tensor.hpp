@@ -22,10 +22,12 @@ namespace detail {
 /// How an assignment combines the destination with the new value.
 enum class AssignKind : unsigned char { set, add, sub, mul, div };
 
+inline namespace WEFT_BACKEND_ABI {
 // Defined by expr/fuse.hpp: evaluates `source` (a tensor, scalar or
 // expression) into `dst`, allocating dst when it is empty.
 template <AssignKind kind, class T, class Source>
 void assign_into(Tensor<T>& dst, const Source& source);
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace detail
 
 /// A cheap handle: copying shares storage (like PyTorch); assignment writes
@@ -45,12 +47,12 @@ class Tensor {
       : storage_(std::move(storage)), shape_(shape), strides_(strides), offset_(offset) {}
 
   /// Writes other's values into this tensor (broadcasting); allocates when empty.
-  Tensor& operator=(const Tensor& other) {
+  WEFT_ABI_INLINE Tensor& operator=(const Tensor& other) {
     detail::assign_into<detail::AssignKind::set>(*this, other);
     return *this;
   }
   /// An empty tensor adopts a temporary's storage; otherwise values are written.
-  Tensor& operator=(Tensor&& other) {
+  WEFT_ABI_INLINE Tensor& operator=(Tensor&& other) {
     if (!defined() && other.defined()) {
       storage_ = std::move(other.storage_);
       shape_ = other.shape_;
@@ -62,27 +64,27 @@ class Tensor {
     return *this;
   }
   template <class Source>
-  Tensor& operator=(const Source& source) {
+  WEFT_ABI_INLINE Tensor& operator=(const Source& source) {
     detail::assign_into<detail::AssignKind::set>(*this, source);
     return *this;
   }
   template <class Source>
-  Tensor& operator+=(const Source& source) {
+  WEFT_ABI_INLINE Tensor& operator+=(const Source& source) {
     detail::assign_into<detail::AssignKind::add>(*this, source);
     return *this;
   }
   template <class Source>
-  Tensor& operator-=(const Source& source) {
+  WEFT_ABI_INLINE Tensor& operator-=(const Source& source) {
     detail::assign_into<detail::AssignKind::sub>(*this, source);
     return *this;
   }
   template <class Source>
-  Tensor& operator*=(const Source& source) {
+  WEFT_ABI_INLINE Tensor& operator*=(const Source& source) {
     detail::assign_into<detail::AssignKind::mul>(*this, source);
     return *this;
   }
   template <class Source>
-  Tensor& operator/=(const Source& source) {
+  WEFT_ABI_INLINE Tensor& operator/=(const Source& source) {
     detail::assign_into<detail::AssignKind::div>(*this, source);
     return *this;
   }
@@ -196,18 +198,18 @@ class Tensor {
     return Tensor(storage_, to, contiguous_strides(to), offset_);
   }
   /// A view when the tensor is contiguous, else a contiguous copy with the new shape.
-  Tensor reshape(Shape to) const { return is_contiguous() ? view(to) : contiguous().view(to); }
+  WEFT_ABI_INLINE Tensor reshape(Shape to) const { return is_contiguous() ? view(to) : contiguous().view(to); }
 
   // ---- copies ---------------------------------------------------------------
   /// A fresh contiguous copy on the same device.
-  Tensor clone() const {
+  WEFT_ABI_INLINE Tensor clone() const {
     Tensor out;
     out = *this;
     return out;
   }
-  Tensor contiguous() const { return is_contiguous() ? *this : clone(); }
+  WEFT_ABI_INLINE Tensor contiguous() const { return is_contiguous() ? *this : clone(); }
   /// A contiguous copy on `device` (this tensor itself when already there... and contiguous).
-  Tensor to(Device target) const {
+  WEFT_ABI_INLINE Tensor to(Device target) const {
     if (target == device() && is_contiguous()) return *this;
     Tensor src = contiguous();
     auto storage = detail::allocate(std::size_t(numel()) * sizeof(T), target);
@@ -215,12 +217,12 @@ class Tensor {
     return Tensor(std::move(storage), shape_, contiguous_strides(shape_), 0);
   }
   /// The elements in row-major order, copied to the host.
-  std::vector<T> to_vector() const {
+  WEFT_ABI_INLINE std::vector<T> to_vector() const {
     Tensor host = to(Device::cpu());
     return std::vector<T>(host.data(), host.data() + numel());
   }
   /// The single element of a one-element tensor.
-  T item() const {
+  WEFT_ABI_INLINE T item() const {
     if (numel() != 1) detail::fail("item", "needs exactly one element, tensor has shape ", shape_);
     return to(Device::cpu()).data()[0];
   }

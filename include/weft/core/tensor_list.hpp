@@ -15,9 +15,11 @@ template <Element T>
 class TensorList;
 
 namespace detail {
+inline namespace WEFT_BACKEND_ABI {
 // Defined by plan/foreach.hpp: evaluates `source` into every tensor of dst.
 template <AssignKind kind, class T, class Source>
 void assign_list_into(TensorList<T>& dst, const Source& source);
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace detail
 
 /// A handle to an ordered list of tensors of dtype T, any shapes. Like
@@ -36,32 +38,32 @@ class TensorList {
   TensorList(TensorList&&) noexcept = default;
 
   /// Writes other's values into this list's tensors (same length and shapes).
-  TensorList& operator=(const TensorList& other) {
+  WEFT_ABI_INLINE TensorList& operator=(const TensorList& other) {
     detail::assign_list_into<detail::AssignKind::set>(*this, other);
     return *this;
   }
   template <class Source>
-  TensorList& operator=(const Source& source) {
+  WEFT_ABI_INLINE TensorList& operator=(const Source& source) {
     detail::assign_list_into<detail::AssignKind::set>(*this, source);
     return *this;
   }
   template <class Source>
-  TensorList& operator+=(const Source& source) {
+  WEFT_ABI_INLINE TensorList& operator+=(const Source& source) {
     detail::assign_list_into<detail::AssignKind::add>(*this, source);
     return *this;
   }
   template <class Source>
-  TensorList& operator-=(const Source& source) {
+  WEFT_ABI_INLINE TensorList& operator-=(const Source& source) {
     detail::assign_list_into<detail::AssignKind::sub>(*this, source);
     return *this;
   }
   template <class Source>
-  TensorList& operator*=(const Source& source) {
+  WEFT_ABI_INLINE TensorList& operator*=(const Source& source) {
     detail::assign_list_into<detail::AssignKind::mul>(*this, source);
     return *this;
   }
   template <class Source>
-  TensorList& operator/=(const Source& source) {
+  WEFT_ABI_INLINE TensorList& operator/=(const Source& source) {
     detail::assign_list_into<detail::AssignKind::div>(*this, source);
     return *this;
   }

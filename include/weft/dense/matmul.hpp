@@ -65,6 +65,8 @@ struct MatrixOperand {
   Strides batch_strides;
 };
 
+inline namespace WEFT_BACKEND_ABI {  // matrix_operand copies (contiguous)
+
 // (Tensor handles are never re-assigned here: assigning to a defined tensor
 // writes values into it, see DESIGN.md, Handle vs value.)
 template <class T>
@@ -95,7 +97,6 @@ inline bool uniform_batch_stride(const Shape& batch, const Strides& strides, std
   return true;
 }
 
-inline namespace WEFT_BACKEND_ABI {
 
 /// Whether CPU matmul of T runs a native bfloat16 GEMM (cpu::gemm_bf16_batched: AMX tiles where
 /// built for them and permitted by the OS, Arm BFMMLA where built for it; see gemm_bf16.hpp),

@@ -32,6 +32,8 @@ inline constexpr bool is_list_assignment_v = false;
 template <class T, class E>
 inline constexpr bool is_list_assignment_v<ListAssignment<T, E>> = true;
 
+inline namespace WEFT_BACKEND_ABI {
+
 /// Runs several assignments as ONE kernel. Every right-hand side reads the
 /// values from before the call; a subexpression shared by C++ name (or
 /// written identically) is computed once per element.
@@ -54,7 +56,10 @@ Tensor<typename E::value_type> eval(const E& e) {
   return out;
 }
 
+}  // namespace WEFT_BACKEND_ABI
+
 namespace detail {
+inline namespace WEFT_BACKEND_ABI {
 
 template <AssignKind kind, class T, class Source>
 void assign_into(Tensor<T>& dst, const Source& source) {
@@ -72,5 +77,6 @@ void assign_into(Tensor<T>& dst, const Source& source) {
   else run(dst / source);
 }
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace detail
 }  // namespace weft

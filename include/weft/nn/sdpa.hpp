@@ -31,6 +31,7 @@ struct SdpaGradients {
 };
 
 namespace detail {
+inline namespace WEFT_BACKEND_ABI {
 
 template <class T, class K, class V>
 constexpr void check_sdpa_types() {
@@ -87,7 +88,10 @@ void check_sdpa_tensors(const char* op, std::initializer_list<const Tensor<T>*> 
   }
 }
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace detail
+
+inline namespace WEFT_BACKEND_ABI {
 
 /// Attention's output and log-sum-exp: out = softmax(q k^T scale + mask) v, with dropout on the
 /// weights (docs/attention.md). q (batch..., Hq, L, E), k (batch..., H, S, E), v (batch..., H, S, Ev).
@@ -168,4 +172,5 @@ SdpaGradients<T> sdpa_backward(const Tensor<T>& dout, const Tensor<T>& q, const 
 #endif
 }
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::nn

@@ -8,6 +8,7 @@
 #include "weft/core/random.hpp"
 
 namespace weft::nn::detail {
+inline namespace WEFT_BACKEND_ABI {
 
 /// Drops weight (bh, i, j) of the (batch * Hq, L, S) attention weights, flat index
 /// f = (bh L + i) S + j, when u < p, u = (the top 24 bits of Philox word f mod 4 of counter f / 4)
@@ -35,4 +36,5 @@ struct SdpaDropout {
   }
 };
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::nn::detail

@@ -29,6 +29,7 @@
 #if !defined(__CUDA_ARCH__)
 
 namespace weft::nn::detail {
+inline namespace WEFT_BACKEND_ABI {
 
 namespace cpu = weft::detail::cpu;
 
@@ -496,6 +497,7 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
   }
 }
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::nn::detail
 
 #endif  // !defined(__CUDA_ARCH__)

@@ -22,6 +22,7 @@
 #if !defined(__CUDA_ARCH__)
 
 namespace weft::nn::detail {
+inline namespace WEFT_BACKEND_ABI {
 
 /// x rounded to U, held in U's compute type.
 template <class U>
@@ -175,6 +176,7 @@ SdpaMathGradients<U> sdpa_math_backward(const SdpaRows<T>& dout, const SdpaMathS
   return g;
 }
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::nn::detail
 
 #endif  // !defined(__CUDA_ARCH__)

@@ -12,6 +12,7 @@
 #include "weft/nn/sdpa_options.hpp"
 
 namespace weft::nn::detail {
+inline namespace WEFT_BACKEND_ABI {
 
 using weft::detail::fail;
 
@@ -182,4 +183,5 @@ SdpaRows<Acc> sdpa_bias(const AttnMask& mask, const SdpaShape& s) {
       mask.variant());
 }
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::nn::detail

@@ -6,6 +6,7 @@
 #include "weft/optim/options.hpp"
 
 namespace weft::optim {
+inline namespace WEFT_BACKEND_ABI {
 
 /// torch.optim.Adagrad as one fused foreach kernel per step (see AdagradOptions for the formula).
 template <Element P, class S = default_state_t<P>>
@@ -42,4 +43,5 @@ Adagrad(TensorList<P>, AdagradOptions) -> Adagrad<P>;
 template <Element P>
 Adagrad(TensorList<P>) -> Adagrad<P>;
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::optim

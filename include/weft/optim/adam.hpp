@@ -6,6 +6,7 @@
 #include "weft/optim/options.hpp"
 
 namespace weft::optim {
+inline namespace WEFT_BACKEND_ABI {
 
 namespace detail {
 
@@ -85,4 +86,5 @@ AdamW(TensorList<P>, AdamWOptions) -> AdamW<P>;
 template <Element P>
 AdamW(TensorList<P>) -> AdamW<P>;
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::optim

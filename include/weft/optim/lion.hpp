@@ -6,6 +6,7 @@
 #include "weft/optim/options.hpp"
 
 namespace weft::optim {
+inline namespace WEFT_BACKEND_ABI {
 
 /// Lion as one fused foreach kernel per step (see LionOptions for the formula).
 template <Element P, class S = default_state_t<P>>
@@ -39,4 +40,5 @@ Lion(TensorList<P>, LionOptions) -> Lion<P>;
 template <Element P>
 Lion(TensorList<P>) -> Lion<P>;
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::optim

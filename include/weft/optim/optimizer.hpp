@@ -19,6 +19,7 @@
 #include "weft/optim/grad_scale.hpp"
 
 namespace weft::optim {
+inline namespace WEFT_BACKEND_ABI {
 
 /// Numbers that depend on the step count t (bias corrections), for update()s: with t on the host
 /// (a double) they are computed once per step in double; with t on the device (capturable, or
@@ -329,4 +330,5 @@ class Optimizer {
   GradScale no_skip_;      // scale 1, found_inf 0: device-side steps without a GradScale
 };
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::optim

@@ -6,6 +6,7 @@
 #include "weft/optim/options.hpp"
 
 namespace weft::optim {
+inline namespace WEFT_BACKEND_ABI {
 
 /// torch.optim.RMSprop as one fused foreach kernel per step:
 ///   sq = alpha sq + (1 - alpha) g^2
@@ -57,4 +58,5 @@ RMSprop(TensorList<P>, RMSpropOptions) -> RMSprop<P>;
 template <Element P>
 RMSprop(TensorList<P>) -> RMSprop<P>;
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::optim

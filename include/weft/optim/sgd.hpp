@@ -6,6 +6,7 @@
 #include "weft/optim/options.hpp"
 
 namespace weft::optim {
+inline namespace WEFT_BACKEND_ABI {
 
 /// torch.optim.SGD as one fused foreach kernel per step (see SGDOptions for the formula).
 template <Element P, class S = default_state_t<P>>
@@ -44,4 +45,5 @@ SGD(TensorList<P>, SGDOptions) -> SGD<P>;
 template <Element P>
 SGD(TensorList<P>) -> SGD<P>;
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::optim

@@ -215,8 +215,6 @@ void run_list_statements(const char* op, Stmts&... stmts) {
 #endif  // __CUDA_ARCH__
 }
 
-}  // namespace WEFT_BACKEND_ABI
-
 template <AssignKind kind, class T, class Source>
 void assign_list_into(TensorList<T>& dst, const Source& source) {
   static_assert(Operand<Source>, "weft: a TensorList can be assigned a list expression, a TensorList or a number");
@@ -231,4 +229,5 @@ void assign_list_into(TensorList<T>& dst, const Source& source) {
   else run(dst / source);
 }
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::detail

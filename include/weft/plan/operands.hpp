@@ -86,6 +86,7 @@ struct TensorOperand {
   void (*rebind_to_copy)(void* tensor, TensorRef& ref) = nullptr;
 };
 
+inline namespace WEFT_BACKEND_ABI {
 /// Rebinds a Leaf's tensor to a copy of its values (a Tensor's operator= would write into the view).
 template <class T>
 void rebind_to_copy(void* tensor, TensorRef& ref) {
@@ -95,6 +96,7 @@ void rebind_to_copy(void* tensor, TensorRef& ref) {
   std::construct_at(&t, std::move(copy));
   ref = tensor_ref(t);
 }
+}  // namespace WEFT_BACKEND_ABI
 
 /// One node of a right-hand side (or a destination).
 struct ExprNode {
@@ -197,6 +199,8 @@ struct OperandStorage {
   Slots<Shape, kStatements> rhs_shapes;
 };
 
+inline namespace WEFT_BACKEND_ABI {  // the recorded tensors carry rebind_to_copy<T>
+
 /// Records each node of a right-hand side. One type per set of shared slots (most kernels have
 /// none), so a subtree's walk is compiled once per translation unit, whatever kernel holds it.
 template <class Shared>
@@ -266,6 +270,8 @@ KernelOperands kernel_operands(OperandStorage<Stmts...>& storage, bool find_repe
   k.lists = k.lists.first(k.list_count);
   return k;
 }
+
+}  // namespace WEFT_BACKEND_ABI
 
 /// The bytes a view can touch: [lo, hi) within its storage.
 struct ByteRange {

@@ -170,6 +170,8 @@ inline std::size_t skip_operands(std::span<const ExprNode> nodes, std::size_t i,
   return format_kernel(ctx, lines, space, where, one_line);
 }
 
+inline namespace WEFT_BACKEND_ABI {  // it records the operands (kernel_operands)
+
 /// Pseudo-source of a kernel, for WEFT_LOGS=output_code (and a one-line form for fusion).
 template <class... Stmts>
 [[gnu::cold]] std::string describe_kernel(const IterationSpace& space, const std::string& where, bool one_line,
@@ -178,4 +180,5 @@ template <class... Stmts>
   return print_kernel(kernel_operands(operands, true, stmts...), space, where, one_line);
 }
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::detail
