@@ -15,6 +15,7 @@
 #include "reference.hpp"
 
 namespace error_model {
+inline namespace WEFT_BACKEND_ABI {  // it uses reference.hpp's helpers (docs/architecture.md, ODR safety)
 
 template <class T>
 double to_double(T x) {
@@ -65,4 +66,5 @@ double tolerance(const Expected& e, double ulps) {
   return tol;
 }
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace error_model

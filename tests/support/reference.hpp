@@ -99,6 +99,9 @@ struct Rng {
   INFO("replay with WEFT_TEST_SEED=", ::weft_test::seed())
 
 namespace weft_test {
+// The helpers below make, move and read tensors: in the backend's namespace (docs/architecture.md,
+// ODR safety), since nvcc-compiled and g++-compiled test files instantiate them alike.
+inline namespace WEFT_BACKEND_ABI {
 
 // ---------------------------------------------------------------------------
 // Element types: independent decoding, rounding, ulps
@@ -671,6 +674,7 @@ std::vector<double> broadcast_values(const Tensor<T>& t, const Shape& shape) {
 WEFT_TEST_FOR_EACH_DTYPE(WEFT_TEST_SUPPORT_TEMPLATES, extern)
 #endif
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft_test
 
 /// Checks a Report with a readable failure message.
