@@ -97,7 +97,6 @@ inline bool uniform_batch_stride(const Shape& batch, const Strides& strides, std
   return true;
 }
 
-
 /// Whether CPU matmul of T runs a native bfloat16 GEMM (cpu::gemm_bf16_batched: AMX tiles where
 /// built for them and permitted by the OS, Arm BFMMLA where built for it; see gemm_bf16.hpp),
 /// else 16-bit floats multiply in float.
