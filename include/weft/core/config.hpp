@@ -26,10 +26,11 @@
 
 // The namespace protects a function itself, not the inline functions that call it: a template
 // such as weft::eval<E> calls cuda_tu::run_statements in one file and host_tu::run_statements in
-// another, and would again be one symbol with two bodies. So every free function that can reach a
-// backend lives in WEFT_BACKEND_ABI too, and the members of shared types (Tensor, TensorList,
-// the optimizers) that can reach one are WEFT_ABI_INLINE: always inlined into their caller, they
-// are never a symbol the linker could merge. scripts/check-odr checks the objects of a build.
+// another, and would again be one symbol with two bodies. So every free function (and class, such
+// as the optimizers) that can reach a backend lives in WEFT_BACKEND_ABI too, and the members of the
+// types shared between files (Tensor, TensorList) that can reach one are WEFT_ABI_INLINE: always
+// inlined into their caller, they are never a symbol the linker could merge. scripts/check-odr
+// checks the objects of a build (docs/architecture.md, ODR safety).
 #define WEFT_ABI_INLINE __attribute__((always_inline))
 
 #if defined(_OPENMP)
