@@ -24,6 +24,9 @@ namespace weft::detail::cuda {
 
 /// Threads per block of the row kernels.
 inline constexpr int kRowBlock = 256;
+inline constexpr int kRowBlockLog2 = 8;
+static_assert(kRowBlock == 1 << kRowBlockLog2);
+inline constexpr int kWarpLog2 = 5;  // 32 threads
 /// Rows of at most this many elements get one warp each; longer rows a block.
 inline constexpr std::int64_t kWarpRowLimit = 1024;
 
@@ -58,17 +61,19 @@ struct RowReduceStorage {
 /// Reduces `v` across the G threads of a row group (G = 32: one warp per
 /// row; G = kRowBlock: the whole block) and returns the total in every
 /// thread of the group. Every thread of a group must call it, the same
-/// number of times; with G = kRowBlock it contains __syncthreads().
-template <int G, class Acc, class Op>
-__device__ Acc row_allreduce(Acc v, Op op, RowReduceStorage<Acc, G>& storage) {
+/// number of times; with G = kRowBlock it contains __syncthreads(). The
+/// storage may be laid out for smaller groups (more of them) than G.
+template <int G, class Acc, class Op, int StorageG>
+__device__ Acc row_allreduce(Acc v, Op op, RowReduceStorage<Acc, StorageG>& storage) {
+  static_assert(StorageG <= G, "the storage needs a slot for every group");
   if constexpr (G == 32) {
     const int group = threadIdx.x / 32;
-    Acc total = typename RowReduceStorage<Acc, G>::WarpReduce(storage.scratch.warp[group]).Reduce(v, op);
+    Acc total = typename RowReduceStorage<Acc, StorageG>::WarpReduce(storage.scratch.warp[group]).Reduce(v, op);
     __syncwarp();  // the warp's scratch may be reused right after
     return __shfl_sync(0xffffffffu, total, 0);  // lane 0 holds the total
   } else {
     static_assert(G == kRowBlock, "a row group is a warp or the whole block");
-    Acc total = typename RowReduceStorage<Acc, G>::BlockReduce(storage.scratch.block).Reduce(v, op);
+    Acc total = typename RowReduceStorage<Acc, StorageG>::BlockReduce(storage.scratch.block).Reduce(v, op);
     if (threadIdx.x == 0) storage.result[0] = total;  // thread 0 holds the total
     __syncthreads();
     total = storage.result[0];
@@ -131,31 +136,25 @@ struct ReduceCombine {
   }
 };
 
-/// Storage for the G threads of a group (none for G == 1: a thread per output).
-template <class Acc, int G>
-struct GroupStorage {
-  using type = RowReduceStorage<Acc, G>;
-};
-template <class Acc>
-struct GroupStorage<Acc, 1> {
-  struct type {};
-};
-
-/// One segment (output o, chunk c) per group of G threads, grid-stride. The
-/// threads of a group take every G-th element of the chunk (neighbouring
-/// lanes read neighbouring elements of the innermost reduced dim); G == 1
-/// gives each thread a whole output, so neighbouring threads read
-/// neighbouring outputs (column reductions). With one chunk the group writes
-/// out[o] = finalize(total); otherwise partial[segment] = total.
-template <int G, class O, class Red, class Ev, class Shared>
+/// One segment (output o, chunk c) per group of G = 2^group_log2 threads (1, 32 or kRowBlock),
+/// grid-stride. The threads of a group take every G-th element of the chunk (neighbouring lanes
+/// read neighbouring elements of the innermost reduced dim); G == 1 gives each thread a whole
+/// output, so neighbouring threads read neighbouring outputs (column reductions). With one chunk
+/// the group writes out[o] = finalize(total); otherwise partial[segment] = total.
+/// G is a run-time argument, uniform over the grid: one kernel per (reducer, expression) instead
+/// of one per group size, which takes two thirds of the reductions' device code (and its compile
+/// time) away; the group loop is the same for every G, only the final combine differs.
+template <class O, class Red, class Ev, class Shared>
 __global__ void __launch_bounds__(kRowBlock)
-    reduce_kernel(const ReduceArgs<Red, Ev> args, O* __restrict__ out, typename Red::acc_type* __restrict__ partial) {
+    reduce_kernel(const ReduceArgs<Red, Ev> args, const int group_log2, O* __restrict__ out,
+                  typename Red::acc_type* __restrict__ partial) {
   using Acc = typename Red::acc_type;
-  __shared__ typename GroupStorage<Acc, G>::type storage;
-  constexpr int kGroups = kRowBlock / G;
-  const int lane = int(threadIdx.x) % G;
-  const std::int64_t first = std::int64_t(blockIdx.x) * kGroups + int(threadIdx.x) / G;
-  const std::int64_t step = std::int64_t(gridDim.x) * kGroups;
+  __shared__ RowReduceStorage<Acc, 32> storage;  // a warp's slots for G = 32, the block's for G = kRowBlock
+  const int group_size = 1 << group_log2;
+  const int lane = int(threadIdx.x) & (group_size - 1);
+  const std::int64_t groups_per_block = kRowBlock >> group_log2;
+  const std::int64_t first = std::int64_t(blockIdx.x) * groups_per_block + (int(threadIdx.x) >> group_log2);
+  const std::int64_t step = std::int64_t(gridDim.x) * groups_per_block;
   const std::int64_t segments = args.n_out * args.chunks;
   const std::int64_t inner = args.reduced[args.nr - 1];
   // Every thread of a group sees the same segments: row_allreduce's rule.
@@ -168,7 +167,7 @@ __global__ void __launch_bounds__(kRowBlock)
     unravel(o, args.kept, args.nk, outer);
     if (args.nr == 1) ev.seek(outer);  // one reduced dim: a single row per output
     Acc acc = args.red.identity();
-    for (std::int64_t r = r0 + lane; r < r1; r += G) {
+    for (std::int64_t r = r0 + lane; r < r1; r += group_size) {
       if (args.nr > 1) {
         unravel(r / inner, args.reduced, args.nr - 1, outer + args.nk);
         ev.seek(outer);
@@ -176,7 +175,8 @@ __global__ void __launch_bounds__(kRowBlock)
       typename scalar_cache<Shared>::type cache{};
       acc = args.red.combine(acc, args.red.transform(ev.coeff(r % inner, cache)));
     }
-    if constexpr (G > 1) acc = row_allreduce<G>(acc, ReduceCombine<Red>{args.red}, storage);
+    if (group_size == 32) acc = row_allreduce<32>(acc, ReduceCombine<Red>{args.red}, storage);
+    else if (group_size == kRowBlock) acc = row_allreduce<kRowBlock>(acc, ReduceCombine<Red>{args.red}, storage);
     if (lane == 0) {
       if (args.chunks == 1) out[o] = O(args.red.finalize(acc, args.n_red));
       else partial[seg] = acc;
@@ -217,10 +217,11 @@ inline bool unit_stride_group_cuda(const ReduceGroup& g, const std::vector<Strid
   return true;
 }
 
-template <int G, class O, class Red, class Ev, class Shared>
-void launch_reduce(const ReduceArgs<Red, Ev>& args, O* out, typename Red::acc_type* partial) {
-  const std::int64_t groups = args.n_out * args.chunks;
-  reduce_kernel<G, O, Red, Ev, Shared><<<row_grid(groups, G), kRowBlock>>>(args, out, partial);
+/// Launches reduce_kernel with groups of 2^group_log2 threads, one per segment.
+template <class O, class Red, class Ev, class Shared>
+void launch_reduce(const ReduceArgs<Red, Ev>& args, int group_log2, O* out, typename Red::acc_type* partial) {
+  const std::int64_t segments = args.n_out * args.chunks;
+  reduce_kernel<O, Red, Ev, Shared><<<row_grid(segments, 1 << group_log2), kRowBlock>>>(args, group_log2, out, partial);
 }
 
 /// Runs `red` over the planned reduction of `expr` into the contiguous device
@@ -251,9 +252,9 @@ void run_reduce(const Red& red, const E& expr, const ReducePlan& plan, const std
   const bool column = plan.nk() > 0 && !unit_stride_group_cuda(plan.reduced.back(), strides) &&
                       unit_stride_group_cuda(plan.kept.back(), strides);
   if (plan.n_out >= kThreadPerOutputMin && (column || plan.n_red <= 32)) {
-    launch_reduce<1, O, Red, Ev, Shared>(args, out, nullptr);
+    launch_reduce<O, Red, Ev, Shared>(args, 0, out, nullptr);  // a thread per output
   } else if (plan.n_red <= kWarpSegmentMax) {
-    launch_reduce<32, O, Red, Ev, Shared>(args, out, nullptr);
+    launch_reduce<O, Red, Ev, Shared>(args, kWarpLog2, out, nullptr);
   } else {
     const std::int64_t target = 4 * std::int64_t(device_properties(device.index()).multiProcessorCount);
     const std::int64_t most = (plan.n_red + kMinChunk - 1) / kMinChunk;
@@ -261,11 +262,11 @@ void run_reduce(const Red& red, const E& expr, const ReducePlan& plan, const std
     args.chunk_len = (plan.n_red + args.chunks - 1) / args.chunks;
     args.chunks = (plan.n_red + args.chunk_len - 1) / args.chunk_len;  // no empty chunks
     if (args.chunks == 1) {
-      launch_reduce<kRowBlock, O, Red, Ev, Shared>(args, out, nullptr);
+      launch_reduce<O, Red, Ev, Shared>(args, kRowBlockLog2, out, nullptr);
     } else {
       ScratchBuffer scratch(std::size_t(args.n_out * args.chunks) * sizeof(Acc), 0);
       Acc* partial = static_cast<Acc*>(scratch.get());
-      launch_reduce<kRowBlock, O, Red, Ev, Shared>(args, out, partial);
+      launch_reduce<O, Red, Ev, Shared>(args, kRowBlockLog2, out, partial);
       check_cuda(cudaGetLastError(), "reduction kernel launch");
       reduce_partials_kernel<O, Red><<<row_grid(args.n_out, 32), kRowBlock>>>(red, partial, out, args.n_out,
                                                                               args.chunks, args.n_red);
