@@ -69,9 +69,10 @@ std::string cat(const Parts&... parts) {
   return s;
 }
 
-/// Throws weft::Error("weft::<op>: <parts...>").
+/// Throws weft::Error("weft::<op>: <parts...>"). Cold and out of line: a check at each call site
+/// is a compare and a call, not the message's construction.
 template <class... Parts>
-[[noreturn]] void fail(const char* op, const Parts&... parts) {
+[[noreturn, gnu::cold, gnu::noinline]] void fail(const char* op, const Parts&... parts) {
   throw Error(cat("weft::", op, ": ", parts...));
 }
 

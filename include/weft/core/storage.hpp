@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file Storage: a reference-counted byte buffer on one device, plus byte copies between devices.
+/// @file Storage: a reference-counted byte buffer on one device, plus byte copies between devices and byte fills.
 #pragma once
 
 #include <cstddef>
@@ -94,6 +94,21 @@ inline void copy_bytes(void* dst, Device dst_device, const void* src, Device src
 #else
   fail_no_cuda("to");
 #endif
+}
+
+/// Writes `count` copies of the `element_bytes`-long `value` to the contiguous memory at `dst`.
+/// Untyped, for fills outside kernels (an empty reduction's outputs): one function for every
+/// dtype instead of a pointwise kernel per dtype. A device destination is filled through a host
+/// buffer and one copy: meant for rare, small fills.
+inline void fill_bytes(void* dst, Device device, const void* value, std::size_t element_bytes, std::size_t count) {
+  if (count == 0) return;
+  if (device.is_cpu()) {
+    for (std::size_t i = 0; i < count; ++i) std::memcpy(static_cast<char*>(dst) + i * element_bytes, value, element_bytes);
+    return;
+  }
+  std::unique_ptr<char[]> host(new char[count * element_bytes]);
+  fill_bytes(host.get(), Device::cpu(), value, element_bytes, count);
+  copy_bytes(dst, device, host.get(), Device::cpu(), count * element_bytes);
 }
 
 }  // namespace WEFT_BACKEND_ABI

@@ -138,7 +138,8 @@ Tensor<T> matmul_impl(const Tensor<T>& a, const Tensor<T>& b) {
   Tensor<T> out = empty<T>(s.out, device);
   if (out.numel() == 0) return out;
   if (s.k == 0) {  // an empty sum: all zeros
-    out = std::int64_t(0);
+    const T zero{};
+    fill_bytes(out.data(), device, &zero, sizeof(T), std::size_t(out.numel()));
     return out;
   }
   const MatrixOperand<T> ma = matrix_operand(a, true, s.batch, s.n, s.k);

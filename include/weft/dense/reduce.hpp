@@ -131,9 +131,8 @@ Tensor<O> run_reduction(const char* op, const ReduceInput<E>& in, const Red& red
   Tensor<O> out = empty<O>(in.out_shape, in.device);
   if (out.numel() == 0) return out;
   if (in.plan.n_red == 0) {  // an empty sum is 0, an empty mean NaN (0 / 0)
-    auto value = red.finalize(red.identity(), 0);
-    if constexpr (std::is_floating_point_v<decltype(value)>) out = double(value);
-    else out = std::int64_t(value);
+    const O value = O(red.finalize(red.identity(), 0));
+    fill_bytes(out.data(), out.device(), &value, sizeof(O), std::size_t(out.numel()));
     return out;
   }
   if (in.device.is_cpu()) {

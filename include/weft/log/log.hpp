@@ -56,8 +56,9 @@ inline unsigned parse_logs(std::string_view spec, bool strict) {
   return levels;
 }
 
-/// Two bits per component, initialized from WEFT_LOGS on first use.
-inline std::atomic<unsigned>& log_levels() {
+/// Two bits per component, initialized from WEFT_LOGS on first use. Not inlined: each
+/// log_enabled() check would otherwise carry the one-time initialization (a guarded static).
+[[gnu::noinline]] inline std::atomic<unsigned>& log_levels() {
   static std::atomic<unsigned> levels{[] {
     const char* env = std::getenv("WEFT_LOGS");
     return env ? parse_logs(env, false) : 0u;

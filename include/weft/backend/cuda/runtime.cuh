@@ -13,12 +13,16 @@
 
 namespace weft::detail {
 
+/// Throws weft::CudaError naming the failed call. Out of line and cold: a launch checks several
+/// calls, and inlining the message and the throw into each check was half of a kernel's host code.
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_cuda_error(cudaError_t status, const char* what) {
+  throw CudaError(cat("weft: CUDA call ", what, " failed: ", cudaGetErrorName(status), " (",
+                      cudaGetErrorString(status), ")"));
+}
+
 /// Throws weft::CudaError naming the call when a CUDA runtime call failed.
 inline void check_cuda(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) {
-    throw CudaError(cat("weft: CUDA call ", what, " failed: ", cudaGetErrorName(status), " (",
-                        cudaGetErrorString(status), ")"));
-  }
+  if (status != cudaSuccess) [[unlikely]] throw_cuda_error(status, what);
 }
 
 /// Cached per-device properties (queried once; the launch layer sizes grids from them).
