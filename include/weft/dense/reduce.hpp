@@ -44,16 +44,21 @@ namespace detail {
 template <class V>
 using sum_dtype_t = std::conditional_t<is_floating_v<V>, V, std::int64_t>;
 
-/// The expression, its shape, the reduced dims and the plan: everything
-/// checked before any allocation.
-template <class E>
-struct ReduceInput {
-  explicit ReduceInput(const E& e) : expr(e) {}
-  E expr;
+/// One operand of a reduction's expression, as the checks and the plan read it.
+struct ReduceLeaf {
+  bool defined;
+  Device device;
+  const Shape* shape;
+  const Strides* strides;
+};
+
+/// Where a reduction runs, its input and output shapes, every operand's strides (broadcast to
+/// `full`) and the plan: everything checked before any allocation.
+struct ReduceSetup {
   Device device = Device::cpu();
   Shape full;
   Shape out_shape;
-  std::vector<Strides> strides;  // every operand's, broadcast to `full`
+  std::vector<Strides> strides;
   ReducePlan plan;
 };
 
@@ -65,22 +70,21 @@ inline std::string describe_dims(const std::vector<std::int64_t>* dims) {
   return dims->size() == 1 ? s : s + "]";
 }
 
-/// Checks devices, shapes and dims, and plans the reduction. `nonempty`:
-/// the op has no identity (max, min), so an empty reduced range is an error.
-template <class E>
-ReduceInput<E> prepare_reduce(const char* op, const E& e, const std::vector<std::int64_t>* dims, bool keepdim,
-                              bool nonempty) {
-  ReduceInput<E> in(e);
-  bool have_device = false;
+/// Checks devices, shapes and dims, and plans the reduction of operands `leaves`. `nonempty`:
+/// the op has no identity (max, min), so an empty reduced range is an error. Not a template:
+/// compiled once per translation unit, whatever the expression.
+inline ReduceSetup plan_reduce(const char* op, const std::vector<ReduceLeaf>& leaves,
+                               const std::vector<std::int64_t>* dims, bool keepdim, bool nonempty) {
+  ReduceSetup in;
   std::vector<Shape> shapes;
-  for_each_leaf(in.expr, [&](auto& leaf) {
-    if (!leaf.tensor.defined()) fail(op, "the input is an empty (default-constructed) tensor");
-    if (!have_device) in.device = leaf.tensor.device(), have_device = true;
-    else if (leaf.tensor.device() != in.device)
-      fail(op, "operands are on ", in.device, " and ", leaf.tensor.device(), " (shapes ", join_shapes(leaf_shapes(in.expr)),
+  for (const ReduceLeaf& leaf : leaves) shapes.push_back(*leaf.shape);
+  for (const ReduceLeaf& leaf : leaves) {
+    if (!leaf.defined) fail(op, "the input is an empty (default-constructed) tensor");
+    if (leaf.device != leaves[0].device)
+      fail(op, "operands are on ", leaves[0].device, " and ", leaf.device, " (shapes ", join_shapes(shapes),
            "); move them to one device with .to(device) first");
-    shapes.push_back(leaf.tensor.shape());
-  });
+  }
+  if (!leaves.empty()) in.device = leaves[0].device;
   for (const Shape& s : shapes)
     if (!broadcast_into(in.full, s))
       fail(op, "operands of shapes ", join_shapes(shapes),
@@ -108,21 +112,39 @@ ReduceInput<E> prepare_reduce(const char* op, const E& e, const std::vector<std:
   }
 
   int primary = 0;
-  std::int64_t largest = -1, i = 0;
-  for_each_leaf(in.expr, [&](auto& leaf) {
-    in.strides.push_back(broadcast_strides(leaf.tensor.shape(), leaf.tensor.strides(), in.full));
-    if (leaf.tensor.numel() > largest) largest = leaf.tensor.numel(), primary = int(i);
-    ++i;
-  });
+  std::int64_t largest = -1;
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    in.strides.push_back(broadcast_strides(*leaves[i].shape, *leaves[i].strides, in.full));
+    if (leaves[i].shape->numel() > largest) largest = leaves[i].shape->numel(), primary = int(i);
+  }
   in.plan = plan_reduction(in.full, reduce, in.strides, primary);
   return in;
+}
+
+/// The expression and its reduction's setup.
+template <class E>
+struct ReduceInput {
+  E expr;
+  ReduceSetup setup;
+};
+
+/// Reads the operands of `e` and plans its reduction (plan_reduce).
+template <class E>
+ReduceInput<E> prepare_reduce(const char* op, const E& e, const std::vector<std::int64_t>* dims, bool keepdim,
+                              bool nonempty) {
+  std::vector<ReduceLeaf> leaves;
+  for_each_leaf(e, [&](auto& leaf) {
+    leaves.push_back({leaf.tensor.defined(), leaf.tensor.device(), &leaf.tensor.shape(), &leaf.tensor.strides()});
+  });
+  return {e, plan_reduce(op, leaves, dims, keepdim, nonempty)};
 }
 
 inline namespace WEFT_BACKEND_ABI {
 
 /// Allocates the output and runs `red` over the planned reduction on the input's device.
 template <class O, class Red, class E>
-Tensor<O> run_reduction(const char* op, const ReduceInput<E>& in, const Red& red) {
+Tensor<O> run_reduction(const char* op, const ReduceInput<E>& input, const Red& red) {
+  const ReduceSetup& in = input.setup;
 #if !defined(__CUDACC__)
   if (in.device.is_cuda()) fail_no_cuda(op);
 #else
@@ -137,11 +159,11 @@ Tensor<O> run_reduction(const char* op, const ReduceInput<E>& in, const Red& red
   }
   if (in.device.is_cpu()) {
 #if !defined(__CUDA_ARCH__)
-    cpu::run_reduce<O>(red, in.expr, in.plan, in.strides, out.data());
+    cpu::run_reduce<O>(red, input.expr, in.plan, in.strides, out.data());
 #endif
   } else {
 #if defined(__CUDACC__)
-    cuda::run_reduce<O>(red, in.expr, in.plan, in.strides, out.data(), in.device);
+    cuda::run_reduce<O>(red, input.expr, in.plan, in.strides, out.data(), in.device);
 #endif
   }
   return out;
@@ -160,7 +182,7 @@ Tensor<to_floating_t<typename E::value_type>> reduce_mean(const E& e, const std:
   using V = typename E::value_type;
   if constexpr (!is_floating_v<V>) {
     auto in = prepare_reduce("mean", e, dims, keepdim, false);
-    fail("mean", "needs a floating-point input, got ", dtype_name<V>(), " of shape ", in.full,
+    fail("mean", "needs a floating-point input, got ", dtype_name<V>(), " of shape ", in.setup.full,
          "; cast it first, e.g. weft::mean(weft::cast<float>(x))");
   } else {
     return run_reduction<V>("mean", prepare_reduce("mean", e, dims, keepdim, false), SumReducer<math_t<V>, true>{});
@@ -181,7 +203,7 @@ Tensor<to_floating_t<typename E::value_type>> reduce_norm(const E& e, double p, 
   using V = typename E::value_type;
   if constexpr (!is_floating_v<V>) {
     auto in = prepare_reduce("norm", e, dims, keepdim, false);
-    fail("norm", "needs a floating-point input, got ", dtype_name<V>(), " of shape ", in.full,
+    fail("norm", "needs a floating-point input, got ", dtype_name<V>(), " of shape ", in.setup.full,
          "; cast it first, e.g. weft::norm(weft::cast<float>(x))");
   } else {
     using Acc = math_t<V>;
