@@ -142,8 +142,8 @@ struct ReduceCombine {
 /// output, so neighbouring threads read neighbouring outputs (column reductions). With one chunk
 /// the group writes out[o] = finalize(total); otherwise partial[segment] = total.
 /// G is a run-time argument, uniform over the grid: one kernel per (reducer, expression) instead
-/// of one per group size, which takes two thirds of the reductions' device code (and its compile
-/// time) away; the group loop is the same for every G, only the final combine differs.
+/// of one per group size, which takes more than half of the reductions' device code (and its
+/// compile time) away; the group loop is the same for every G, only the final combine differs.
 template <class O, class Red, class Ev, class Shared>
 __global__ void __launch_bounds__(kRowBlock)
     reduce_kernel(const ReduceArgs<Red, Ev> args, const int group_log2, O* __restrict__ out,
