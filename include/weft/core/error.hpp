@@ -85,9 +85,12 @@ MessagePiece message_piece(const T& v) {
   else return {&v, &append_value<T>};
 }
 
+inline void append_pieces(std::string& s, std::initializer_list<MessagePiece> pieces) {
+  for (const MessagePiece& p : pieces) p.append_to(s, p.value);
+}
 inline std::string cat_pieces(std::initializer_list<MessagePiece> pieces) {
   std::string s;
-  for (const MessagePiece& p : pieces) p.append_to(s, p.value);
+  append_pieces(s, pieces);
   return s;
 }
 
@@ -103,7 +106,7 @@ std::string cat(const Parts&... parts) {
   std::string s = "weft::";
   s += op;
   s += ": ";
-  for (const MessagePiece& p : pieces) p.append_to(s, p.value);
+  append_pieces(s, pieces);
   throw Error(s);
 }
 
