@@ -252,6 +252,38 @@ inline bool unit_stride_group(const ReduceGroup& g, const std::vector<Strides>& 
   return true;
 }
 
+/// How a CPU reduction with packets of W lanes is cut into tasks for the threads. Not a template:
+/// compiled once per translation unit, whatever the expression.
+struct CpuReduceWork {
+  int threads = 1;
+  bool columns = false;             // the column layout: a packet holds W neighbouring outputs
+  std::int64_t m = 1;               // outputs per row (column layout)
+  std::int64_t J = 1;               // outputs per work unit
+  std::int64_t blocks_per_row = 1;  // work units per row (column layout)
+  std::int64_t units = 1, chunks = 1, tasks = 1;
+};
+
+/// The layout (rows of the innermost reduced dim, or columns of the innermost kept dim when only
+/// it is unit-stride) and the work units; the reduced range is split into chunks only when there
+/// are too few outputs to keep every thread busy.
+inline CpuReduceWork plan_cpu_reduce(const ReducePlan& plan, const std::vector<Strides>& strides, int W) {
+  CpuReduceWork w;
+  w.threads = threads_for(plan.n_out * plan.n_red);
+  const ReduceGroup& inner = plan.reduced.back();
+  const bool inner_ok = unit_stride_group(inner, strides) && inner.extent >= W;
+  const bool column_ok = plan.nk() > 0 && unit_stride_group(plan.kept.back(), strides) && plan.kept.back().extent >= W;
+  w.columns = !inner_ok && column_ok;
+  w.m = w.columns ? plan.kept.back().extent : 1;
+  w.J = w.columns ? kColumnGroups * W : 1;
+  w.blocks_per_row = (w.m + w.J - 1) / w.J;
+  w.units = w.columns ? (plan.n_out / w.m) * w.blocks_per_row : plan.n_out;
+  if (w.threads > 1 && w.units < 4 * std::int64_t(w.threads))
+    w.chunks = std::clamp<std::int64_t>((4 * w.threads + w.units - 1) / w.units, 1,
+                                        std::clamp<std::int64_t>(plan.n_red * w.J / kMinElementsPerThread, 1, kMaxChunks));
+  w.tasks = w.units * w.chunks;
+  return w;
+}
+
 /// Runs reducer `red` over expression `expr` as planned and writes
 /// out[o] = O(finalize(total_o)) for every output o of the contiguous `out`.
 /// `strides`: every operand's strides broadcast to plan.full (layout choice).
@@ -269,24 +301,12 @@ void run_reduce(const Red& red, const E& expr, const ReducePlan& plan, const std
   using Ctx = ReduceContext<Red, Ev, Shared>;
   const Ctx ctx{red, &plan};
 
-  const std::int64_t n_out = plan.n_out, n_red = plan.n_red;
-  const int threads = threads_for(n_out * n_red);
-  const ReduceGroup& inner = plan.reduced.back();
-  const bool inner_ok = unit_stride_group(inner, strides) && inner.extent >= W;
-  const bool column_ok = plan.nk() > 0 && unit_stride_group(plan.kept.back(), strides) && plan.kept.back().extent >= W;
-  const bool columns = !inner_ok && column_ok;
-
-  // Work units and chunks of the reduced range: split the reduced range only
-  // when there are too few outputs to keep every thread busy.
-  const std::int64_t m = columns ? plan.kept.back().extent : 1;  // outputs per row (column layout)
-  const std::int64_t J = columns ? kColumnGroups * W : 1;                   // outputs per unit
-  const std::int64_t blocks_per_row = (m + J - 1) / J;
-  const std::int64_t units = columns ? (n_out / m) * blocks_per_row : n_out;
-  std::int64_t chunks = 1;
-  if (threads > 1 && units < 4 * std::int64_t(threads))
-    chunks = std::clamp<std::int64_t>((4 * threads + units - 1) / units, 1,
-                                      std::clamp<std::int64_t>(n_red * J / kMinElementsPerThread, 1, kMaxChunks));
-  const std::int64_t tasks = units * chunks;
+  const std::int64_t n_red = plan.n_red;
+  const CpuReduceWork work = plan_cpu_reduce(plan, strides, W);
+  const int threads = work.threads;
+  const bool columns = work.columns;
+  const std::int64_t m = work.m, J = work.J, blocks_per_row = work.blocks_per_row;
+  const std::int64_t units = work.units, chunks = work.chunks, tasks = work.tasks;
   std::vector<Acc> partial(chunks > 1 ? std::size_t(tasks * J) : 0);
 
   IterationSpace space = columns ? plan.column_space() : plan.inner_space();

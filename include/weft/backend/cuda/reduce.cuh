@@ -217,11 +217,36 @@ inline bool unit_stride_group_cuda(const ReduceGroup& g, const std::vector<Strid
   return true;
 }
 
-/// Launches reduce_kernel with groups of 2^group_log2 threads, one per segment.
-template <class O, class Red, class Ev, class Shared>
-void launch_reduce(const ReduceArgs<Red, Ev>& args, int group_log2, O* out, typename Red::acc_type* partial) {
-  const std::int64_t segments = args.n_out * args.chunks;
-  reduce_kernel<O, Red, Ev, Shared><<<row_grid(segments, 1 << group_log2), kRowBlock>>>(args, group_log2, out, partial);
+/// How a reduction runs on the GPU: the group of threads per segment (2^group_log2: a thread, a
+/// warp or a block) and the chunks each output's reduced range is cut into (chunks > 1: a partials
+/// pass combines them). Not a template: decided once per translation unit's code, whatever the
+/// expression; only the launch below is compiled per kernel type.
+struct ReduceLaunch {
+  int group_log2 = 0;
+  std::int64_t chunks = 1, chunk_len = 1;
+};
+
+/// A column reduction (the innermost reduced dim strided, the innermost kept dim unit-stride) or
+/// many tiny ones: a thread per output. Short ranges: a warp per output. Long ranges: a block per
+/// chunk, enough chunks to fill the GPU.
+inline ReduceLaunch plan_reduce_launch(const ReducePlan& plan, const std::vector<Strides>& strides, Device device) {
+  ReduceLaunch launch;
+  launch.chunk_len = plan.n_red;
+  const bool column = plan.nk() > 0 && !unit_stride_group_cuda(plan.reduced.back(), strides) &&
+                      unit_stride_group_cuda(plan.kept.back(), strides);
+  if (plan.n_out >= kThreadPerOutputMin && (column || plan.n_red <= 32)) {
+    launch.group_log2 = 0;
+  } else if (plan.n_red <= kWarpSegmentMax) {
+    launch.group_log2 = kWarpLog2;
+  } else {
+    launch.group_log2 = kRowBlockLog2;
+    const std::int64_t target = 4 * std::int64_t(device_properties(device.index()).multiProcessorCount);
+    const std::int64_t most = (plan.n_red + kMinChunk - 1) / kMinChunk;
+    launch.chunks = std::clamp<std::int64_t>((target + plan.n_out - 1) / plan.n_out, 1, most);
+    launch.chunk_len = (plan.n_red + launch.chunks - 1) / launch.chunks;
+    launch.chunks = (plan.n_red + launch.chunk_len - 1) / launch.chunk_len;  // no empty chunks
+  }
+  return launch;
 }
 
 /// Runs `red` over the planned reduction of `expr` into the contiguous device
@@ -233,6 +258,7 @@ void run_reduce(const Red& red, const E& expr, const ReducePlan& plan, const std
   using Acc = typename Red::acc_type;
   using Ev = Evaluator<E, Acc, false, Shared>;
   CudaDeviceGuard guard(device.index());
+  const ReduceLaunch launch = plan_reduce_launch(plan, strides, device);
 
   IterationSpace space = plan.inner_space();
   BuildContext<Shared> build;
@@ -244,33 +270,18 @@ void run_reduce(const Red& red, const E& expr, const ReducePlan& plan, const std
   for (int d = 0; d < plan.nr(); ++d) args.reduced[d] = plan.reduced[d].extent;
   args.n_out = plan.n_out;
   args.n_red = plan.n_red;
-  args.chunk_len = plan.n_red;
+  args.chunks = launch.chunks;
+  args.chunk_len = launch.chunk_len;
 
-  // A column reduction (the innermost reduced dim strided, the innermost kept
-  // dim unit-stride) or many tiny ones: a thread per output. Short ranges: a
-  // warp per output. Long ranges: a block per chunk, enough chunks to fill the GPU.
-  const bool column = plan.nk() > 0 && !unit_stride_group_cuda(plan.reduced.back(), strides) &&
-                      unit_stride_group_cuda(plan.kept.back(), strides);
-  if (plan.n_out >= kThreadPerOutputMin && (column || plan.n_red <= 32)) {
-    launch_reduce<O, Red, Ev, Shared>(args, 0, out, nullptr);  // a thread per output
-  } else if (plan.n_red <= kWarpSegmentMax) {
-    launch_reduce<O, Red, Ev, Shared>(args, kWarpLog2, out, nullptr);
-  } else {
-    const std::int64_t target = 4 * std::int64_t(device_properties(device.index()).multiProcessorCount);
-    const std::int64_t most = (plan.n_red + kMinChunk - 1) / kMinChunk;
-    args.chunks = std::clamp<std::int64_t>((target + plan.n_out - 1) / plan.n_out, 1, most);
-    args.chunk_len = (plan.n_red + args.chunks - 1) / args.chunks;
-    args.chunks = (plan.n_red + args.chunk_len - 1) / args.chunk_len;  // no empty chunks
-    if (args.chunks == 1) {
-      launch_reduce<O, Red, Ev, Shared>(args, kRowBlockLog2, out, nullptr);
-    } else {
-      ScratchBuffer scratch(std::size_t(args.n_out * args.chunks) * sizeof(Acc), 0);
-      Acc* partial = static_cast<Acc*>(scratch.get());
-      launch_reduce<O, Red, Ev, Shared>(args, kRowBlockLog2, out, partial);
-      check_cuda(cudaGetLastError(), "reduction kernel launch");
-      reduce_partials_kernel<O, Red><<<row_grid(args.n_out, 32), kRowBlock>>>(red, partial, out, args.n_out,
-                                                                              args.chunks, args.n_red);
-    }
+  ScratchBuffer scratch(launch.chunks > 1 ? std::size_t(args.n_out * launch.chunks) * sizeof(Acc) : 0, 0);
+  Acc* partial = static_cast<Acc*>(scratch.get());
+  const std::int64_t segments = args.n_out * args.chunks;
+  reduce_kernel<O, Red, Ev, Shared>
+      <<<row_grid(segments, 1 << launch.group_log2), kRowBlock>>>(args, launch.group_log2, out, partial);
+  if (launch.chunks > 1) {
+    check_cuda(cudaGetLastError(), "reduction kernel launch");
+    reduce_partials_kernel<O, Red><<<row_grid(args.n_out, 32), kRowBlock>>>(red, partial, out, args.n_out,
+                                                                            args.chunks, args.n_red);
   }
   check_cuda(cudaGetLastError(), "reduction kernel launch");
 }
