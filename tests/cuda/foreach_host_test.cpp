@@ -1,101 +1,26 @@
 // SPDX-License-Identifier: MIT
-/// @file The cuda suite's foreach launch tables (capacity and packing, host only), and its foreach
-/// bodies (foreach_suite.hpp) on the multi-tensor kernel's per-block body (cuda::run_list_block,
-/// the function every GPU block runs), executed on the host for every block of every launch the
-/// planner packs, over CPU tensors. Plain C++: g++ compiles it (foreach_block.hpp needs no nvcc,
-/// only the CUDA runtime's version), and it runs without a GPU.
+/// @file The cuda suite's foreach launch tables (capacity and packing, host only), and a fused
+/// AdamW step over mixed-dtype lists on the multi-tensor kernel's per-block body executed on the
+/// host (foreach_emulated_on_host.hpp; the other bodies are in foreach_host_blocks_test.cpp). Plain
+/// C++: g++ compiles it, and it runs without a GPU.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <random>
 #include <string>
 #include <tuple>
-#include <type_traits>
 #include <vector>
 
 #include <weft/backend/cuda/foreach_block.hpp>
 
+#include "cuda/foreach_emulated_on_host.hpp"
 #include "cuda/foreach_suite.hpp"
 
 namespace {
 
 using namespace foreach_suite;
-
-struct EmulatedOnHost {
-  static Device device() { return Device::cpu(); }
-
-  /// Launch tables the runs cycle through: the kernel's 4 KB table and its
-  /// large table, both with the chunk the planner picks for an H100-sized GPU
-  /// (132 SMs x 8 blocks) and 256 threads a block; and a table of 64 words and
-  /// 8 blocks with chunks of one vector per thread of a 3-thread block, so
-  /// that long lists take many launches and tensors are cut across them.
-  enum Config { small_table, large_table, tiny_table, configs };
-  using TinyLaunch = wd::ListLaunch<64, 8>;
-
-  static inline std::int64_t runs[configs] = {};
-  static inline std::int64_t multi_launch_runs = 0;  // runs that took more than one launch
-  static inline std::int64_t split_tensors = 0;      // launches whose first tensor continues from the previous one
-  static inline std::int64_t vector_blocks = 0, scalar_blocks = 0;
-
-  template <class... Stmts>
-  static void run(Stmts... stmts) {
-    static int calls = 0;
-    const int config = calls++ % configs;
-    const auto& first = *std::get<0>(std::tie(stmts...)).dst;
-    std::vector<std::int64_t> sizes;
-    std::int64_t total = 0;
-    for (const auto& t : first) {
-      sizes.push_back(t.numel());
-      total += t.numel();
-    }
-    const wd::IterationSpace space = wd::foreach_space(total);
-    wd::ListTable table;
-    const auto kernel = wd::build_list_kernel(space, table, stmts...);
-    using Kernel = std::remove_cv_t<decltype(kernel)>;
-    if (total == 0) return;
-    constexpr std::int64_t V = wc::vector_width_v<Kernel>;
-    const std::int64_t resident = 132 * 8;
-    ++runs[config];
-    if (config == small_table)
-      emulate<typename wc::SmallListArgs<Kernel>::Launch>(kernel, table, sizes, wc::kBlockThreads * V, resident,
-                                                          wc::kBlockThreads, false);
-    else if (config == large_table)
-      emulate<typename wc::LargeListArgs<Kernel>::Launch>(kernel, table, sizes, wc::kBlockThreads * V, resident,
-                                                          wc::kBlockThreads, false);
-    else emulate<TinyLaunch>(kernel, table, sizes, 3 * V, 4, 3, true);
-  }
-
-  template <class Launch, class Kernel>
-  static void emulate(const Kernel& kernel, const wd::ListTable& table, const std::vector<std::int64_t>& sizes,
-                      std::int64_t unit, std::int64_t resident, std::uint32_t threads, bool smallest_chunk) {
-    constexpr int V = wc::vector_width_v<Kernel>;
-    wd::ListLaunchPlan plan = wd::plan_list_launches<Launch>(table, sizes, unit, resident);
-    REQUIRE(plan.tensors_per_launch > 0);
-    if (smallest_chunk) {
-      plan.chunk = unit;
-      plan.chunks = wd::count_chunks(sizes, unit);
-      plan.launches = wd::count_list_launches(sizes, unit, plan.tensors_per_launch, plan.blocks_per_launch);
-    }
-    CHECK(plan.chunk % V == 0);
-    const std::vector<char> vector = wc::vector_tensors(table, sizes.size(), V);
-    auto launch = std::make_unique<Launch>();
-    int launches = 0;
-    wd::pack_list_launches(table, sizes, vector, plan, *launch, [&](const Launch& l) {
-      ++launches;
-      REQUIRE(l.tensors <= plan.tensors_per_launch);
-      REQUIRE(l.blocks <= Launch::blocks_capacity);
-      split_tensors += l.block_chunk[0] != 0;
-      for (int b = 0; b < l.blocks; ++b) {
-        (l.vector_aligned(l.block_tensor[b]) ? vector_blocks : scalar_blocks) += 1;
-        for (std::uint32_t t = 0; t < threads; ++t) wc::run_list_block<V>(kernel, l, std::uint32_t(b), t, threads);
-      }
-    });
-    CHECK(launches == plan.launches);
-    multi_launch_runs += launches > 1;
-  }
-};
 
 // ------------------------------------------- an AdamW-shaped kernel type
 
@@ -242,40 +167,11 @@ TEST_CASE("foreach launch tables: capacity from the kernel argument limit, and p
 
 // ============================== the per-block body of every launch, on the host
 
-TEST_CASE_TEMPLATE("foreach blocks on the host: out = p - lr * g and p -= lr * g over random lists", T, float,
-                   double, weft::half, weft::bfloat16) {
-  for (int round = 0; round < 2; ++round) axpy_over_random_lists<EmulatedOnHost, T>();
-}
-
 TEST_CASE("foreach blocks on the host: a fused AdamW step over bf16, float and half lists with a ScalarList") {
   for (std::size_t length : {1, 2, 37, 1000}) {
     CAPTURE(length);
     adamw_mixed_dtypes<EmulatedOnHost>(length);
   }
-}
-
-TEST_CASE("foreach blocks on the host: a one-element tensor operand, and two lists swapped") {
-  for (int round = 0; round < 3; ++round) single_tensor_operand_and_swap<EmulatedOnHost>();
-}
-
-TEST_CASE("foreach blocks on the host: long lists in several launches, tensors continuing in the next") {
-  const auto split_before = EmulatedOnHost::split_tensors;
-  const auto multi_before = EmulatedOnHost::multi_launch_runs;
-  for (int round = 0; round < 3; ++round) long_list_with_large_tensors<EmulatedOnHost>(3000, 3);
-  CHECK(EmulatedOnHost::split_tensors > split_before);
-  CHECK(EmulatedOnHost::multi_launch_runs > multi_before);
-}
-
-TEST_CASE("foreach blocks on the host: the tests reach every table, the vector and the scalar path") {
-  axpy_over_random_lists<EmulatedOnHost, float>();
-  for (int config = 0; config < EmulatedOnHost::configs; ++config) {
-    CAPTURE(config);
-    CHECK(EmulatedOnHost::runs[config] > 0);
-  }
-  CHECK(EmulatedOnHost::vector_blocks > 0);
-  CHECK(EmulatedOnHost::scalar_blocks > 0);
-  CHECK(EmulatedOnHost::multi_launch_runs > 0);
-  CHECK(EmulatedOnHost::split_tensors > 0);
 }
 
 }  // TEST_SUITE("cuda")
