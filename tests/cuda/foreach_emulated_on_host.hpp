@@ -19,6 +19,8 @@
 namespace foreach_suite {
 inline namespace WEFT_BACKEND_ABI {  // its helpers reach weft's backends (docs/architecture.md, ODR safety)
 
+/// The executor the foreach bodies take (as OnCuda): each run packs its launches and runs every
+/// block's body, thread by thread, on the host.
 struct EmulatedOnHost {
   static Device device() { return Device::cpu(); }
 

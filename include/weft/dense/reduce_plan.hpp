@@ -19,6 +19,15 @@ struct ReduceGroup {
   int source_dim = -1;
 };
 
+/// True when every operand steps group `g` with stride 0 or 1: plain packet loads on the CPU,
+/// coalesced loads on the GPU. `strides`: every operand's, broadcast to the reduction's shape.
+inline bool unit_stride_group(const ReduceGroup& g, const std::vector<Strides>& strides) {
+  if (g.source_dim < 0) return false;
+  for (const Strides& s : strides)
+    if (s[g.source_dim] != 0 && s[g.source_dim] != 1) return false;
+  return true;
+}
+
 /// Kept dims (row-major output order) and reduced dims of a reduction over
 /// an expression of shape `full`. Logical element i of the reduction is
 /// output o = i / n_red, reduced index r = i % n_red: each output's inputs

@@ -244,14 +244,6 @@ simd::Vec<Acc, W> fold_packets(const T* x, std::int64_t n, std::int64_t stride, 
   }
 }
 
-/// True when every operand steps dim `g` with stride 0 or 1 (packet loads stay plain loads).
-inline bool unit_stride_group(const ReduceGroup& g, const std::vector<Strides>& strides) {
-  if (g.source_dim < 0) return false;
-  for (const Strides& s : strides)
-    if (s[g.source_dim] != 0 && s[g.source_dim] != 1) return false;
-  return true;
-}
-
 /// How a CPU reduction with packets of W lanes is cut into tasks for the threads. Not a template:
 /// compiled once per translation unit, whatever the expression.
 struct CpuReduceWork {

@@ -209,14 +209,6 @@ inline constexpr std::int64_t kWarpSegmentMax = 4096;
 /// Elements per block below which a long reduced range is not split further.
 inline constexpr std::int64_t kMinChunk = 8192;
 
-/// Stride-0/1 test of one group for every operand (a coalesced access pattern).
-inline bool unit_stride_group_cuda(const ReduceGroup& g, const std::vector<Strides>& strides) {
-  if (g.source_dim < 0) return false;
-  for (const Strides& s : strides)
-    if (s[g.source_dim] != 0 && s[g.source_dim] != 1) return false;
-  return true;
-}
-
 /// How a reduction runs on the GPU: the group of threads per segment (2^group_log2: a thread, a
 /// warp or a block) and the chunks each output's reduced range is cut into (chunks > 1: a partials
 /// pass combines them). Not a template: decided once per translation unit's code, whatever the
@@ -232,8 +224,8 @@ struct ReduceLaunch {
 inline ReduceLaunch plan_reduce_launch(const ReducePlan& plan, const std::vector<Strides>& strides, Device device) {
   ReduceLaunch launch;
   launch.chunk_len = plan.n_red;
-  const bool column = plan.nk() > 0 && !unit_stride_group_cuda(plan.reduced.back(), strides) &&
-                      unit_stride_group_cuda(plan.kept.back(), strides);
+  const bool column = plan.nk() > 0 && !unit_stride_group(plan.reduced.back(), strides) &&
+                      unit_stride_group(plan.kept.back(), strides);
   if (plan.n_out >= kThreadPerOutputMin && (column || plan.n_red <= 32)) {
     launch.group_log2 = 0;
   } else if (plan.n_red <= kWarpSegmentMax) {
@@ -273,12 +265,12 @@ void run_reduce(const Red& red, const E& expr, const ReducePlan& plan, const std
   args.chunks = launch.chunks;
   args.chunk_len = launch.chunk_len;
 
-  ScratchBuffer scratch(launch.chunks > 1 ? std::size_t(args.n_out * launch.chunks) * sizeof(Acc) : 0, 0);
-  Acc* partial = static_cast<Acc*>(scratch.get());
   const std::int64_t segments = args.n_out * args.chunks;
+  ScratchBuffer scratch(args.chunks > 1 ? std::size_t(segments) * sizeof(Acc) : 0, 0);
+  Acc* partial = static_cast<Acc*>(scratch.get());
   reduce_kernel<O, Red, Ev, Shared>
       <<<row_grid(segments, 1 << launch.group_log2), kRowBlock>>>(args, launch.group_log2, out, partial);
-  if (launch.chunks > 1) {
+  if (args.chunks > 1) {
     check_cuda(cudaGetLastError(), "reduction kernel launch");
     reduce_partials_kernel<O, Red><<<row_grid(args.n_out, 32), kRowBlock>>>(red, partial, out, args.n_out,
                                                                             args.chunks, args.n_red);
