@@ -14,12 +14,12 @@
 
 #include <weft/weft.hpp>
 
-/// AdaBelief's options (the paper's names and defaults); the last three every optimizer has.
+/// AdaBelief's options (the paper's names and defaults); the last two the optimizer base reads.
 struct AdaBeliefOptions {
   double lr = 1e-3;
   std::pair<double, double> betas = {0.9, 0.999};
   double eps = 1e-16;
-  bool maximize = false, capturable = false, master_weights = false;
+  bool maximize = false, master_weights = false;
 };
 
 /// AdaBelief: Adam with the second moment taken of the gradient's deviation from its mean:

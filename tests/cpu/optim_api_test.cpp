@@ -103,7 +103,9 @@ TEST_CASE("optimizers: GradScale unscales on the host path and skips a step with
   WEFT_TEST_RNG(rng);
   TensorList<float> p1 = random_list(rng, kShapes), p2 = random_list(rng, kShapes);
   p2 = p1;  // same values, separate storage
-  optim::AdamW a(p1, {.lr = 1e-2}), b(p2, {.lr = 1e-2});
+  // capturable changes nothing on the CPU (the host is the device): the same kernel, bit for bit
+  optim::AdamW a(p1, {.lr = 1e-2}), b(p2, {.lr = 1e-2, .capturable = true});
+  std::int64_t kernel_types = -1;
   const Tensor<float> scale = weft::full<float>({1}, 256.0f), clear = weft::zeros<float>({1}),
                       overflow = weft::ones<float>({1});
   for (int step = 0; step < 4; ++step) {
@@ -117,7 +119,9 @@ TEST_CASE("optimizers: GradScale unscales on the host path and skips a step with
     nan = std::numeric_limits<float>::quiet_NaN() + 0.0 * nan;
     b.step(nan, optim::GradScale{scale, overflow});
     CHECK(values(p2) == before);
+    if (step == 0) kernel_types = weft::kernel_types_run();
   }
+  CHECK(weft::kernel_types_run() == kernel_types);
   CHECK(a.step_count() == 4);
   CHECK(b.step_count() == 4);
 }

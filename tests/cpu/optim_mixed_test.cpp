@@ -2,10 +2,10 @@
 /// @file cpu: bfloat16 parameters with float32 optimizer state, with and without float32 master
 /// weights, against torch run in float32 with bf16-rounded parameters (see optim_suite.hpp). The
 /// mixed-precision machinery is the optimizer base's, shared by all optimizers; AdamW (bias
-/// corrections, decoupled decay, amsgrad's extra state) covers its paths. The device-side step
-/// count (capturable) is checked for every optimizer in float64 (optim_*_test.cpp), so it is not
-/// run here, and the float64 reference comes from optim_adamw_test.cpp (adamw_reference_f64)
-/// rather than being compiled a second time.
+/// corrections, decoupled decay, amsgrad's extra state) covers its paths. The path with the step
+/// count on the device (CUDA's) is checked for every optimizer in float64 (optim_*_test.cpp), so
+/// it is not run here, and the float64 reference comes from optim_adamw_test.cpp
+/// (adamw_reference_f64) rather than being compiled a second time.
 #include "optim_suite.hpp"
 
 using namespace weft_test;

@@ -4,8 +4,8 @@
 ///
 ///   float64      every step's parameters and state match torch's float64 run to 1e-12 relative
 ///                (a different but equally exact order of operations differs by a few 1e-16 per op),
-///                plain, with loss-scaled gradients (host path) and with the step count on the device
-///                (capturable, the path CUDA takes with a GradScale);
+///                plain, with loss-scaled gradients (the host path every CPU step takes) and with the
+///                step count on the device (the path of every CUDA step, run on the CPU's executor);
 ///   float32      weft in float32 against weft in float64 on the same float32-rounded inputs (the
 ///                float64 run being pinned to torch above): within 2x the error torch's own float32
 ///                run makes against float64 at that step, plus half an ulp of the stored value;
@@ -104,14 +104,18 @@ void check_close(const std::string& what, const std::vector<double>& got, const 
   CHECK_MESSAGE(worst_ratio <= 1.0, what << ": " << detail);
 }
 
-enum class Mode { plain, scaled, capturable };
-inline const char* mode_name(Mode m) { return m == Mode::plain ? "plain" : m == Mode::scaled ? "GradScale" : "capturable"; }
+enum class Mode { plain, scaled, device_count };
+inline const char* mode_name(Mode m) {
+  return m == Mode::plain ? "plain" : m == Mode::scaled ? "GradScale" : "GradScale, step count on the device";
+}
 
 /// Runs a golden configuration through Opt<P, S>: lr from the file's schedule each step; in the
-/// scaled and capturable modes gradients scaled by 1024 (exact) and skipped steps as GradScale
-/// with found_inf set and NaN gradients. Calls check(opt, step) after every step. Also checks the
-/// step count, and that steps 2.. (new learning rates included) ran no new kernel type.
-/// The mode is a template argument: a plain run does not instantiate the GradScale kernels (compile time).
+/// scaled and device_count modes gradients scaled by 1024 (exact) and skipped steps as GradScale
+/// with found_inf set and NaN gradients. device_count runs the kernel CUDA parameters get (the
+/// count a one-element tensor, skips per element) on the CPU, through optim::detail::DeviceStep.
+/// Calls check(opt, step) after every step. Also checks the step count, and that steps 2.. (new
+/// learning rates included) ran no new kernel type. The mode is a template argument: a plain run
+/// does not instantiate the GradScale kernels, nor a scaled one the device path's (compile time).
 template <class P, class S, template <class, class> class Opt, Mode mode, class Check>
 void run_golden(const OptimGolden& g, bool master, Check&& check) {
   using Options = std::remove_cvref_t<decltype(std::declval<Opt<P, S>&>().options())>;
@@ -119,25 +123,29 @@ void run_golden(const OptimGolden& g, bool master, Check&& check) {
                           " state, " + mode_name(mode) + (master ? ", master weights)" : ")");
   INFO(run);
   Options o = golden_options<Options>(g);
-  o.capturable = mode == Mode::capturable;
+  o.capturable = mode == Mode::scaled;  // accepted on the CPU, where it changes nothing (the host is the device)
   o.master_weights = master;
   Opt<P, S> opt(make_list<P>(g.shapes, g.param0), o);
   const Tensor<float> scale = weft::full<float>({1}, 1024.0f), clear = weft::zeros<float>({1}),
                       overflow = weft::ones<float>({1});
   const std::vector<double> nan(g.param0.size(), std::numeric_limits<double>::quiet_NaN());
   std::int64_t taken = 0, kernel_types = -1;
+  auto scaled_step = [&](const TensorList<P>& grads, const optim::GradScale& s) {
+    if constexpr (mode == Mode::device_count) optim::detail::DeviceStep<optim::detail::RunOnCpu>::step(opt, grads, &s);
+    else opt.step(grads, s);
+  };
   for (int step = 1; step <= g.steps; ++step) {
     CAPTURE(step);
     opt.options().lr = g.lr[std::size_t(step - 1)];
     if (g.skips.count(step)) {
       // plain: no step at all, as GradScaler does on the host (this also keeps the GradScale
       // kernels out of the plain runs' translation units: compile time)
-      if constexpr (mode != Mode::plain) opt.step(make_list<P>(g.shapes, nan), optim::GradScale{scale, overflow});
+      if constexpr (mode != Mode::plain) scaled_step(make_list<P>(g.shapes, nan), optim::GradScale{scale, overflow});
     } else if constexpr (mode == Mode::plain) {
       opt.step(make_list<P>(g.shapes, g.grad[std::size_t(step - 1)]));
       ++taken;
     } else {
-      opt.step(make_list<P>(g.shapes, g.grad[std::size_t(step - 1)], 1024.0), optim::GradScale{scale, clear});
+      scaled_step(make_list<P>(g.shapes, g.grad[std::size_t(step - 1)], 1024.0), optim::GradScale{scale, clear});
       ++taken;
     }
     CHECK(opt.step_count() == taken);
@@ -159,7 +167,7 @@ void check_golden_f64(const std::string& name) {
   };
   run_golden<double, double, Opt, Mode::plain>(g, false, check);
   run_golden<double, double, Opt, Mode::scaled>(g, false, check);
-  run_golden<double, double, Opt, Mode::capturable>(g, false, check);
+  run_golden<double, double, Opt, Mode::device_count>(g, false, check);
 }
 
 /// The float64 trajectory of a golden configuration (pinned to torch by check_golden_f64) on the
@@ -214,9 +222,8 @@ void check_golden_f32(const std::string& name, ReferenceF64 reference = &referen
   });
 }
 
-/// bfloat16 parameters with float32 state, without and with master weights. The step count stays
-/// on the host: the device-side count (capturable) is checked per optimizer in float64, and a run
-/// here would compile its bf16 kernels too.
+/// bfloat16 parameters with float32 state, without and with master weights, on the CPU's path (the
+/// step count on the host; the device path is checked per optimizer in float64).
 template <template <class, class> class Opt>
 void check_golden_bf16(const std::string& name, ReferenceF64 reference = &reference_f64<Opt>) {
   const OptimGolden g = rounded_inputs<bfloat16>(load_optim_golden(name));

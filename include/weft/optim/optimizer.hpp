@@ -22,9 +22,9 @@ namespace weft::optim {
 inline namespace WEFT_BACKEND_ABI {
 
 /// Numbers that depend on the step count t (bias corrections), for update()s: with t on the host
-/// (a double) they are computed once per step in double; with t on the device (capturable, or
-/// CUDA with a GradScale) they are expressions of t that the kernel evaluates per element: a few
-/// flops against ~28 bytes moved, and no host round trip.
+/// (a double: CPU parameters) they are computed once per step in double; with t on the device
+/// (CUDA parameters) they are expressions of t that the kernel evaluates per element: a few flops
+/// against ~28 bytes moved, and no host round trip.
 inline double step_pow(double base, double t) { return std::pow(base, t); }
 template <Expression T>
 auto step_pow(double base, const T& t) {
@@ -49,17 +49,31 @@ struct StateWrite {
   E value;
 };
 
+/// How a step's kernel runs. The step count on the host (CPU parameters) compiles the CPU's
+/// executor only, the count on the device (CUDA parameters) the CUDA one only: each update
+/// compiles one executor per path, not two (ListBackends). The tests run the device path on the
+/// CPU with RunOnCpu (DeviceStep below), where there is no GPU.
+struct RunOnCpu {
+  template <class... Stmts>
+  static void run(const char* op, Stmts&... stmts) {
+    weft::detail::run_list_statements<ListBackends::cpu_only>(op, stmts...);
+  }
+};
+struct RunOnCuda {
+  template <class... Stmts>
+  static void run(const char* op, Stmts&... stmts) {
+    weft::detail::run_list_statements<ListBackends::cuda_only>(op, stmts...);
+  }
+};
+
 /// What an optimizer's update() sees for one step: param() (the values to update: the
 /// parameters, or their float32 master copies), grad (unscaled, negated under maximize), t (this
-/// step's number, from 1) and apply(), which writes the new parameters and state in ONE kernel.
-template <class P, class S, class Read, class Grad, class Step, class Skip>
+/// step's number, from 1) and apply(), which writes the new parameters and state in ONE kernel
+/// (run by Run).
+template <class P, class S, class Read, class Grad, class Step, class Skip, class Run>
 struct StepContext {
   static constexpr bool kMaster = !std::is_same_v<Read, TensorList<P>>;
   static constexpr bool kSkips = !std::is_same_v<Skip, std::nullptr_t>;
-  // The step count on the host (t a double) is the CPU's path only (CUDA parameters keep it on
-  // the device): its kernels need no CUDA executor.
-  static constexpr ListBackends kBackends =
-      std::is_arithmetic_v<Step> ? ListBackends::cpu_only : ListBackends::cpu_and_cuda;
 
   const char* op;
   TensorList<P>* params;
@@ -86,7 +100,7 @@ struct StepContext {
       else return weft::detail::as_expr(value);
     };
     auto state = [&](const auto& w) { return weft::assign(*w.dst, keep(*w.dst, w.value)); };
-    auto run = [this](auto... statements) { weft::detail::run_list_statements<kBackends>(op, statements...); };
+    auto run = [this](auto... statements) { Run::run(op, statements...); };
     if constexpr (kMaster) {
       auto p1 = keep(*read, p_new);  // one value: the master copy and the rounded parameter
       run(weft::assign(*read, p1), weft::assign(*params, weft::cast<P>(p1)), state(writes)...);
@@ -99,6 +113,16 @@ struct StepContext {
 template <class P>
 inline constexpr bool is_16bit_float_v = std::is_same_v<P, half> || std::is_same_v<P, bfloat16>;
 
+/// The step with the count on the device, reached by tests on CPU tensors (DeviceStep<RunOnCpu>):
+/// the kernel step() runs for CUDA parameters, on another executor.
+template <class Run>
+struct DeviceStep {
+  template <class Opt>
+  static void step(Opt& opt, const TensorList<typename Opt::param_type>& grads, const GradScale* scale = nullptr) {
+    opt.template run_device_step<Run>(grads, scale);
+  }
+};
+
 /// Options every optimizer checks the same way.
 inline void check_nonnegative(const char* op, const char* name, double value) {
   if (!(value >= 0.0)) fail(op, "invalid ", name, " ", value, ": it must be >= 0");
@@ -109,8 +133,8 @@ inline void check_beta(const char* op, const char* name, double value) {
 
 }  // namespace detail
 
-/// The base of weft's optimizers (CRTP). Options is a struct with PyTorch's names (including `lr`,
-/// `maximize`, `capturable` and `master_weights`) that the base holds (`options()`); Derived
+/// The base of weft's optimizers (CRTP). Options is a struct with PyTorch's names that the base
+/// holds (`options()`) and reads `maximize` and `master_weights` from; Derived
 /// provides `static void check_options(const Options&)` and `template <class Ctx> void
 /// update(const Ctx&)`: the update as foreach expressions over ctx.param() and ctx.grad, ending
 /// in ctx.apply(new_params, Ctx::write(state, value)...).
@@ -206,6 +230,9 @@ class Optimizer {
   }
 
  private:
+  template <class Run>
+  friend struct detail::DeviceStep;
+
   struct NamedState {
     std::string name;
     TensorList<S> list;
@@ -256,35 +283,54 @@ class Optimizer {
     }
   }
 
+  /// The step count lives on the device for CUDA parameters (as in PyTorch's fused optimizers:
+  /// the host never reads found_inf or waits for the GPU), on the host for CPU parameters, where
+  /// the host is the device (`capturable` changes nothing there).
   void run_step(const TensorList<P>& grads, const GradScale* scale) {
+    if (device().is_cuda()) {
+#if defined(__CUDACC__)
+      run_device_step<detail::RunOnCuda>(grads, scale);
+#else
+      weft::detail::fail_no_cuda(name_);
+#endif
+    } else {
+      run_host_step(grads, scale);
+    }
+  }
+
+  /// The checks of every step; returns whether it updates master copies.
+  bool prepare_step(const TensorList<P>& grads, const GradScale* scale) {
     Derived::check_options(options_);
-    const Options& o = options_;
     check_grads(grads);
     if (scale) check_scale(*scale);
-    const bool master = use_master(o.master_weights);
-    const double sign = o.maximize ? -1.0 : 1.0;
-    // The step count lives on the device for CUDA parameters (as in PyTorch's fused optimizers:
-    // the host never reads found_inf or waits for the GPU, and each update compiles one CUDA
-    // kernel type, not two), when asked (capturable), or once it is there.
-    const bool on_device = o.capturable || device_step_.defined() || device().is_cuda();
-    if (!on_device) {
-      double grad_mul = sign;
-      if (scale) {
-        if (scale->found_inf.item() != 0.0f) {
-          log(LogComponent::optim, LogLevel::info, name_, " step skipped: found_inf is set (step count stays ",
-              step_, ")");
-          return;
-        }
-        grad_mul /= double(scale->scale.item());
+    return use_master(options_.master_weights);
+  }
+  double grad_sign() const { return options_.maximize ? -1.0 : 1.0; }
+
+  void run_host_step(const TensorList<P>& grads, const GradScale* scale) {
+    const bool master = prepare_step(grads, scale);
+    double grad_mul = grad_sign();
+    if (scale) {
+      if (scale->found_inf.item() != 0.0f) {
+        log(LogComponent::optim, LogLevel::info, name_, " step skipped: found_inf is set (step count stays ", step_,
+            ")");
+        return;
       }
-      const double t = double(step_ + 1);
-      with_read(master, [&](auto& read) {
-        derived().update(make_context(read, grads * grad_mul, t, nullptr));
-      });
-      ++step_;
-      log_step(grads, master, weft::detail::cat("step ", step_));
-      return;
+      grad_mul /= double(scale->scale.item());
     }
+    const double t = double(step_ + 1);
+    with_read(master, [&](auto& read) {
+      derived().update(make_context<detail::RunOnCpu>(read, grads * grad_mul, t, nullptr));
+    });
+    ++step_;
+    log_step(grads, master, weft::detail::cat("step ", step_));
+  }
+
+  /// A one-element kernel adds found_inf == 0 to the count; the step kernel computes its
+  /// numbers from it and writes where(found_inf != 0, old, new) for every output.
+  template <class Run>
+  void run_device_step(const TensorList<P>& grads, const GradScale* scale) {
+    const bool master = prepare_step(grads, scale);
     if (!device_step_.defined()) device_step_ = weft::full<S>(Shape{1}, S(step_), device());
     if (!scale && !no_skip_.scale.defined()) {
       no_skip_.scale = weft::ones<float>(Shape{1}, device());
@@ -294,7 +340,8 @@ class Optimizer {
     auto skip = s.found_inf != 0.0;
     device_step_ = weft::where(skip, device_step_, device_step_ + 1.0);  // this step's t, or the old count
     with_read(master, [&](auto& read) {
-      derived().update(make_context(read, grads * (sign / s.scale), weft::detail::as_expr(device_step_), skip));
+      derived().update(
+          make_context<Run>(read, grads * (grad_sign() / s.scale), weft::detail::as_expr(device_step_), skip));
     });
     log_step(grads, master, "step count on the device (+1 one-element kernel)");
   }
@@ -307,9 +354,9 @@ class Optimizer {
     f(params_);
   }
 
-  template <class Read, class Grad, class Step, class Skip>
+  template <class Run, class Read, class Grad, class Step, class Skip>
   auto make_context(Read& read, const Grad& grad, const Step& t, const Skip& skip) {
-    return detail::StepContext<P, S, Read, weft::detail::expr_t<Grad>, Step, Skip>{
+    return detail::StepContext<P, S, Read, weft::detail::expr_t<Grad>, Step, Skip, Run>{
         name_, &params_, &read, weft::detail::as_expr(grad), t, skip};
   }
 

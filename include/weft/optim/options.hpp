@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /// @file Options of weft's optimizers: plain structs with PyTorch's names and defaults.
 ///
-/// Every struct also has `capturable` (keep the step count on the device: no host reads, as
-/// PyTorch's capturable=True; always the case on CUDA with a GradScale) and `master_weights`
+/// Every struct also has `capturable` (PyTorch's name; accepted and changes nothing: CUDA steps
+/// always keep the step count on the device, with no host reads, and on the CPU the host is the
+/// device; docs/optimizers.md) and `master_weights`
 /// (16-bit parameters get float32 master copies that the step updates; the parameters are their
 /// rounded values, written by the same kernel). Any member may change between steps (schedules:
 /// `opt.options().lr = ...`); nothing is re-planned or recompiled, the numbers are kernel arguments.

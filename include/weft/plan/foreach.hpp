@@ -164,10 +164,11 @@ inline std::pair<Device, std::vector<std::int64_t>> check_list_statements(const 
 }
 
 /// The executors a call of run_list_statements compiles: both (the lists' device is known at run
-/// time only), or the CPU's alone, for callers that send CUDA lists down another path (an
-/// optimizer's host-side step count: docs/optimizers.md). Each CUDA executor is two __global__
-/// instantiations (the launch tables) and their launch code, so cpu_only saves their compile time.
-enum class ListBackends { cpu_and_cuda, cpu_only };
+/// time only), or one, for callers that send the other device's lists down another path (an
+/// optimizer: its step count on the host for CPU lists, on the device for CUDA lists;
+/// docs/optimizers.md). A CUDA executor is two __global__ instantiations (the launch tables) and
+/// their launch code, a CPU executor the vectorized loop: each one left out is compile time saved.
+enum class ListBackends { cpu_and_cuda, cpu_only, cuda_only };
 
 /// Evaluates list statements `*dst_k = rhs_k` for every tensor index in one
 /// kernel. Every check runs before anything is written.
@@ -180,7 +181,7 @@ void run_list_statements(const char* op, Stmts&... stmts) {
 #if defined(__CUDA_ARCH__)
   // nvcc's device pass: the kernels only (compile_kernels). The checks above stay: what they
   // instantiate can launch kernels too (a copy of an input that overlaps an output).
-  if constexpr (kBackends == ListBackends::cpu_and_cuda)
+  if constexpr (kBackends != ListBackends::cpu_only)
     cuda::compile_foreach_kernels<PointwiseKernel<false, Stmts...>>();
   (void)device, (void)sizes;
 #else
@@ -204,7 +205,11 @@ void run_list_statements(const char* op, Stmts&... stmts) {
   }
   ListTable table;
   const Kernel kernel = build_list_kernel(space, table, stmts...);
-  if (device.is_cpu()) return run_foreach_cpu(kernel, table, sizes, cpu::threads_for(total));
+  if (device.is_cpu()) {
+    if constexpr (kBackends == ListBackends::cuda_only)
+      fail(op, "internal error: lists on ", device, " reached a call compiled for CUDA only");
+    else return run_foreach_cpu(kernel, table, sizes, cpu::threads_for(total));
+  }
   if constexpr (kBackends == ListBackends::cpu_only)
     fail(op, "internal error: lists on ", device, " reached a call compiled for the CPU only");
 #if defined(__CUDACC__)
