@@ -5,7 +5,8 @@
 ///   float64      every step's parameters and state match torch's float64 run to 1e-12 relative
 ///                (a different but equally exact order of operations differs by a few 1e-16 per op),
 ///                plain, with loss-scaled gradients (the host path every CPU step takes) and with the
-///                step count on the device (the path of every CUDA step, run on the CPU's executor);
+///                step count on the device (the path of every CUDA step, run on the CPU's executor:
+///                optim_device_step_*_test.cpp);
 ///   float32      weft in float32 against weft in float64 on the same float32-rounded inputs (the
 ///                float64 run being pinned to torch above): within 2x the error torch's own float32
 ///                run makes against float64 at that step, plus half an ulp of the stored value;
@@ -155,19 +156,30 @@ void run_golden(const OptimGolden& g, bool master, Check&& check) {
   CHECK_MESSAGE(weft::kernel_types_run() == kernel_types, "a step after the first ran a new kernel type");
 }
 
-/// float64 against torch's float64 trajectory.
-template <template <class, class> class Opt>
-void check_golden_f64(const std::string& name) {
-  const OptimGolden g = load_optim_golden(name);
-  auto check = [&](auto& opt, int step) {
+/// A check of every step's parameters and state against torch's float64 trajectory in `g`.
+inline auto f64_check(const OptimGolden& g) {
+  return [&g](auto& opt, int step) {
     const auto i = std::size_t(step - 1);
     auto tol = [](double want, double) { return 1e-12 * (1.0 + std::fabs(want)); };
     check_close("param", flatten(opt.params()), g.f64.at("param")[i], tol);
     for (const std::string& s : g.states) check_close(s, flatten(opt.state(s)), g.f64.at(s)[i], tol);
   };
-  run_golden<double, double, Opt, Mode::plain>(g, false, check);
-  run_golden<double, double, Opt, Mode::scaled>(g, false, check);
-  run_golden<double, double, Opt, Mode::device_count>(g, false, check);
+}
+
+/// float64 against torch's float64 trajectory: the CPU's path, plain and with a GradScale.
+template <template <class, class> class Opt>
+void check_golden_f64(const std::string& name) {
+  const OptimGolden g = load_optim_golden(name);
+  run_golden<double, double, Opt, Mode::plain>(g, false, f64_check(g));
+  run_golden<double, double, Opt, Mode::scaled>(g, false, f64_check(g));
+}
+
+/// float64 against torch's float64 trajectory: CUDA's path (the step count on the device), on the
+/// CPU's executor. Its own files (optim_device_step_*_test.cpp): it compiles a second set of kernels.
+template <template <class, class> class Opt>
+void check_golden_f64_device_step(const std::string& name) {
+  const OptimGolden g = load_optim_golden(name);
+  run_golden<double, double, Opt, Mode::device_count>(g, false, f64_check(g));
 }
 
 /// The float64 trajectory of a golden configuration (pinned to torch by check_golden_f64) on the
