@@ -118,7 +118,7 @@ inline constexpr bool is_16bit_float_v = std::is_same_v<P, half> || std::is_same
 template <class Run>
 struct DeviceStep {
   template <class Opt>
-  static void step(Opt& opt, const TensorList<typename Opt::param_type>& grads, const GradScale* scale = nullptr) {
+  static void step(Opt& opt, const TensorList<typename Opt::param_type>& grads, const GradScale* scale) {
     opt.template run_device_step<Run>(grads, scale);
   }
 };
