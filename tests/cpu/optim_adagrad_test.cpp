@@ -6,7 +6,7 @@ using namespace weft_test;
 
 TEST_SUITE("cpu") {
 TEST_CASE("Adagrad matches torch.optim.Adagrad") {
-  for (const char* name : {"adagrad_default", "adagrad_decay_wd", "adagrad_maximize"}) {
+  for (const char* name : kAdagradGoldens) {
     check_golden_f64<optim::Adagrad>(name);
     check_golden_f32<optim::Adagrad>(name);
   }

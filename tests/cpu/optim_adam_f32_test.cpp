@@ -7,7 +7,6 @@ using namespace weft_test;
 
 TEST_SUITE("cpu") {
 TEST_CASE("Adam in float32 follows its float64 trajectory") {
-  for (const char* name : {"adam_default", "adam_amsgrad", "adam_wd_maximize", "adam_schedule"})
-    check_golden_f32<optim::Adam>(name, &adam_reference_f64);
+  for (const char* name : kAdamGoldens) check_golden_f32<optim::Adam>(name, &adam_reference_f64);
 }
 }

@@ -11,7 +11,6 @@ using namespace weft_test;
 
 TEST_SUITE("cpu") {
 TEST_CASE("Adam matches torch.optim.Adam in float64") {
-  for (const char* name : {"adam_default", "adam_amsgrad", "adam_wd_maximize", "adam_schedule"})
-    check_golden_f64<optim::Adam>(name);
+  for (const char* name : kAdamGoldens) check_golden_f64<optim::Adam>(name);
 }
 }

@@ -7,7 +7,6 @@ using namespace weft_test;
 
 TEST_SUITE("cpu") {
 TEST_CASE("AdamW in float32 follows its float64 trajectory") {
-  for (const char* name : {"adamw_default", "adamw_amsgrad_wd", "adamw_maximize"})
-    check_golden_f32<optim::AdamW>(name, &adamw_reference_f64);
+  for (const char* name : kAdamWGoldens) check_golden_f32<optim::AdamW>(name, &adamw_reference_f64);
 }
 }

@@ -11,7 +11,6 @@ using namespace weft_test;
 
 TEST_SUITE("cpu") {
 TEST_CASE("AdamW matches torch.optim.AdamW in float64") {
-  for (const char* name : {"adamw_default", "adamw_amsgrad_wd", "adamw_maximize"})
-    check_golden_f64<optim::AdamW>(name);
+  for (const char* name : kAdamWGoldens) check_golden_f64<optim::AdamW>(name);
 }
 }

@@ -9,9 +9,7 @@ using namespace weft_test;
 
 TEST_SUITE("cpu") {
 TEST_CASE("Adam and AdamW with the step count on the device match torch.optim in float64") {
-  for (const char* name : {"adam_default", "adam_amsgrad", "adam_wd_maximize", "adam_schedule"})
-    check_golden_f64_device_step<optim::Adam>(name);
-  for (const char* name : {"adamw_default", "adamw_amsgrad_wd", "adamw_maximize"})
-    check_golden_f64_device_step<optim::AdamW>(name);
+  for (const char* name : kAdamGoldens) check_golden_f64_device_step<optim::Adam>(name);
+  for (const char* name : kAdamWGoldens) check_golden_f64_device_step<optim::AdamW>(name);
 }
 }

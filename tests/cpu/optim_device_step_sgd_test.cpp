@@ -7,10 +7,8 @@ using namespace weft_test;
 
 TEST_SUITE("cpu") {
 TEST_CASE("SGD, Adagrad and Lion with the step count on the device match their references in float64") {
-  for (const char* name : {"sgd_plain", "sgd_momentum", "sgd_dampening_wd", "sgd_nesterov", "sgd_maximize"})
-    check_golden_f64_device_step<optim::SGD>(name);
-  for (const char* name : {"adagrad_default", "adagrad_decay_wd", "adagrad_maximize"})
-    check_golden_f64_device_step<optim::Adagrad>(name);
-  for (const char* name : {"lion_default", "lion_wd", "lion_maximize"}) check_golden_f64_device_step<optim::Lion>(name);
+  for (const char* name : kSgdGoldens) check_golden_f64_device_step<optim::SGD>(name);
+  for (const char* name : kAdagradGoldens) check_golden_f64_device_step<optim::Adagrad>(name);
+  for (const char* name : kLionGoldens) check_golden_f64_device_step<optim::Lion>(name);
 }
 }

@@ -6,7 +6,7 @@ using namespace weft_test;
 
 TEST_SUITE("cpu") {
 TEST_CASE("Lion matches the reference Lion (Chen et al. 2023)") {
-  for (const char* name : {"lion_default", "lion_wd", "lion_maximize"}) {
+  for (const char* name : kLionGoldens) {
     check_golden_f64<optim::Lion>(name);
     check_golden_f32<optim::Lion>(name);
   }

@@ -12,6 +12,6 @@ using namespace weft_test;
 
 TEST_SUITE("cpu") {
 TEST_CASE("bf16 parameters with float32 state and master weights: AdamW") {
-  for (const char* name : {"adamw_default", "adamw_amsgrad_wd", "adamw_maximize"}) check_golden_bf16<optim::AdamW>(name, &adamw_reference_f64);
+  for (const char* name : kAdamWGoldens) check_golden_bf16<optim::AdamW>(name, &adamw_reference_f64);
 }
 }

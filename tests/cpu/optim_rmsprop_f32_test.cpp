@@ -7,7 +7,6 @@ using namespace weft_test;
 
 TEST_SUITE("cpu") {
 TEST_CASE("RMSprop in float32 follows its float64 trajectory") {
-  for (const char* name : {"rmsprop_default", "rmsprop_centered", "rmsprop_momentum", "rmsprop_centered_momentum"})
-    check_golden_f32<optim::RMSprop>(name, &rmsprop_reference_f64);
+  for (const char* name : kRmspropGoldens) check_golden_f32<optim::RMSprop>(name, &rmsprop_reference_f64);
 }
 }

@@ -11,7 +11,6 @@ using namespace weft_test;
 
 TEST_SUITE("cpu") {
 TEST_CASE("RMSprop matches torch.optim.RMSprop in float64") {
-  for (const char* name : {"rmsprop_default", "rmsprop_centered", "rmsprop_momentum", "rmsprop_centered_momentum"})
-    check_golden_f64<optim::RMSprop>(name);
+  for (const char* name : kRmspropGoldens) check_golden_f64<optim::RMSprop>(name);
 }
 }

@@ -6,7 +6,7 @@ using namespace weft_test;
 
 TEST_SUITE("cpu") {
 TEST_CASE("SGD matches torch.optim.SGD") {
-  for (const char* name : {"sgd_plain", "sgd_momentum", "sgd_dampening_wd", "sgd_nesterov", "sgd_maximize"}) {
+  for (const char* name : kSgdGoldens) {
     check_golden_f64<optim::SGD>(name);
     check_golden_f32<optim::SGD>(name);
   }

@@ -18,6 +18,8 @@
 /// Skipped steps (found_inf) get NaN gradients: any read of them would show.
 #pragma once
 
+#include <array>
+
 #include <weft/optim/optim.hpp>
 
 #include "optim_golden.hpp"
@@ -27,6 +29,20 @@ namespace weft_test {
 
 using weft::TensorList;
 namespace optim = weft::optim;
+
+/// Each optimizer's golden configurations (tests/golden/optim, make_optim_golden.py), which every
+/// precision's and path's checks loop over.
+inline constexpr std::array<const char*, 4> kAdamGoldens = {
+    "adam_default", "adam_amsgrad", "adam_wd_maximize", "adam_schedule"};
+inline constexpr std::array<const char*, 3> kAdamWGoldens = {
+    "adamw_default", "adamw_amsgrad_wd", "adamw_maximize"};
+inline constexpr std::array<const char*, 3> kAdagradGoldens = {
+    "adagrad_default", "adagrad_decay_wd", "adagrad_maximize"};
+inline constexpr std::array<const char*, 4> kRmspropGoldens = {
+    "rmsprop_default", "rmsprop_centered", "rmsprop_momentum", "rmsprop_centered_momentum"};
+inline constexpr std::array<const char*, 5> kSgdGoldens = {
+    "sgd_plain", "sgd_momentum", "sgd_dampening_wd", "sgd_nesterov", "sgd_maximize"};
+inline constexpr std::array<const char*, 3> kLionGoldens = {"lion_default", "lion_wd", "lion_maximize"};
 
 /// An options struct from a golden file's torch keyword arguments (an unknown one fails the test).
 template <class O>
