@@ -55,10 +55,10 @@ template <class T>
 using EMap2 = Eigen::TensorMap<Eigen::Tensor<T, 2, Eigen::RowMajor, Eigen::Index>, Eigen::Aligned64>;
 
 template <class T>
-EMap1<T> emap(const weft::Tensor<T>& t) {
+EMap1<T> emap(weft::Tensor<T>& t) {
   return EMap1<T>(t.data(), t.numel());
 }
-inline EMap1<Eigen::bfloat16> emap(const weft::Tensor<weft::bfloat16>& t) {
+inline EMap1<Eigen::bfloat16> emap(weft::Tensor<weft::bfloat16>& t) {
   static_assert(sizeof(Eigen::bfloat16) == sizeof(weft::bfloat16));
   return EMap1<Eigen::bfloat16>(reinterpret_cast<Eigen::bfloat16*>(t.data()), t.numel());
 }
@@ -250,7 +250,7 @@ ChainResult bench_chain_cuda(CudaContext& ctx, std::int64_t n, const char* workl
 
 ChainResult bench_broadcast_cuda(CudaContext& ctx, std::int64_t rows, std::int64_t cols, const char* workload) {
   const double bpe = 8.0;
-  weft::Tensor<float> x = make_cuda_tensor<float>(rows * cols, 11).view({rows, cols});
+  weft::TensorView<float> x = make_cuda_tensor<float>(rows * cols, 11).view({rows, cols});
   weft::Tensor<float> row = make_cuda_tensor<float>(cols, 12);
   weft::Tensor<float> y = weft::empty<float>({rows, cols}, weft::Device::cuda());
   Variant fused{"weft fused", [&] { return ctx.timer->ms([&] { y = x + row; }); }};

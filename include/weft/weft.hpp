@@ -18,6 +18,7 @@
 #include "weft/expr/operators.hpp"
 #include "weft/expr/fuse.hpp"
 #include "weft/core/factories.hpp"
+#include "weft/core/print.hpp"
 #include "weft/dense/reduce.hpp"
 #include "weft/dense/softmax.hpp"
 #include "weft/dense/layer_norm.hpp"

@@ -11,7 +11,7 @@ namespace {
 
 /// A float tensor holding distinct small integers (exact in every operation below).
 Tensor<float> integers(Rng& rng, const Shape& s, Layout layout = Layout::contiguous) {
-  Tensor<float> t = make_destination<float>(rng, s, layout);
+  TensorView<float> t = make_destination<float>(rng, s, layout);
   std::vector<double> v(std::size_t(s.numel()));
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = double(i % 1000) - 500 + double(rng.integer(0, 3)) * 1000;
   write_values(t, v);

@@ -41,7 +41,7 @@ TEST_CASE("errors: operands that do not broadcast (assign, fuse, eval)") {
 TEST_CASE("errors: an expression that does not broadcast to the destination") {
   WEFT_TEST_RNG(rng);
   Tensor<float> x = random_contiguous<float>(rng, Shape{5, 4}, Domain{});
-  Tensor<float> y = make_view<float>(rng, Shape{3, 4}, Domain{}, Layout::strided);
+  TensorView<float> y = make_view<float>(rng, Shape{3, 4}, Domain{}, Layout::strided);
   auto before = storage_snapshot(y);
   std::string m = error_of([&] { y = x * 2; });
   INFO(m);

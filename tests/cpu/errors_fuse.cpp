@@ -49,13 +49,13 @@ TEST_CASE("errors: fused outputs of different shapes, or overlapping each other"
   // Two outputs that share memory: a whole tensor and one of its rows (broadcast shape would
   // match if the row were expanded; it is rejected as overlapping), or the same tensor twice.
   Tensor<float> base = random_contiguous<float>(rng, Shape{4, 4}, Domain{});
-  Tensor<float> t = base.transpose(0, 1);
+  TensorView<float> t = base.transpose(0, 1);
   auto sb = storage_snapshot(base);
   std::string o = error_of([&] { weft::fuse(weft::assign(base, a.select(0, 0) * 0 + 1), weft::assign(t, base + 1)); });
   INFO(o);
   CHECK(has(o, "weft::fuse: outputs 0 and 1 overlap in memory"));
   CHECK(storage_snapshot(base) == sb);
-  Tensor<float> half_a = base.narrow(0, 0, 2), half_b = base.narrow(0, 1, 2);  // rows 0-1 and 1-2 overlap
+  TensorView<float> half_a = base.narrow(0, 0, 2), half_b = base.narrow(0, 1, 2);  // rows 0-1 and 1-2 overlap
   std::string p = error_of([&] { weft::fuse(weft::assign(half_a, half_b * 2), weft::assign(half_b, half_a)); });
   CHECK(has(p, "overlap"));
   CHECK(storage_snapshot(base) == sb);
@@ -63,7 +63,7 @@ TEST_CASE("errors: fused outputs of different shapes, or overlapping each other"
   CHECK(has(q, "overlap"));
   CHECK(storage_snapshot(y0) == s0);
   // Disjoint rows of one tensor are fine.
-  Tensor<float> r0 = base.narrow(0, 0, 2), r1 = base.narrow(0, 2, 2);
+  TensorView<float> r0 = base.narrow(0, 0, 2), r1 = base.narrow(0, 2, 2);
   weft::fuse(weft::assign(r0, r1), weft::assign(r1, r0));
   std::vector<double> v = values_of(base), old;
   for (std::size_t i = 0; i < 16; ++i) {

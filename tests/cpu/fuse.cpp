@@ -11,8 +11,8 @@ TEST_CASE("fuse: fuse(assign(a, b), assign(b, a)) swaps, for any layouts") {
   WEFT_TEST_RNG(rng);
   for (int trial = 0; trial < 20; ++trial) {
     Shape shape = random_shape(rng, 0, 4, trial % 5 == 4 ? 50000 : 2000);
-    Tensor<float> a = make_destination<float>(rng, shape, random_layout(rng, true));
-    Tensor<float> b = make_destination<float>(rng, shape, random_layout(rng, true));
+    TensorView<float> a = make_destination<float>(rng, shape, random_layout(rng, true));
+    TensorView<float> b = make_destination<float>(rng, shape, random_layout(rng, true));
     std::vector<double> av = values_of(random_contiguous<float>(rng, shape, Domain{-5, 5}));
     std::vector<double> bv = values_of(random_contiguous<float>(rng, shape, Domain{-5, 5}));
     write_values(a, av);
@@ -31,8 +31,8 @@ TEST_CASE("fuse: each statement reads pre-statement values (a = a + b; b = a * b
   WEFT_TEST_RNG(rng);
   for (int trial = 0; trial < 10; ++trial) {
     Shape shape = random_shape(rng, 1, 3, trial == 9 ? 60000 : 3000);
-    Tensor<double> a = make_destination<double>(rng, shape, random_layout(rng, true));
-    Tensor<double> b = make_destination<double>(rng, shape, random_layout(rng, true));
+    TensorView<double> a = make_destination<double>(rng, shape, random_layout(rng, true));
+    TensorView<double> b = make_destination<double>(rng, shape, random_layout(rng, true));
     // Integer-valued doubles: every sum and product below is exact, so any use of an updated
     // value shows up as a wrong element.
     std::vector<double> av = values_of(random_contiguous<std::int32_t>(rng, shape, Domain{-1000, 1000}));

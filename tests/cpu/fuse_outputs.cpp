@@ -10,12 +10,12 @@ TEST_CASE("fuse: outputs of different dtypes and layouts from shared operands") 
   WEFT_TEST_RNG(rng);
   for (int trial = 0; trial < 12; ++trial) {
     Shape shape = random_shape(rng, 0, 4, trial % 4 == 3 ? 40000 : 2500);
-    Tensor<float> a = make_view<float>(rng, broadcastable_to(rng, shape), Domain{-4, 4}, random_layout(rng, false));
-    Tensor<half> b = make_view<half>(rng, broadcastable_to(rng, shape), Domain{-4, 4}, random_layout(rng, false));
-    Tensor<float> y0 = make_destination<float>(rng, shape, random_layout(rng, true));
-    Tensor<half> y1 = make_destination<half>(rng, shape, random_layout(rng, true));
-    Tensor<bool> y2 = make_destination<bool>(rng, shape, random_layout(rng, true));
-    Tensor<std::int32_t> y3 = make_destination<std::int32_t>(rng, shape, random_layout(rng, true));
+    TensorView<float> a = make_view<float>(rng, broadcastable_to(rng, shape), Domain{-4, 4}, random_layout(rng, false));
+    TensorView<half> b = make_view<half>(rng, broadcastable_to(rng, shape), Domain{-4, 4}, random_layout(rng, false));
+    TensorView<float> y0 = make_destination<float>(rng, shape, random_layout(rng, true));
+    TensorView<half> y1 = make_destination<half>(rng, shape, random_layout(rng, true));
+    TensorView<bool> y2 = make_destination<bool>(rng, shape, random_layout(rng, true));
+    TensorView<std::int32_t> y3 = make_destination<std::int32_t>(rng, shape, random_layout(rng, true));
     auto s = weft::sigmoid(a) * b;  // shared by two statements
     INFO("shape ", shape_str(shape), ", a ", shape_str(a.shape()), ", b ", shape_str(b.shape()));
     weft::fuse(weft::assign(y0, s + 1), weft::assign(y1, s * 3), weft::assign(y2, a < b),
@@ -42,7 +42,7 @@ TEST_CASE("fuse: outputs of different dtypes and layouts from shared operands") 
 
 TEST_CASE("fuse: empty destinations get the shape; one statement works like assignment") {
   WEFT_TEST_RNG(rng);
-  Tensor<float> a = make_view<float>(rng, Shape{6, 7}, Domain{-4, 4}, Layout::permuted);
+  TensorView<float> a = make_view<float>(rng, Shape{6, 7}, Domain{-4, 4}, Layout::permuted);
   Tensor<float> row = random_contiguous<float>(rng, Shape{7}, Domain{-4, 4});
   Tensor<float> y0, y1;
   Tensor<double> y2 = weft::zeros<double>(Shape{6, 7});

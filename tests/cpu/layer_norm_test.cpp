@@ -50,12 +50,12 @@ template <class T>
 void check_layer_norm(Rng& rng, const Shape& shape, int norm_rank, bool with_bias, double eps_ln,
                       const Domain& dom = Domain{}) {
   const Shape ws(shape.end() - norm_rank, shape.end());
-  const Tensor<T> x = make_view<T>(rng, shape, dom, random_layout(rng, false));
-  const Tensor<T> w = make_view<T>(rng, ws, Domain{0.5, 2}, random_layout(rng, false));
-  const Tensor<T> b = with_bias ? make_view<T>(rng, ws, Domain{}, random_layout(rng, false)) : Tensor<T>();
+  const TensorView<T> x = make_view<T>(rng, shape, dom, random_layout(rng, false));
+  const TensorView<T> w = make_view<T>(rng, ws, Domain{0.5, 2}, random_layout(rng, false));
+  const TensorView<T> b = with_bias ? make_view<T>(rng, ws, Domain{}, random_layout(rng, false)) : TensorView<T>();
   INFO("dtype ", type_name<T>(), ", x ", shape_str(shape), ", weight ", shape_str(ws), ", bias ", with_bias, ", eps ",
        eps_ln);
-  const Tensor<T> y = with_bias ? weft::layer_norm(x, w, b, eps_ln) : weft::layer_norm(x, w, Tensor<T>(), eps_ln);
+  const Tensor<T> y = with_bias ? weft::layer_norm(x, w, b, eps_ln) : weft::layer_norm(x, w, TensorView<T>(), eps_ln);
   REQUIRE(y.shape() == shape);
   if (ws.numel() == 0) return;
   const std::vector<Expect> want =
@@ -110,7 +110,7 @@ TEST_CASE("layer_norm: errors name the shapes and the fix") {
   m = error_of([&] { weft::layer_norm(x, weft::ones<float>(Shape{5}), Tensor<float>(), -1.0); });
   CHECK(has(m, "eps"));
   auto fake = std::make_shared<weft::Storage>(nullptr, 0, Device::cuda(), nullptr);
-  const Tensor<float> gpu(fake, Shape{5}, weft::contiguous_strides(Shape{5}), 0);
+  const weft::TensorView<float> gpu(fake, Shape{5}, weft::contiguous_strides(Shape{5}), 0);
   m = error_of([&] { weft::layer_norm(x, gpu, Tensor<float>()); });
   CHECK(has(m, "cuda:0"));
   CHECK(has(m, "[2, 3, 5]"));

@@ -34,7 +34,7 @@ Domain bf16_domain() {
 /// with gamma_k = k u / (1 - k u), u = 2^-24 for round to nearest, 2^-23 for BFMMLA's round to
 /// odd (an error below one ulp); then one rounding to bfloat16, at most half an ulp of the fp32
 /// sum (whose magnitude is at most |exact| + that bound).
-void check_product(const Tensor<bfloat16>& a, const Tensor<bfloat16>& b, const Tensor<bfloat16>& c,
+void check_product(const weft::detail::TensorBase<bfloat16>& a, const weft::detail::TensorBase<bfloat16>& b, const weft::detail::TensorBase<bfloat16>& c,
                    const Shape& batch, std::int64_t n, std::int64_t k, std::int64_t m) {
   Shape sa = batch, sb = batch;
   sa.push_back(n), sa.push_back(k);
@@ -66,13 +66,13 @@ void check_product(const Tensor<bfloat16>& a, const Tensor<bfloat16>& b, const T
 }
 
 /// matmul(a, b) against the reference (1-D operands as a row / a column).
-void check_matmul_bf16(const Tensor<bfloat16>& a, const Tensor<bfloat16>& b) {
+void check_matmul_bf16(const weft::detail::TensorBase<bfloat16>& a, const weft::detail::TensorBase<bfloat16>& b) {
   Shape want_shape, batch;
   std::int64_t n, k, m;
   REQUIRE(matmul_shape(a.shape(), b.shape(), want_shape, n, k, m, batch));
   const Tensor<bfloat16> c = weft::matmul(a, b);
   REQUIRE(c.shape() == want_shape);
-  check_product(a.dim() == 1 ? a.unsqueeze(0) : a, b.dim() == 1 ? b.unsqueeze(1) : b, c, batch, n, k, m);
+  check_product(a.dim() == 1 ? a.unsqueeze(0) : a.view(), b.dim() == 1 ? b.unsqueeze(1) : b.view(), c, batch, n, k, m);
 }
 
 /// A random operand of `shape`: contiguous, strided rows, or a transposed (column-major) view.
@@ -187,10 +187,10 @@ TEST_CASE("gemm_packed with the native kernel: strided operands, 1 and 2 threads
   for (const auto& s : shapes) {
     const std::int64_t n = s[0], k = s[1], m = s[2];
     // Row strides beyond the row length; the output a view of a poisoned, wider tensor.
-    const Tensor<bfloat16> a = random_contiguous<bfloat16>(rng, Shape{n, k + 3}, bf16_domain()).narrow(1, 1, k);
-    const Tensor<bfloat16> b = random_contiguous<bfloat16>(rng, Shape{k, m + 5}, bf16_domain()).narrow(1, 2, m);
+    const TensorView<bfloat16> a = random_contiguous<bfloat16>(rng, Shape{n, k + 3}, bf16_domain()).narrow(1, 1, k);
+    const TensorView<bfloat16> b = random_contiguous<bfloat16>(rng, Shape{k, m + 5}, bf16_domain()).narrow(1, 2, m);
     const Tensor<bfloat16> base = weft::empty<bfloat16>(Shape{n, m + 7});
-    const Tensor<bfloat16> c = base.narrow(1, 3, m);
+    const TensorView<bfloat16> c = base.narrow(1, 3, m);
     for (int threads : {1, 2}) {
       poison(base);
       cpu::gemm_packed<cpu::GemmBf16Kernel>(a.data(), a.strides()[0], b.data(), b.strides()[0], c.data(),

@@ -50,7 +50,7 @@ TEST_CASE("matmul: large and batched products (Eigen's blocked kernels, threads 
   check_matmul<float>(operand<float>(rng, Shape{9, 40, 33}), operand<float>(rng, Shape{9, 33, 20}));
   check_matmul<float>(operand<float>(rng, Shape{2, 64, 300}), operand<float>(rng, Shape{300, 64}));
   // An expanded (stride-0) row block and a broadcast batch.
-  const Tensor<float> row = make_view<float>(rng, Shape{1, 50}, Domain{}, Layout::contiguous).expand(Shape{20, 50});
+  const TensorView<float> row = make_view<float>(rng, Shape{1, 50}, Domain{}, Layout::contiguous).expand(Shape{20, 50});
   check_matmul<float>(row, operand<float>(rng, Shape{3, 50, 7}));
 }
 
@@ -79,11 +79,11 @@ TEST_CASE("matmul: errors name both shapes") {
   CHECK(has(m, "[3]"));
   CHECK(has(m, "[4]"));
   auto fake = std::make_shared<weft::Storage>(nullptr, 0, Device::cuda(), nullptr);
-  const Tensor<float> gpu(fake, Shape{3, 2}, weft::contiguous_strides(Shape{3, 2}), 0);
+  const weft::TensorView<float> gpu(fake, Shape{3, 2}, weft::contiguous_strides(Shape{3, 2}), 0);
   m = error_of([&] { weft::matmul(a, gpu); });
   CHECK(has(m, "cuda:0"));
   CHECK(has(m, "[3, 2]"));
-  const Tensor<float> square(fake, Shape{2, 2}, weft::contiguous_strides(Shape{2, 2}), 0);
+  const weft::TensorView<float> square(fake, Shape{2, 2}, weft::contiguous_strides(Shape{2, 2}), 0);
   m = error_of([&] { weft::matmul(square, square); });
   CHECK(has(m, "weft::matmul"));
   CHECK(has(m, "nvcc"));

@@ -16,7 +16,7 @@ TEST_CASE("reduce: float64 (accumulated in double)") {
   random_sweep<T>(rng, 40);
   // Columns and long rows, where the packet paths and the cascade do the work.
   for (const Shape& s : {Shape{4099}, Shape{300, 70}, Shape{70, 300}}) {
-    const Tensor<T> x = make_view<T>(rng, s, Domain{}, Layout::contiguous);
+    const TensorView<T> x = make_view<T>(rng, s, Domain{}, Layout::contiguous);
     const std::vector<double> v = values_of(x);
     for (std::int64_t d = 0; d < s.rank(); ++d) {
       const std::vector<bool> mask = reduce_mask(s.rank(), {d});

@@ -16,8 +16,8 @@ TEST_CASE("reduce: expression inputs are evaluated inside the reduction") {
   for (int iter = 0; iter < 20; ++iter) {
     const Shape full = random_shape(rng, 1, 4, 4000);
     const Shape bs = broadcastable_to(rng, full);
-    const Tensor<float> a = make_view<float>(rng, full, Domain{}, random_layout(rng, false));
-    const Tensor<float> b = make_view<float>(rng, bs, Domain{0.5, 2}, random_layout(rng, false));
+    const TensorView<float> a = make_view<float>(rng, full, Domain{}, random_layout(rng, false));
+    const TensorView<float> b = make_view<float>(rng, bs, Domain{0.5, 2}, random_layout(rng, false));
     const std::vector<double> av = values_of(a);
     std::vector<double> prod, expd, expd_mag, absdiff, sq, sq_mag;
     for_each_index(full, [&](const std::vector<std::int64_t>& idx) {

@@ -53,7 +53,7 @@ TEST_CASE("reduce: random shapes, layouts, dims and keepdim (float32, every op)"
     const Layout layout = random_layout(rng, false);
     Domain dom;
     dom.nan_chance = rng.chance(0.1) ? 0.01 : 0.0;
-    const Tensor<float> x = make_view<float>(rng, full, dom, layout);
+    const TensorView<float> x = make_view<float>(rng, full, dom, layout);
     const std::vector<double> values = values_of(x);
     const std::vector<std::int64_t> dims = random_dims(rng, full.rank());
     const bool keepdim = rng.chance(0.5);
@@ -77,7 +77,7 @@ TEST_CASE("reduce: random shapes, layouts, dims and keepdim (float32, every op)"
 
 TEST_CASE("reduce: whole-tensor overloads return rank-0 tensors") {
   WEFT_TEST_RNG(rng);
-  const Tensor<float> x = make_view<float>(rng, Shape{7, 33}, Domain{}, Layout::permuted_strided);
+  const TensorView<float> x = make_view<float>(rng, Shape{7, 33}, Domain{}, Layout::permuted_strided);
   const std::vector<double> v = values_of(x);
   const std::vector<bool> all(2, true);
   check_reduction(weft::sum(x), Op::sum, v, x.shape(), all, false, 0, kFloatEps);
@@ -117,7 +117,7 @@ TEST_CASE("reduce: executor paths (rows, columns, narrow rows, chunks across thr
   for (const Case& c : cases) {
     for (Layout layout : {Layout::contiguous, Layout::permuted, Layout::strided, Layout::expanded}) {
       INFO("shape ", shape_str(c.shape), ", layout ", layout_name(layout));
-      const Tensor<float> x = make_view<float>(rng, c.shape, Domain{}, layout);
+      const TensorView<float> x = make_view<float>(rng, c.shape, Domain{}, layout);
       const std::vector<double> v = values_of(x);
       const std::vector<bool> mask = reduce_mask(c.shape.rank(), c.dims);
       check_reduction(weft::sum(x, c.dims), Op::sum, v, c.shape, mask, false, 0, kFloatEps);
@@ -153,7 +153,7 @@ TEST_CASE("reduce: NaN propagates through max, min, amax, amin and the inf norm"
       CHECK(std::isnan(weft::amin(row, 0).item()));
       CHECK(std::isnan(weft::norm(row, INFINITY).item()));
       // The same values down a column (the column layout), next to a NaN-free column.
-      const Tensor<float> cols = weft::from_vector(v, Shape{n, 1}).expand(Shape{n, 40});
+      const TensorView<float> cols = weft::from_vector(v, Shape{n, 1}).expand(Shape{n, 40});
       const Tensor<float> both = weft::eval(cols + weft::from_vector(std::vector<float>(40, 0.f)));
       const std::vector<double> m = values_of(weft::amax(both, 0));
       for (double x : m) CHECK(std::isnan(x));
@@ -205,9 +205,9 @@ TEST_CASE("reduce: errors name the op, the shapes and the fix") {
   CHECK(has(m, "[2, 3]"));
 
   const Tensor<float> e = weft::zeros<float>(Shape{4, 0});
-  for (auto f : {+[](const Tensor<float>& t) { weft::max(t); }, +[](const Tensor<float>& t) { weft::min(t, 1); },
-                 +[](const Tensor<float>& t) { weft::amax(t, -1); }, +[](const Tensor<float>& t) { weft::amin(t); },
-                 +[](const Tensor<float>& t) { weft::norm(t, INFINITY); }}) {
+  for (auto f : {+[](const weft::detail::TensorBase<float>& t) { weft::max(t); }, +[](const weft::detail::TensorBase<float>& t) { weft::min(t, 1); },
+                 +[](const weft::detail::TensorBase<float>& t) { weft::amax(t, -1); }, +[](const weft::detail::TensorBase<float>& t) { weft::amin(t); },
+                 +[](const weft::detail::TensorBase<float>& t) { weft::norm(t, INFINITY); }}) {
     m = error_of([&] { f(e); });
     CHECK(has(m, "[4, 0]"));
     CHECK(has(m, "of size 0"));
@@ -237,7 +237,7 @@ TEST_CASE("reduce: errors name the op, the shapes and the fix") {
 
   // A CUDA tensor in a translation unit compiled without nvcc, and mixed devices.
   auto fake = std::make_shared<weft::Storage>(nullptr, 0, Device::cuda(), nullptr);
-  const Tensor<float> gpu(fake, Shape{2, 3}, weft::contiguous_strides(Shape{2, 3}), 0);
+  const weft::TensorView<float> gpu(fake, Shape{2, 3}, weft::contiguous_strides(Shape{2, 3}), 0);
   m = error_of([&] { weft::sum(gpu); });
   CHECK(has(m, "weft::sum"));
   CHECK(has(m, "nvcc"));

@@ -44,8 +44,8 @@ TEST_CASE("shared: the counting op is called once per element when not shared") 
   WEFT_TEST_RNG(rng);
   for (std::int64_t n : kSizes) {
     INFO("n = ", n);
-    Tensor<float> x = make_view<float>(rng, Shape{n}, Domain{-4, 4}, rng.chance(0.5) ? Layout::strided : Layout::contiguous);
-    Tensor<float> y = make_destination<float>(rng, Shape{n}, Layout::contiguous);
+    TensorView<float> x = make_view<float>(rng, Shape{n}, Domain{-4, 4}, rng.chance(0.5) ? Layout::strided : Layout::contiguous);
+    TensorView<float> y = make_destination<float>(rng, Shape{n}, Layout::contiguous);
     g_calls = 0;
     y = count_op(x) * 2;
     CHECK(g_calls.load() == n);
@@ -65,17 +65,17 @@ TEST_CASE("shared: a subexpression named once and used twice is computed once pe
   WEFT_TEST_RNG(rng);
   for (std::int64_t n : kSizes) {
     INFO("n = ", n);
-    Tensor<float> x = make_view<float>(rng, Shape{n}, Domain{-4, 4}, rng.chance(0.5) ? Layout::strided : Layout::contiguous);
+    TensorView<float> x = make_view<float>(rng, Shape{n}, Domain{-4, 4}, rng.chance(0.5) ? Layout::strided : Layout::contiguous);
     auto c = count_op(x);
     // Within one statement.
-    Tensor<float> y = make_destination<float>(rng, Shape{n}, Layout::contiguous);
+    TensorView<float> y = make_destination<float>(rng, Shape{n}, Layout::contiguous);
     g_calls = 0;
     y = c * c;
     CHECK(g_calls.load() == n);
     // Across the statements of a fuse, including as a whole right-hand side.
-    Tensor<float> y1 = make_destination<float>(rng, Shape{n}, Layout::strided);
-    Tensor<float> y2 = make_destination<float>(rng, Shape{n}, Layout::contiguous);
-    Tensor<float> y3 = make_destination<float>(rng, Shape{n}, Layout::contiguous);
+    TensorView<float> y1 = make_destination<float>(rng, Shape{n}, Layout::strided);
+    TensorView<float> y2 = make_destination<float>(rng, Shape{n}, Layout::contiguous);
+    TensorView<float> y3 = make_destination<float>(rng, Shape{n}, Layout::contiguous);
     g_calls = 0;
     weft::fuse(weft::assign(y1, c + 1), weft::assign(y2, weft::sigmoid(c) * c), weft::assign(y3, c));
     CHECK(g_calls.load() == n);

@@ -20,16 +20,16 @@ TEST_CASE("sizes: large tensors split across threads, sizes not multiple of 16")
     INFO("n = ", n);
     Shape s{n};
     Domain d{-4, 4};
-    Tensor<float> a = random_contiguous<float>(rng, s, d), b = make_view<float>(rng, s, d, Layout::strided);
+    TensorView<float> a = random_contiguous<float>(rng, s, d), b = make_view<float>(rng, s, d, Layout::strided);
     Tensor<float> c = random_contiguous<float>(rng, Shape{1}, d);  // broadcast scalar tensor
-    Tensor<float> y = make_destination<float>(rng, s, Layout::contiguous);
+    TensorView<float> y = make_destination<float>(rng, s, Layout::contiguous);
     y = a * weft::sigmoid(b) + c;
     check_float_chain(y, a, b, c);
     // A 2-D strided destination whose rows do not line up with the thread chunks.
     std::int64_t cols = 37, rows = n / cols + 1;
     Shape s2{rows, cols};
-    Tensor<float> a2 = make_view<float>(rng, s2, d, Layout::permuted), b2 = random_contiguous<float>(rng, Shape{cols}, d);
-    Tensor<float> y2 = make_destination<float>(rng, s2, Layout::strided);
+    TensorView<float> a2 = make_view<float>(rng, s2, d, Layout::permuted), b2 = random_contiguous<float>(rng, Shape{cols}, d);
+    TensorView<float> y2 = make_destination<float>(rng, s2, Layout::strided);
     y2 = a2 * weft::sigmoid(b2) + a2;
     check_float_chain(y2, a2, b2, a2);
   }
@@ -38,7 +38,7 @@ TEST_CASE("sizes: large tensors split across threads, sizes not multiple of 16")
   Shape big{(std::int64_t(8) << 20) / 4 + 1024};
   Tensor<float> a = random_contiguous<float>(rng, big, Domain{-4, 4}), b = random_contiguous<float>(rng, big, Domain{-4, 4});
   Tensor<float> c = random_contiguous<float>(rng, big, Domain{-4, 4});
-  Tensor<float> y = make_destination<float>(rng, big, Layout::contiguous);
+  TensorView<float> y = make_destination<float>(rng, big, Layout::contiguous);
   y = a * weft::sigmoid(b) + c;
   weft::set_logs("");
   capture.restore();

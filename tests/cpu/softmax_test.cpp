@@ -68,7 +68,7 @@ std::vector<Expect> softmax_reference(const std::vector<double>& x, const Shape&
 
 template <class T>
 void check_softmax(Rng& rng, const Shape& shape, int dim, Layout layout, const Domain& dom = Domain{}) {
-  const Tensor<T> x = make_view<T>(rng, shape, dom, layout);
+  const TensorView<T> x = make_view<T>(rng, shape, dom, layout);
   const std::vector<double> xv = values_of(x);
   const int d = shape.rank() ? (dim < 0 ? dim + shape.rank() : dim) : 0;
   INFO("dtype ", type_name<T>(), ", shape ", shape_str(shape), ", dim ", dim, ", layout ", layout_name(layout));
@@ -134,7 +134,7 @@ TEST_CASE("softmax: large magnitudes, -inf entries and NaN") {
 
 TEST_CASE("softmax: expression inputs are evaluated first") {
   WEFT_TEST_RNG(rng);
-  const Tensor<float> a = make_view<float>(rng, Shape{6, 40}, Domain{}, Layout::contiguous);
+  const TensorView<float> a = make_view<float>(rng, Shape{6, 40}, Domain{}, Layout::contiguous);
   const Tensor<float> y = weft::softmax(a * 2.0f, -1);
   const Tensor<float> z = weft::softmax(weft::eval(a * 2.0f), -1);
   CHECK(values_of(y) == values_of(z));
@@ -150,7 +150,7 @@ TEST_CASE("softmax: errors name the op and the shape") {
   CHECK(has(m, "weft::log_softmax"));
   CHECK(has(error_of([&] { weft::softmax(Tensor<float>(), 0); }), "empty"));
   auto fake = std::make_shared<weft::Storage>(nullptr, 0, Device::cuda(), nullptr);
-  const Tensor<float> gpu(fake, Shape{2, 3}, weft::contiguous_strides(Shape{2, 3}), 0);
+  const weft::TensorView<float> gpu(fake, Shape{2, 3}, weft::contiguous_strides(Shape{2, 3}), 0);
   m = error_of([&] { weft::softmax(gpu, 0); });
   CHECK(has(m, "weft::softmax"));
   CHECK(has(m, "nvcc"));

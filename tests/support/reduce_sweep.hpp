@@ -26,7 +26,7 @@ void random_sweep(Rng& rng, int iterations) {
     const Layout layout = random_layout(rng, false);
     Domain dom;
     if constexpr (std::is_integral_v<T>) dom = Domain{-1000, 1000};
-    const Tensor<T> x = make_view<T>(rng, full, dom, layout);
+    const TensorView<T> x = make_view<T>(rng, full, dom, layout);
     const std::vector<double> values = values_of(x);
     const std::vector<std::int64_t> dims = random_dims(rng, full.rank());
     const bool keepdim = rng.chance(0.5);

@@ -26,7 +26,7 @@ Tensor<T> TreeRun::input() {
   // cover zeros.
   Domain d = std::is_same_v<T, bool> ? Domain{} : std::is_integral_v<T> ? Domain{-5, 5} : Domain{-2, 2, false, true};
   Shape s = shapes_.empty() && rng_.chance(0.5) ? out_ : broadcastable_to(rng_, out_);
-  Tensor<T> t = make_view<T>(rng_, s, d, random_layout(rng_, false));
+  TensorView<T> t = make_view<T>(rng_, s, d, random_layout(rng_, false));
   shapes_.push_back(t.shape());
   readers_.push_back([t](const Shape& full) { return broadcast_values(t, full); });
   desc_ += shape_str(t.shape()) + (t.is_contiguous() ? " " : " (strided) ");
@@ -64,7 +64,7 @@ Tensor<Out> TreeRun::destination(int slot) {
 }
 
 template <class Out>
-void TreeRun::verify(const Tensor<Out>& y, int slot, const char* what) {
+void TreeRun::verify(const weft::detail::TensorBase<Out>& y, int slot, const char* what) {
   INFO("tree: ", name_, "; replay with WEFT_TEST_SEED=", seed());
   INFO("inputs: ", desc_);
   INFO(std::string(what), ": destination ", shape_str(dst_), " (", std::string(layouts_[slot]), ")");

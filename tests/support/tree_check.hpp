@@ -267,7 +267,7 @@ class TreeRun {
   template <class Out>
   Tensor<Out> destination(int slot);
   template <class Out>
-  void verify(const Tensor<Out>& y, int slot, const char* what);
+  void verify(const weft::detail::TensorBase<Out>& y, int slot, const char* what);
 
   std::string name_;
   Rng rng_;
@@ -284,7 +284,7 @@ class TreeRun {
 #define WEFT_TEST_TREE_TEMPLATES(EXT, T)                                   \
   EXT template Tensor<T> TreeRun::input<T>();                              \
   EXT template Tensor<T> TreeRun::destination<T>(int);                     \
-  EXT template void TreeRun::verify<T>(const Tensor<T>&, int, const char*);
+  EXT template void TreeRun::verify<T>(const weft::detail::TensorBase<T>&, int, const char*);
 #if !defined(WEFT_TEST_SUPPORT_DEFINITIONS)
 WEFT_TEST_FOR_EACH_DTYPE(WEFT_TEST_TREE_TEMPLATES, extern)
 #endif

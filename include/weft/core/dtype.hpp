@@ -201,4 +201,13 @@ using promote_with_scalar_t =
                        std::conditional_t<std::is_floating_point_v<S>, to_floating_t<T>,
                                           std::conditional_t<std::is_same_v<T, bool>, std::int64_t, T>>>;
 
+/// A dtype's kind, in torch.can_cast's order: bool < integer < floating.
+template <class T>
+inline constexpr int dtype_kind_v = std::is_same_v<T, bool> ? 0 : is_floating_v<T> ? 2 : 1;
+
+/// torch.can_cast(From, To): a value of dtype From may be written into a tensor of dtype To
+/// unless that lowers its kind (floating -> integer or bool, integer -> bool).
+template <class From, class To>
+inline constexpr bool can_cast_v = dtype_kind_v<From> <= dtype_kind_v<To>;
+
 }  // namespace weft

@@ -18,7 +18,7 @@ Tensor<T> empty(const Shape& shape, Device device = Device::cpu()) {
   for (std::int64_t e : shape)
     if (e < 0) detail::fail("empty", "negative extent in shape ", shape);
   auto storage = detail::allocate(std::size_t(shape.numel()) * sizeof(T), device);
-  return Tensor<T>(std::move(storage), shape, contiguous_strides(shape), 0);
+  return Tensor<T>(detail::AdoptStorage{}, std::move(storage), shape);
 }
 
 template <Element T>
@@ -50,7 +50,8 @@ Tensor<T> generate(const Shape& shape, Device device, F f) {
   const std::int64_t n = shape.numel();
   WEFT_PRAGMA_OMP(omp parallel for schedule(static) if (n > 65536))
   for (std::int64_t i = 0; i < n; ++i) p[i] = f(i);
-  return device.is_cpu() ? host : host.to(device);
+  if (device.is_cpu()) return host;
+  return host.to(device);
 }
 }  // namespace WEFT_BACKEND_ABI
 }  // namespace detail

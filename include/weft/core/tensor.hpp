@@ -1,262 +1,186 @@
 // SPDX-License-Identifier: MIT
-/// @file Tensor<T>: a shared-storage handle with shape, strides, offset and device, and its views.
+/// @file Tensor<T>: a contiguous array that owns its elements, a regular value type (copying copies, moving is O(1)).
 #pragma once
 
-#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
 #include <memory>
-#include <numeric>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
-#include "weft/core/device.hpp"
-#include "weft/core/dtype.hpp"
-#include "weft/core/error.hpp"
-#include "weft/core/shape.hpp"
-#include "weft/core/storage.hpp"
+#include "weft/core/tensor_view.hpp"
 
 namespace weft {
-
-template <Element T>
-class Tensor;
-
-namespace detail {
-/// How an assignment combines the destination with the new value.
-enum class AssignKind : unsigned char { set, add, sub, mul, div };
-
-inline namespace WEFT_BACKEND_ABI {
-// Defined by expr/fuse.hpp: evaluates `source` (a tensor, scalar or
-// expression) into `dst`, allocating dst when it is empty.
-template <AssignKind kind, class T, class Source>
-void assign_into(Tensor<T>& dst, const Source& source);
-}  // namespace WEFT_BACKEND_ABI
-}  // namespace detail
-
-/// A cheap handle: copying shares storage (like PyTorch); assignment writes
-/// values into the existing storage (like Eigen). See DESIGN.md, Tensors.
-template <Element T>
-class Tensor {
- public:
-  using value_type = T;
-
-  Tensor() = default;
-  Tensor(const Tensor&) = default;
-  Tensor(Tensor&&) noexcept = default;
-  ~Tensor() = default;
-
-  /// A view of `storage` (internal: factories and views build tensors this way).
-  Tensor(std::shared_ptr<Storage> storage, Shape shape, Strides strides, std::int64_t offset)
-      : storage_(std::move(storage)), shape_(shape), strides_(strides), offset_(offset) {}
-
-  /// Writes other's values into this tensor (broadcasting); allocates when empty.
-  WEFT_ABI_INLINE Tensor& operator=(const Tensor& other) {
-    detail::assign_into<detail::AssignKind::set>(*this, other);
-    return *this;
-  }
-  /// An empty tensor adopts a temporary's storage; otherwise values are written.
-  WEFT_ABI_INLINE Tensor& operator=(Tensor&& other) {
-    if (!defined() && other.defined()) {
-      storage_ = std::move(other.storage_);
-      shape_ = other.shape_;
-      strides_ = other.strides_;
-      offset_ = other.offset_;
-    } else {
-      detail::assign_into<detail::AssignKind::set>(*this, other);
-    }
-    return *this;
-  }
-  template <class Source>
-  WEFT_ABI_INLINE Tensor& operator=(const Source& source) {
-    detail::assign_into<detail::AssignKind::set>(*this, source);
-    return *this;
-  }
-  template <class Source>
-  WEFT_ABI_INLINE Tensor& operator+=(const Source& source) {
-    detail::assign_into<detail::AssignKind::add>(*this, source);
-    return *this;
-  }
-  template <class Source>
-  WEFT_ABI_INLINE Tensor& operator-=(const Source& source) {
-    detail::assign_into<detail::AssignKind::sub>(*this, source);
-    return *this;
-  }
-  template <class Source>
-  WEFT_ABI_INLINE Tensor& operator*=(const Source& source) {
-    detail::assign_into<detail::AssignKind::mul>(*this, source);
-    return *this;
-  }
-  template <class Source>
-  WEFT_ABI_INLINE Tensor& operator/=(const Source& source) {
-    detail::assign_into<detail::AssignKind::div>(*this, source);
-    return *this;
-  }
-
-  // ---- queries ---------------------------------------------------------
-  bool defined() const { return storage_ != nullptr; }
-  const Shape& shape() const { return shape_; }
-  int dim() const { return shape_.rank(); }
-  std::int64_t numel() const { return shape_.numel(); }
-  std::int64_t size(std::int64_t d) const { return shape_[wrap_dim("size", d, dim())]; }
-  const Strides& strides() const { return strides_; }
-  std::int64_t offset() const { return offset_; }
-  Device device() const { return storage_ ? storage_->device() : Device::cpu(); }
-  const std::shared_ptr<Storage>& storage() const { return storage_; }
-  /// Address of element (0, ..., 0); on a CUDA tensor, a device address.
-  T* data() const { return storage_ ? static_cast<T*>(storage_->data()) + offset_ : nullptr; }
-
-  bool is_contiguous() const { return weft::is_contiguous(shape_, strides_); }
-
-  // ---- views (share storage) ---------------------------------------------
-  /// Elements start, start+step, ... below end along dim (Python slice semantics, step > 0).
-  Tensor slice(std::int64_t dim, std::int64_t start, std::int64_t end, std::int64_t step = 1) const {
-    int d = wrap_dim("slice", dim, this->dim());
-    if (step <= 0) detail::fail("slice", "step must be positive, got ", step);
-    std::int64_t n = shape_[d];
-    auto clamp = [n](std::int64_t i) { return std::clamp<std::int64_t>(i < 0 ? i + n : i, 0, n); };
-    start = clamp(start);
-    end = std::max(clamp(end), start);
-    Tensor out = *this;
-    out.offset_ += start * strides_[d];
-    out.shape_[d] = (end - start + step - 1) / step;
-    out.strides_[d] *= step;
-    return out;
-  }
-  /// `length` elements from `start` along dim; the range must lie inside the tensor.
-  Tensor narrow(std::int64_t dim, std::int64_t start, std::int64_t length) const {
-    int d = wrap_dim("narrow", dim, this->dim());
-    if (start < 0) start += shape_[d];
-    if (start < 0 || length < 0 || start + length > shape_[d])
-      detail::fail("narrow", "range [", start, ", ", start + length, ") does not fit dim ", d, " of shape ",
-                   shape_);
-    return slice(d, start, start + length);
-  }
-  /// The slice at `index` along dim, with that dim removed.
-  Tensor select(std::int64_t dim, std::int64_t index) const {
-    int d = wrap_dim("select", dim, this->dim());
-    if (index < -shape_[d] || index >= shape_[d])
-      detail::fail("select", "index ", index, " is out of range for dim ", d, " of shape ", shape_);
-    if (index < 0) index += shape_[d];
-    Tensor out = *this;
-    out.offset_ += index * strides_[d];
-    out.shape_.erase(d);
-    out.strides_.erase(d);
-    return out;
-  }
-  Tensor transpose(std::int64_t dim0, std::int64_t dim1) const {
-    int a = wrap_dim("transpose", dim0, dim()), b = wrap_dim("transpose", dim1, dim());
-    Tensor out = *this;
-    std::swap(out.shape_[a], out.shape_[b]);
-    std::swap(out.strides_[a], out.strides_[b]);
-    return out;
-  }
-  /// out.shape[i] = shape[dims[i]]; dims must be a permutation of 0..dim()-1.
-  Tensor permute(std::initializer_list<std::int64_t> dims) const { return permute(std::vector<std::int64_t>(dims)); }
-  Tensor permute(const std::vector<std::int64_t>& dims) const {
-    if (int(dims.size()) != dim()) detail::fail("permute", "got ", dims.size(), " dims for a tensor of shape ", shape_);
-    std::vector<bool> seen(dim(), false);
-    Tensor out = *this;
-    for (int i = 0; i < dim(); ++i) {
-      int d = wrap_dim("permute", dims[i], dim());
-      if (seen[d]) detail::fail("permute", "dim ", d, " repeats; dims must be a permutation");
-      seen[d] = true;
-      out.shape_[i] = shape_[d];
-      out.strides_[i] = strides_[d];
-    }
-    return out;
-  }
-  Tensor unsqueeze(std::int64_t dim) const {
-    int d = wrap_dim("unsqueeze", dim, this->dim() + 1);
-    Tensor out = *this;
-    out.shape_.insert(d, 1);
-    out.strides_.insert(d, d < this->dim() ? strides_[d] * shape_[d] : 1);
-    return out;
-  }
-  Tensor squeeze(std::int64_t dim) const {
-    int d = wrap_dim("squeeze", dim, this->dim());
-    if (shape_[d] != 1) return *this;
-    Tensor out = *this;
-    out.shape_.erase(d);
-    out.strides_.erase(d);
-    return out;
-  }
-  /// Broadcast view: size-1 dims (and new leading dims) repeat with stride 0; -1 keeps a dim.
-  Tensor expand(Shape to) const {
-    int lead = to.rank() - dim();
-    bool valid = lead >= 0;  // checked first: a lower rank would index shape_ at negative dims
-    for (int d = std::max(lead, 0); valid && d < to.rank(); ++d)
-      if (to[d] == -1) to[d] = shape_[d - lead];
-    for (std::int64_t e : to) valid = valid && e >= 0;  // -1 only keeps an existing dim
-    if (!valid || !broadcasts_to(shape_, to))
-      detail::fail("expand", "cannot expand shape ", shape_, " to ", to,
-                   "; only size-1 dims (and new leading dims) can grow");
-    return Tensor(storage_, to, broadcast_strides(shape_, strides_, to), offset_);
-  }
-  /// Same elements, new shape, shared storage; needs a contiguous tensor (use reshape otherwise).
-  Tensor view(Shape to) const {
-    to = infer_reshape("view", to);
-    if (!is_contiguous())
-      detail::fail("view", "tensor of shape ", shape_, " and strides ", strides_,
-                   " is not contiguous; call reshape() (which copies) or contiguous() first");
-    return Tensor(storage_, to, contiguous_strides(to), offset_);
-  }
-  /// A view when the tensor is contiguous, else a contiguous copy with the new shape.
-  WEFT_ABI_INLINE Tensor reshape(Shape to) const { return is_contiguous() ? view(to) : contiguous().view(to); }
-
-  // ---- copies ---------------------------------------------------------------
-  /// A fresh contiguous copy on the same device.
-  WEFT_ABI_INLINE Tensor clone() const {
-    Tensor out;
-    out = *this;
-    return out;
-  }
-  WEFT_ABI_INLINE Tensor contiguous() const { return is_contiguous() ? *this : clone(); }
-  /// A contiguous copy on `device` (this tensor itself when already there... and contiguous).
-  WEFT_ABI_INLINE Tensor to(Device target) const {
-    if (target == device() && is_contiguous()) return *this;
-    Tensor src = contiguous();
-    auto storage = detail::allocate(std::size_t(numel()) * sizeof(T), target);
-    detail::copy_bytes(storage->data(), target, src.data(), src.device(), std::size_t(numel()) * sizeof(T));
-    return Tensor(std::move(storage), shape_, contiguous_strides(shape_), 0);
-  }
-  /// The elements in row-major order, copied to the host.
-  WEFT_ABI_INLINE std::vector<T> to_vector() const {
-    Tensor host = to(Device::cpu());
-    return std::vector<T>(host.data(), host.data() + numel());
-  }
-  /// The single element of a one-element tensor.
-  WEFT_ABI_INLINE T item() const {
-    if (numel() != 1) detail::fail("item", "needs exactly one element, tensor has shape ", shape_);
-    return to(Device::cpu()).data()[0];
-  }
-
- private:
-  Shape infer_reshape(const char* op, Shape to) const {
-    int infer = -1;
-    std::int64_t known = 1;
-    for (int d = 0; d < to.rank(); ++d) {
-      if (to[d] == -1) {
-        if (infer >= 0) detail::fail(op, "only one dimension can be -1 in ", to);
-        infer = d;
-      } else if (to[d] < 0) {
-        detail::fail(op, "invalid extent ", to[d], " in ", to);
-      } else {
-        known *= to[d];
-      }
-    }
-    if (infer >= 0 && known != 0 && numel() % known == 0) to[infer] = numel() / known;
-    // A -1 beside a 0 extent could be anything (PyTorch refuses it too).
-    if (to.numel() != numel() || (infer >= 0 && known == 0))
-      detail::fail(op, "shape ", to, " is invalid for a tensor of shape ", shape_);
-    return to;
-  }
-
-  std::shared_ptr<Storage> storage_;
-  Shape shape_;
-  Strides strides_;
-  std::int64_t offset_ = 0;
-};
 
 template <class X>
 inline constexpr bool is_tensor_v = false;
 template <class T>
 inline constexpr bool is_tensor_v<Tensor<T>> = true;
+
+template <class X>
+inline constexpr bool is_tensor_view_v = false;
+template <class E>
+inline constexpr bool is_tensor_view_v<TensorView<E>> = true;
+
+/// A Tensor or a TensorView (any constness): what an expression reads as a leaf.
+template <class X>
+inline constexpr bool is_single_tensor_v = is_tensor_v<X> || is_tensor_view_v<X>;
+
+namespace detail {
+/// Tag of Tensor's constructor that adopts a new contiguous allocation.
+struct AdoptStorage {};
+}  // namespace detail
+
+/// Owns its elements, like Eigen::Matrix or std::vector: copying copies the elements, moving is
+/// O(1), and after `y = rhs` y equals rhs (same shape, same values), whatever y held before: y
+/// is written in place when the shape already fits, else reallocated (views of the old elements
+/// keep them). `Tensor<float> y = a + b;` evaluates the expression. A Tensor is always
+/// contiguous; views (slice, transpose, ...) are TensorViews of its elements, read-only when
+/// the tensor is const.
+template <Element T>
+class Tensor : public detail::TensorBase<T> {
+  using Base = detail::TensorBase<T>;
+
+ public:
+  using value_type = T;
+
+  /// No elements and no shape: defined() is false; assigning gives it both.
+  Tensor() = default;
+  /// A copy of other's elements (one kernel).
+  WEFT_ABI_INLINE Tensor(const Tensor& other) : Tensor(other.clone()) {}
+  Tensor(Tensor&& other) noexcept : Base(std::move(other)) { other.reset(); }
+  ~Tensor() = default;
+  /// Evaluates an expression, or copies a view or a tensor of another dtype, into a new tensor.
+  /// The source's dtype must convert to T without losing its kind (torch.can_cast).
+  template <class Source>
+    requires((is_expression_v<Source> || is_single_tensor_v<Source>) && !std::is_same_v<Source, Tensor>)
+  WEFT_ABI_INLINE Tensor(const Source& source) {  // NOLINT: implicit, as Eigen's Matrix from an expression
+    detail::assign_into<detail::AssignKind::set>(*this, source);
+  }
+  /// Adopts a new contiguous allocation of `shape` (factories build tensors this way).
+  Tensor(detail::AdoptStorage, std::shared_ptr<Storage> storage, const Shape& shape)
+      : Base(std::move(storage), shape, contiguous_strides(shape), 0) {}
+
+  /// y = other: written in place when the shapes match, else reallocated.
+  WEFT_ABI_INLINE Tensor& operator=(const Tensor& other) { return write<detail::AssignKind::set>(other); }
+  /// Takes other's elements (O(1)); views of this tensor's old elements keep them.
+  Tensor& operator=(Tensor&& other) noexcept {
+    if (this != &other) {
+      Base::operator=(std::move(other));
+      other.reset();
+    }
+    return *this;
+  }
+  /// y = rhs (an expression, a view, a number): written in place when the shapes match, else
+  /// reallocated with the right-hand side's shape. A number fills the tensor as it is.
+  template <class Source>
+    requires(!std::is_same_v<Source, Tensor>)
+  WEFT_ABI_INLINE Tensor& operator=(const Source& source) { return write<detail::AssignKind::set>(source); }
+  /// Compound assignments write in place; the right-hand side broadcasts to this tensor's shape.
+  template <class Source>
+  WEFT_ABI_INLINE Tensor& operator+=(const Source& source) { return write<detail::AssignKind::add>(source); }
+  template <class Source>
+  WEFT_ABI_INLINE Tensor& operator-=(const Source& source) { return write<detail::AssignKind::sub>(source); }
+  template <class Source>
+  WEFT_ABI_INLINE Tensor& operator*=(const Source& source) { return write<detail::AssignKind::mul>(source); }
+  template <class Source>
+  WEFT_ABI_INLINE Tensor& operator/=(const Source& source) { return write<detail::AssignKind::div>(source); }
+
+  /// Address of element 0; on a CUDA tensor, a device address.
+  T* data() { return this->element_address(); }
+  const T* data() const { return this->element_address(); }
+
+  // ---- views of this tensor's elements (read-only when the tensor is const) ------------------
+  TensorView<T> view() { return TensorView<T>(this->storage_, this->shape_, this->strides_, 0); }
+  TensorView<const T> view() const { return TensorView<const T>(this->storage_, this->shape_, this->strides_, 0); }
+  TensorView<T> slice(std::int64_t dim, std::int64_t start, std::int64_t end, std::int64_t step = 1) {
+    return view().slice(dim, start, end, step);
+  }
+  TensorView<const T> slice(std::int64_t dim, std::int64_t start, std::int64_t end, std::int64_t step = 1) const {
+    return view().slice(dim, start, end, step);
+  }
+  TensorView<T> narrow(std::int64_t dim, std::int64_t start, std::int64_t length) { return view().narrow(dim, start, length); }
+  TensorView<const T> narrow(std::int64_t dim, std::int64_t start, std::int64_t length) const {
+    return view().narrow(dim, start, length);
+  }
+  TensorView<T> select(std::int64_t dim, std::int64_t index) { return view().select(dim, index); }
+  TensorView<const T> select(std::int64_t dim, std::int64_t index) const { return view().select(dim, index); }
+  TensorView<T> transpose(std::int64_t dim0, std::int64_t dim1) { return view().transpose(dim0, dim1); }
+  TensorView<const T> transpose(std::int64_t dim0, std::int64_t dim1) const { return view().transpose(dim0, dim1); }
+  TensorView<T> permute(const std::vector<std::int64_t>& dims) { return view().permute(dims); }
+  TensorView<const T> permute(const std::vector<std::int64_t>& dims) const { return view().permute(dims); }
+  TensorView<T> permute(std::initializer_list<std::int64_t> dims) { return view().permute(dims); }
+  TensorView<const T> permute(std::initializer_list<std::int64_t> dims) const { return view().permute(dims); }
+  TensorView<T> unsqueeze(std::int64_t dim) { return view().unsqueeze(dim); }
+  TensorView<const T> unsqueeze(std::int64_t dim) const { return view().unsqueeze(dim); }
+  TensorView<T> squeeze(std::int64_t dim) { return view().squeeze(dim); }
+  TensorView<const T> squeeze(std::int64_t dim) const { return view().squeeze(dim); }
+  TensorView<T> expand(const Shape& to) { return view().expand(to); }
+  TensorView<const T> expand(const Shape& to) const { return view().expand(to); }
+  /// Same elements, new shape (a Tensor is contiguous, so reshape never copies).
+  TensorView<T> view(const Shape& to) { return view().view(to); }
+  TensorView<const T> view(const Shape& to) const { return view().view(to); }
+  TensorView<T> reshape(const Shape& to) { return view().view(to); }
+  TensorView<const T> reshape(const Shape& to) const { return view().view(to); }
+  /// A Tensor is contiguous: a view of its own elements.
+  TensorView<T> contiguous() { return view(); }
+  TensorView<const T> contiguous() const { return view(); }
+
+ private:
+  void reset() {
+    this->storage_.reset();
+    this->shape_ = Shape{};
+    this->strides_ = Strides{};
+    this->offset_ = 0;
+  }
+
+  template <detail::AssignKind kind, class Source>
+  WEFT_ABI_INLINE Tensor& write(const Source& source) {
+    detail::assign_into<kind>(*this, source);
+    return *this;
+  }
+};
+
+namespace detail {
+
+template <Element T>
+inline Tensor<T> TensorBase<T>::clone() const {
+  if (!defined()) return Tensor<T>();
+  count_copy(numel());
+  Tensor<T> out(AdoptStorage{}, allocate(std::size_t(numel()) * sizeof(T), device()), shape_);
+  TensorView<T> dst = out;
+  assign_into<AssignKind::set>(dst, view());
+  return out;
+}
+
+template <Element T>
+inline Tensor<T> TensorBase<T>::to(Device target) const {
+  if (!defined() || target == device()) return clone();
+  const Tensor<T> source = is_contiguous() ? Tensor<T>() : clone();
+  const T* from = source.defined() ? source.data() : element_address();
+  count_copy(numel());
+  Tensor<T> out(AdoptStorage{}, allocate(std::size_t(numel()) * sizeof(T), target), shape_);
+  copy_bytes(out.data(), target, from, device(), std::size_t(numel()) * sizeof(T));
+  return out;
+}
+
+template <Element T>
+inline std::vector<T> TensorBase<T>::to_vector() const {
+  if (device().is_cpu() && is_contiguous()) return std::vector<T>(element_address(), element_address() + numel());
+  const Tensor<T> host = to(Device::cpu());
+  return std::vector<T>(host.data(), host.data() + numel());
+}
+
+template <Element T>
+inline T TensorBase<T>::item() const {
+  if (numel() != 1) fail("item", "needs exactly one element, tensor has shape ", shape_);
+  if (device().is_cpu()) return *element_address();
+  T value;
+  copy_bytes(&value, Device::cpu(), element_address(), device(), sizeof(T));
+  return value;
+}
+
+}  // namespace detail
 
 }  // namespace weft

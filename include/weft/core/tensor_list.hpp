@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file TensorList<T> (an ordered list of tensors, one dtype and device) and ScalarList<T> (one number per tensor).
+/// @file TensorList<T> (an ordered list of views of tensors, one dtype and device) and ScalarList<T> (one number per tensor).
 #pragma once
 
 #include <cstddef>
@@ -22,18 +22,21 @@ void assign_list_into(TensorList<T>& dst, const Source& source);
 }  // namespace WEFT_BACKEND_ABI
 }  // namespace detail
 
-/// A handle to an ordered list of tensors of dtype T, any shapes. Like
-/// Tensor: copying the list shares it (and the tensors' storage); assigning an
-/// expression writes values into every tensor, in ONE multi-tensor kernel.
+/// A list of views of tensors of dtype T, any shapes: built from tensors, it refers to their
+/// elements. Like a view, it is a handle: copies of a list share it, and assigning an expression
+/// writes every listed tensor's elements, in ONE multi-tensor kernel.
 template <Element T>
 class TensorList {
  public:
   using value_type = T;
 
-  TensorList() : tensors_(std::make_shared<std::vector<Tensor<T>>>()) {}
-  TensorList(std::vector<Tensor<T>> tensors)
-      : tensors_(std::make_shared<std::vector<Tensor<T>>>(std::move(tensors))) {}
-  TensorList(std::initializer_list<Tensor<T>> tensors) : TensorList(std::vector<Tensor<T>>(tensors)) {}
+  TensorList() : tensors_(std::make_shared<std::vector<TensorView<T>>>()) {}
+  TensorList(std::vector<TensorView<T>> views)
+      : tensors_(std::make_shared<std::vector<TensorView<T>>>(std::move(views))) {}
+  /// Views of these tensors' elements (an rvalue vector's elements stay alive in the views).
+  TensorList(std::vector<Tensor<T>>& tensors) : TensorList(std::vector<TensorView<T>>(tensors.begin(), tensors.end())) {}
+  TensorList(std::vector<Tensor<T>>&& tensors) : TensorList(tensors) {}
+  TensorList(std::initializer_list<TensorView<T>> views) : TensorList(std::vector<TensorView<T>>(views)) {}
   TensorList(const TensorList&) = default;
   TensorList(TensorList&&) noexcept = default;
 
@@ -70,8 +73,9 @@ class TensorList {
 
   std::size_t size() const { return tensors_->size(); }
   bool empty() const { return tensors_->empty(); }
-  Tensor<T>& operator[](std::size_t i) const { return (*tensors_)[i]; }
-  void push_back(Tensor<T> t) { tensors_->push_back(std::move(t)); }
+  /// A view of tensor i (assigning to it writes that tensor's elements).
+  TensorView<T>& operator[](std::size_t i) const { return (*tensors_)[i]; }
+  void push_back(TensorView<T> view) { tensors_->push_back(std::move(view)); }
   auto begin() const { return tensors_->begin(); }
   auto end() const { return tensors_->end(); }
   /// Identity of the shared list (two handles to one list compare equal).
@@ -85,7 +89,7 @@ class TensorList {
   }
 
  private:
-  std::shared_ptr<std::vector<Tensor<T>>> tensors_;
+  std::shared_ptr<std::vector<TensorView<T>>> tensors_;
 };
 
 /// One number per tensor of a list (per-tensor learning rates, bias

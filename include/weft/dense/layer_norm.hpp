@@ -17,7 +17,8 @@ namespace detail {
 inline namespace WEFT_BACKEND_ABI {
 
 template <class T>
-Tensor<T> layer_norm_impl(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& bias, double eps) {
+Tensor<T> layer_norm_impl(const TensorView<const T>& x, const TensorView<const T>& weight, const TensorView<const T>& bias,
+                          double eps) {
   const char* op = "layer_norm";
   if (!x.defined()) fail(op, "the input is an empty (default-constructed) tensor");
   if (!weight.defined())
@@ -42,8 +43,8 @@ Tensor<T> layer_norm_impl(const Tensor<T>& x, const Tensor<T>& weight, const Ten
 #if !defined(__CUDACC__)
   if (x.device().is_cuda()) fail_no_cuda(op);
 #endif
-  const Tensor<T> xc = x.contiguous(), wc = weight.contiguous();
-  const Tensor<T> bc = bias.defined() ? bias.contiguous() : Tensor<T>();
+  const TensorView<const T> xc = x.contiguous(), wc = weight.contiguous();
+  const TensorView<const T> bc = bias.defined() ? bias.contiguous() : TensorView<const T>();
   Tensor<T> y = empty<T>(x.shape(), x.device());
   const std::int64_t n = ws.numel();
   if (y.numel() == 0) return y;
@@ -70,13 +71,15 @@ inline namespace WEFT_BACKEND_ABI {
 /// normalized_shape is weight.shape()). `bias` may be an empty Tensor<T>()
 /// for none. 16-bit floats accumulate in float. An expression input is
 /// evaluated first; it must have weight's dtype.
-template <Operand X, Element T>
+template <Operand X, SingleTensor W, SingleTensor B>
   requires HasTensorOperand<X>
-Tensor<T> layer_norm(const X& x, const Tensor<T>& weight, const Tensor<T>& bias, double eps = 1e-5) {
+Tensor<typename W::value_type> layer_norm(const X& x, const W& weight, const B& bias, double eps = 1e-5) {
+  using T = typename W::value_type;
+  static_assert(std::is_same_v<typename B::value_type, T>, "weft::layer_norm: weight and bias need one dtype");
   static_assert(is_floating_v<T>, "weft::layer_norm needs floating-point tensors");
   static_assert(std::is_same_v<detail::operand_dtype_t<X>, T>,
                 "weft::layer_norm: the input's dtype must equal weight's and bias's; use weft::cast<T>(x)");
-  return detail::layer_norm_impl(detail::materialize(x), weight, bias, eps);
+  return detail::layer_norm_impl<T>(detail::materialize(x), weight, bias, eps);
 }
 
 }  // namespace WEFT_BACKEND_ABI

@@ -60,25 +60,23 @@ inline MatmulShapes matmul_shapes(const Shape& a, const Shape& b) {
 /// (a transpose, a broadcast row) are copied into a contiguous tensor first.
 template <class T>
 struct MatrixOperand {
-  Tensor<T> view;
+  TensorView<const T> view;
   std::int64_t ld = 1;
   Strides batch_strides;
 };
 
 inline namespace WEFT_BACKEND_ABI {  // matrix_operand copies (contiguous)
 
-// (Tensor handles are never re-assigned here: assigning to a defined tensor
-// writes values into it, see DESIGN.md, Handle vs value.)
 template <class T>
-MatrixOperand<T> matrix_operand(const Tensor<T>& x, bool vector_is_row, const Shape& batch, std::int64_t rows,
-                                std::int64_t cols) {
-  const Tensor<T> matrix = x.dim() != 1 ? x : vector_is_row ? x.unsqueeze(0) : x.unsqueeze(1);
+MatrixOperand<T> matrix_operand(const TensorView<const T>& x, bool vector_is_row, const Shape& batch,
+                                std::int64_t rows, std::int64_t cols) {
+  const TensorView<const T> matrix = x.dim() != 1 ? x : vector_is_row ? x.unsqueeze(0) : x.unsqueeze(1);
   const std::int64_t rs = matrix.strides()[matrix.dim() - 2], cs = matrix.strides()[matrix.dim() - 1];
   const bool row_major = (cols == 1 || cs == 1) && (rows == 1 || rs >= cols);
   Shape target = batch;
   target.push_back(rows);
   target.push_back(cols);
-  const Tensor<T> view = (row_major ? matrix : matrix.contiguous()).expand(target);
+  const TensorView<const T> view = (row_major ? matrix : matrix.contiguous()).expand(target);
   const std::int64_t ld = rows == 1 ? std::max<std::int64_t>(cols, 1) : view.strides()[view.dim() - 2];
   return MatrixOperand<T>{view, ld, Shape(view.strides().begin(), view.strides().end() - 2)};
 }
@@ -109,7 +107,7 @@ bool matmul_bf16_native() {
 }
 
 template <class T>
-Tensor<T> matmul_impl(const Tensor<T>& a, const Tensor<T>& b) {
+Tensor<T> matmul_impl(const TensorView<const T>& a, const TensorView<const T>& b) {
   const char* op = "matmul";
   if (!a.defined() || !b.defined()) fail(op, "an operand is an empty (default-constructed) tensor");
   if (a.device() != b.device())
@@ -130,7 +128,7 @@ Tensor<T> matmul_impl(const Tensor<T>& a, const Tensor<T>& b) {
   if constexpr (is_16bit_float_v<T>) {
     // Eigen has no 16-bit GEMM kernels: multiply in float, round once.
     if (device.is_cpu() && !matmul_bf16_native<T>()) {
-      Tensor<float> c = matmul_impl(eval(cast<float>(a)), eval(cast<float>(b)));
+      Tensor<float> c = matmul_impl<float>(eval(cast<float>(a)), eval(cast<float>(b)));
       return eval(cast<T>(c));
     }
   }
@@ -164,10 +162,9 @@ Tensor<T> matmul_impl(const Tensor<T>& a, const Tensor<T>& b) {
       // broadcast patterns are copied into a contiguous batch first.
       auto flatten = [&](const MatrixOperand<T>& mo, std::int64_t rows, std::int64_t cols, std::int64_t& stride) {
         if (uniform_batch_stride(s.batch, mo.batch_strides, stride)) return mo;
-        Tensor<T> dense = empty<T>(mo.view.shape(), device);
-        dense = mo.view;  // writes the broadcast batch out
+        Tensor<T> dense = mo.view;  // writes the broadcast batch out
         stride = rows * cols;
-        return MatrixOperand<T>{dense, cols, contiguous_strides(dense.shape())};
+        return MatrixOperand<T>{std::move(dense), cols, contiguous_strides(mo.view.shape())};
       };
       std::int64_t stride_a = 0, stride_b = 0;
       const MatrixOperand<T> fa = flatten(ma, s.n, s.k, stride_a);

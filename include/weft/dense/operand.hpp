@@ -14,11 +14,11 @@ namespace weft::detail {
 template <class X>
 using operand_dtype_t = typename expr_t<X>::value_type;
 
-/// A tensor operand as it is; an expression evaluated into a new tensor (for
-/// the ops that read their input more than once).
+/// A read-only view of an operand: a tensor's own elements, or an expression evaluated into a new
+/// tensor (for the ops that read their input more than once).
 template <class X>
-auto materialize(const X& x) {
-  if constexpr (is_tensor_v<X>) return x;
+TensorView<const operand_dtype_t<X>> materialize(const X& x) {
+  if constexpr (is_single_tensor_v<X>) return x;
   else return eval(x);
 }
 

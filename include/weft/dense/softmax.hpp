@@ -19,7 +19,7 @@ namespace detail {
 inline namespace WEFT_BACKEND_ABI {
 
 template <bool kLog, class T>
-Tensor<T> softmax_impl(const char* op, const Tensor<T>& x, std::int64_t dim) {
+Tensor<T> softmax_impl(const char* op, const TensorView<const T>& x, std::int64_t dim) {
   static_assert(is_floating_v<T>, "weft::softmax / log_softmax need a floating-point input; cast first, e.g. "
                                   "weft::softmax(weft::cast<float>(x), dim)");
   if (!x.defined()) fail(op, "the input is an empty (default-constructed) tensor");
@@ -27,7 +27,7 @@ Tensor<T> softmax_impl(const char* op, const Tensor<T>& x, std::int64_t dim) {
   if (x.device().is_cuda()) fail_no_cuda(op);
 #endif
   const int d = wrap_dim_of(op, dim, x.shape());
-  const Tensor<T> xc = x.contiguous();
+  const TensorView<const T> xc = x.contiguous();
   Tensor<T> y = empty<T>(x.shape(), x.device());
   if (y.numel() == 0) return y;
   std::int64_t outer = 1, n = 1, inner = 1;
@@ -55,14 +55,14 @@ inline namespace WEFT_BACKEND_ABI {
 template <Operand X>
   requires HasTensorOperand<X>
 Tensor<detail::operand_dtype_t<X>> softmax(const X& x, std::int64_t dim) {
-  return detail::softmax_impl<false>("softmax", detail::materialize(x), dim);
+  return detail::softmax_impl<false, detail::operand_dtype_t<X>>("softmax", detail::materialize(x), dim);
 }
 
 /// log_softmax(x)_i = x_i - max x - log sum_j exp(x_j - max x) along `dim`.
 template <Operand X>
   requires HasTensorOperand<X>
 Tensor<detail::operand_dtype_t<X>> log_softmax(const X& x, std::int64_t dim) {
-  return detail::softmax_impl<true>("log_softmax", detail::materialize(x), dim);
+  return detail::softmax_impl<true, detail::operand_dtype_t<X>>("log_softmax", detail::materialize(x), dim);
 }
 
 }  // namespace WEFT_BACKEND_ABI

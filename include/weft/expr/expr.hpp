@@ -22,9 +22,17 @@ concept Expression = std::is_base_of_v<Expr<std::remove_cvref_t<E>>, std::remove
 template <class S>
 concept Number = std::is_arithmetic_v<std::remove_cvref_t<S>>;
 
-/// A tensor or a list of tensors (the operands that give an expression its shape).
+/// A Tensor or a TensorView (of writable or read-only elements).
 template <class X>
-concept TensorLike = is_tensor_v<std::remove_cvref_t<X>> || is_tensor_list_v<std::remove_cvref_t<X>>;
+concept SingleTensor = is_single_tensor_v<std::remove_cvref_t<X>>;
+
+/// A list of tensors.
+template <class X>
+concept TensorListLike = is_tensor_list_v<std::remove_cvref_t<X>>;
+
+/// A tensor, a view or a list of tensors (the operands that give an expression its shape).
+template <class X>
+concept TensorLike = SingleTensor<X> || TensorListLike<X>;
 
 /// What the expression builders accept: nodes, tensors, lists and numbers.
 template <class X>

@@ -85,13 +85,18 @@ WEFT_HOST_DEVICE inline float sigmoid(float x) { return 1.0f / (1.0f + ::expf(-x
 WEFT_HOST_DEVICE inline double sigmoid(double x) { return 1.0 / (1.0 + ::exp(-x)); }
 
 // Integer powers by squaring; a negative exponent truncates toward zero like 1/x^-y.
+// bool (a bool tensor to a bool number): x^true = x, x^false = true.
 template <class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
 WEFT_HOST_DEVICE inline I pow(I x, I y) {
-  if (y < 0) return x == 1 ? I(1) : x == -1 ? (y % 2 ? I(-1) : I(1)) : I(0);
-  I r = 1;
-  for (; y; y >>= 1, x = I(x * x))
-    if (y & 1) r = I(r * x);
-  return r;
+  if constexpr (std::is_same_v<I, bool>) {
+    return y ? x : true;
+  } else {
+    if (y < 0) return x == 1 ? I(1) : x == -1 ? (y % 2 ? I(-1) : I(1)) : I(0);
+    I r = 1;
+    for (; y; y >>= 1, x = I(x * x))
+      if (y & 1) r = I(r * x);
+    return r;
+  }
 }
 
 template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>

@@ -11,11 +11,12 @@
 
 namespace weft {
 
-/// A tensor read at every point of the iteration space (broadcast as needed).
+/// A tensor read at every point of the iteration space (broadcast as needed): a read-only view,
+/// so building an expression never copies a tensor's elements.
 template <Element T>
 struct Leaf : Expr<Leaf<T>> {
   using value_type = T;
-  Tensor<T> tensor;
+  TensorView<const T> tensor;
 };
 
 /// A number; its dtype only counts across categories (PyTorch's wrapped numbers).
@@ -74,14 +75,18 @@ template <class T>
 struct apply_scalar<T, NoType> {
   using type = T;
 };
+template <class S>  // numbers alone take their default dtypes: bool, int64, float32
+struct apply_scalar<NoType, S> {
+  using type = std::conditional_t<std::is_same_v<S, double>, float, S>;
+};
 
 /// Result dtype of an op over these nodes: tensors promote among themselves,
-/// numbers only lift the category (int tensor * 2.5 -> float32).
+/// numbers only lift the category (int tensor * 2.5 -> float32). Numbers alone occur
+/// as where's branches: where(c, 1, 2.5) is float32, as in PyTorch.
 template <class... Nodes>
 struct mixed_promote {
   using tensors = typename promote_all<std::conditional_t<is_scalar_node_v<Nodes>, NoType, typename Nodes::value_type>...>::type;
   using scalars = typename promote_all<std::conditional_t<is_scalar_node_v<Nodes>, typename Nodes::value_type, NoType>...>::type;
-  static_assert(!std::is_same_v<tensors, NoType>, "weft: an expression needs at least one tensor operand");
   using type = typename apply_scalar<tensors, scalars>::type;
 };
 
@@ -107,12 +112,71 @@ struct map_types<ops::Kind::where, Cond, A, B> {
   using value = typename mixed_promote<A, B>::type;
   using compute = math_t<value>;
 };
+template <class X>
+struct map_types<ops::Kind::square, X> {
+  using value = typename mixed_promote<X, Scalar<std::int64_t>>::type;  // x * 2's dtype: bool squares in int64
+  using compute = math_t<value>;
+};
+
+// ---- what PyTorch refuses -------------------------------------------------------------------
+
+template <class X>
+inline constexpr bool is_bool_node_v = std::is_same_v<typename X::value_type, bool>;
+template <class Base, class Exp>  // bool ^ bool only with a number exponent (b ^ true, b ^ false)
+inline constexpr bool pow_refused_v = is_bool_node_v<Base> && is_bool_node_v<Exp> && !is_scalar_node_v<Exp>;
+template <class Cond, class A, class B>
+inline constexpr bool where_refused_v = !is_bool_node_v<Cond>;
+template <class A, class B, class W>  // start and end: tensors of one floating dtype; weight: a number or that dtype
+inline constexpr bool lerp_refused_v =
+    is_scalar_node_v<A> || is_scalar_node_v<B> || !std::is_same_v<typename A::value_type, typename B::value_type> ||
+    !is_floating_v<typename A::value_type> ||
+    !(is_scalar_node_v<W> || std::is_same_v<typename W::value_type, typename A::value_type>);
+
+/// The operand dtypes PyTorch refuses for an op, refused at compile time. value: whether Op refuses
+/// operands of these node types; check() holds the op's one-line static_assert (what is refused
+/// and the fix), which Map instantiates. Kept apart so that a test can read value without the assert.
+template <class Op, class... Args>
+struct refusal {
+  static constexpr bool value = false;
+  static constexpr bool check() { return true; }
+};
+#define WEFT_REFUSE(Op, condition, message)  \
+  template <class... Args>                   \
+  struct refusal<ops::Op, Args...> {         \
+    static constexpr bool value = condition; \
+    static constexpr bool check() {          \
+      static_assert(!value, message);        \
+      return true;                           \
+    }                                        \
+  };
+WEFT_REFUSE(Neg, (is_bool_node_v<Args> && ...),
+            "weft: -x of a bool tensor is not supported (nor in PyTorch); to invert a mask use x == false")
+WEFT_REFUSE(Sub, (is_bool_node_v<Args> || ...),
+            "weft: a - b with a bool operand is not supported (nor in PyTorch); use a != b for two bools, else cast<int32_t>() the bool")
+WEFT_REFUSE(Abs, (is_bool_node_v<Args> && ...),
+            "weft::abs of a bool tensor is not supported (nor in PyTorch); cast<int32_t>(x) first")
+WEFT_REFUSE(Relu, (is_bool_node_v<Args> && ...),
+            "weft::relu of a bool tensor is not supported (nor in PyTorch); cast<int32_t>(x) first")
+WEFT_REFUSE(Gelu, !(is_floating_v<typename Args::value_type> && ...),
+            "weft::gelu needs a floating-point input (as in PyTorch); cast<float>(x) first")
+WEFT_REFUSE(Silu, !(is_floating_v<typename Args::value_type> && ...),
+            "weft::silu needs a floating-point input (as in PyTorch); cast<float>(x) first")
+WEFT_REFUSE(Pow, pow_refused_v<Args...>,
+            "weft::pow of bool by a bool tensor is not supported (nor in PyTorch); cast<int32_t>() the base first")
+WEFT_REFUSE(Clamp, (std::is_same_v<typename mixed_promote<Args...>::type, bool>),
+            "weft::clamp of bool with bool bounds is not supported (nor in PyTorch); cast<int32_t>(x) first")
+WEFT_REFUSE(Where, where_refused_v<Args...>,
+            "weft::where needs a bool condition (as in PyTorch); compare it, e.g. where(c != 0, a, b)")
+WEFT_REFUSE(Lerp, lerp_refused_v<Args...>,
+            "weft::lerp needs start and end tensors of one floating dtype and a number or that dtype as weight (as in PyTorch); cast first")
+#undef WEFT_REFUSE
 
 }  // namespace detail
 
 /// op(args...) at every point. One node type serves every unary, binary and ternary op.
 template <class Op, class... Args>
 struct Map : Expr<Map<Op, Args...>> {
+  static_assert(detail::refusal<Op, Args...>::check());  // what PyTorch refuses, with the op's message
   using types = detail::map_types<Op::kind, Args...>;
   /// dtype of the result (what eval() returns).
   using value_type = typename types::value;

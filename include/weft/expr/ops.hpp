@@ -7,12 +7,14 @@
 
 namespace weft::ops {
 
-/// How an op's result dtype follows from its operands (PyTorch's rules).
+/// How an op's result dtype follows from its operands (PyTorch's rules). The operand dtypes an
+/// op refuses, as PyTorch does, are listed with the dtype rules: detail::refusal in nodes.hpp.
 enum class Kind : unsigned char {
   arithmetic,  // promote the operands; integers stay integers
   floating,    // promote, then integers and bool become float
   comparison,  // compute in the promoted type, result bool
   where,       // (cond, a, b): promote a and b; cond is only tested
+  square,      // (x): promote x with the number 2, as torch.square = pow(x, 2) does: bool -> int64
 };
 
 /// How the op is printed by WEFT_LOGS=output_code.
@@ -88,7 +90,7 @@ struct Relu {  // relu(x) = max(x, 0)
   }
 };
 struct Square {  // square(x) = x * x
-  WEFT_OP_TRAITS(arithmetic, "square", call)
+  WEFT_OP_TRAITS(square, "square", call)
   template <class V> WEFT_HOST_DEVICE V operator()(V x) const { return V(x * x); }
 };
 struct Sign {  // sign(x) = (x > 0) - (x < 0)

@@ -41,7 +41,8 @@ constexpr void check_sdpa_types() {
 }
 
 template <class T>
-std::string sdpa_describe(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, const SdpaShape& s,
+std::string sdpa_describe(const TensorView<const T>& q, const TensorView<const T>& k, const TensorView<const T>& v,
+                          const SdpaShape& s,
                           const SdpaOptions& o) {
   return weft::detail::cat(dtype_name<T>(), ", q ", q.shape(), ", k ", k.shape(), ", v ", v.shape(),
                            s.causal ? (o.causal_variant == CausalVariant::lower_right ? ", causal lower_right"
@@ -54,8 +55,8 @@ std::string sdpa_describe(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T
 /// The backend that runs: flash unless a SdpaBackendGuard excludes it. The `sdpa` log says
 /// which one ran and why flash was refused.
 template <class T>
-SdpaBackend choose_backend(const char* op, const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v,
-                           const SdpaShape& s, const SdpaOptions& o) {
+SdpaBackend choose_backend(const char* op, const TensorView<const T>& q, const TensorView<const T>& k,
+                           const TensorView<const T>& v, const SdpaShape& s, const SdpaOptions& o) {
   const bool flash = backend_allowed(SdpaBackend::flash), math = backend_allowed(SdpaBackend::math);
   if (!flash && !math)
     fail(op, "no attention backend is allowed (SdpaBackendGuard with an empty list) for q ", q.shape(),
@@ -76,8 +77,8 @@ void store(const std::vector<A>& from, Tensor<T>& to) {
 }
 
 template <class T>
-void check_sdpa_tensors(const char* op, std::initializer_list<const Tensor<T>*> ts) {
-  for (const Tensor<T>* t : ts) {
+void check_sdpa_tensors(const char* op, std::initializer_list<const TensorView<const T>*> ts) {
+  for (const TensorView<const T>* t : ts) {
     if (!t->defined()) fail(op, "an operand is an empty (default-constructed) tensor");
 #if !defined(__CUDACC__)
     if (t->device().is_cuda()) weft::detail::fail_no_cuda(op);
@@ -95,13 +96,15 @@ inline namespace WEFT_BACKEND_ABI {
 
 /// Attention's output and log-sum-exp: out = softmax(q k^T scale + mask) v, with dropout on the
 /// weights (docs/attention.md). q (batch..., Hq, L, E), k (batch..., H, S, E), v (batch..., H, S, Ev).
-template <class T, class K, class V>
-SdpaOutput<T> sdpa_forward(const Tensor<T>& q, const Tensor<K>& k, const Tensor<V>& v, const SdpaOptions& o = {}) {
-  detail::check_sdpa_types<T, K, V>();
+template <SingleTensor Q, SingleTensor K, SingleTensor V>
+SdpaOutput<typename Q::value_type> sdpa_forward(const Q& query, const K& key, const V& value, const SdpaOptions& o = {}) {
+  using T = typename Q::value_type;
+  detail::check_sdpa_types<T, typename K::value_type, typename V::value_type>();
   using Acc = math_t<T>;
+  const TensorView<const T> q = query, k = key, v = value;
   if (q.defined() && q.device().is_cuda()) {  // FlashAttention-2 on tensor cores (sdpa_cuda.hpp)
     auto [out, lse] = detail::sdpa_forward_cuda(q, k, v, o);
-    return SdpaOutput<T>{out, lse};
+    return SdpaOutput<T>{std::move(out), std::move(lse)};
   }
 #if defined(__CUDA_ARCH__)  // nvcc's device pass: the CPU backends below are host-only code
   return {};
@@ -109,7 +112,6 @@ SdpaOutput<T> sdpa_forward(const Tensor<T>& q, const Tensor<K>& k, const Tensor<
   const char* op = "nn::sdpa_forward";
   detail::check_sdpa_tensors<T>(op, {&q, &k, &v});
   const detail::SdpaShape s = detail::sdpa_shape(op, q.shape(), k.shape(), v.shape(), o);
-  // Built, never assigned (assigning a Tensor writes values: a copy kernel to compile).
   SdpaOutput<T> r{empty<T>(s.out_shape()), empty<double>(s.lse_shape())};
   const auto qr = detail::sdpa_rows(q), kr = detail::sdpa_rows(k), vr = detail::sdpa_rows(v);
   const auto bias = detail::sdpa_bias<Acc>(o.attn_mask, s);
@@ -125,18 +127,25 @@ SdpaOutput<T> sdpa_forward(const Tensor<T>& q, const Tensor<K>& k, const Tensor<
 }
 
 /// torch.nn.functional.scaled_dot_product_attention: softmax(q k^T scale + mask) v.
-template <class T, class K, class V>
-Tensor<T> scaled_dot_product_attention(const Tensor<T>& q, const Tensor<K>& k, const Tensor<V>& v,
-                                       const SdpaOptions& o = {}) {
-  return sdpa_forward(q, k, v, o).out;
+template <SingleTensor Q, SingleTensor K, SingleTensor V>
+Tensor<typename Q::value_type> scaled_dot_product_attention(const Q& q, const K& k, const V& v,
+                                                            const SdpaOptions& o = {}) {
+  return std::move(sdpa_forward(q, k, v, o).out);
 }
 
 /// Gradients of attention given dout (the loss's gradient with respect to out) and the forward
 /// pass's out and lse, with the same options (and dropout seed) as the forward call.
-template <class T, class K, class V>
-SdpaGradients<T> sdpa_backward(const Tensor<T>& dout, const Tensor<T>& q, const Tensor<K>& k, const Tensor<V>& v,
-                               const Tensor<T>& out, const Tensor<double>& lse, const SdpaOptions& o = {}) {
-  detail::check_sdpa_types<T, K, V>();
+template <SingleTensor D, SingleTensor Q, SingleTensor K, SingleTensor V, SingleTensor O, SingleTensor Lse>
+SdpaGradients<typename Q::value_type> sdpa_backward(const D& grad_out, const Q& query, const K& key, const V& value,
+                                                    const O& output, const Lse& logsumexp, const SdpaOptions& o = {}) {
+  using T = typename Q::value_type;
+  detail::check_sdpa_types<T, typename K::value_type, typename V::value_type>();
+  static_assert(std::is_same_v<typename D::value_type, T> && std::is_same_v<typename O::value_type, T>,
+                "weft::nn::sdpa_backward: dout and out need q's dtype");
+  static_assert(std::is_same_v<typename Lse::value_type, double>,
+                "weft::nn::sdpa_backward: lse is the float64 tensor sdpa_forward returned");
+  const TensorView<const T> dout = grad_out, q = query, k = key, v = value, out = output;
+  const TensorView<const double> lse = logsumexp;
   using Acc = math_t<T>;
   const char* op = "nn::sdpa_backward";
   if (q.defined() && q.device().is_cuda())

@@ -95,13 +95,13 @@ inline namespace WEFT_BACKEND_ABI {
 
 /// sdpa_forward on CUDA tensors: (out, lse), both on q's device.
 template <class T>
-std::pair<Tensor<T>, Tensor<double>> sdpa_forward_cuda(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v,
+std::pair<Tensor<T>, Tensor<double>> sdpa_forward_cuda(const TensorView<const T>& q, const TensorView<const T>& k, const TensorView<const T>& v,
                                                       const SdpaOptions& o);
 
 #if !defined(__CUDACC__)
 
 template <class T>
-std::pair<Tensor<T>, Tensor<double>> sdpa_forward_cuda(const Tensor<T>&, const Tensor<T>&, const Tensor<T>&,
+std::pair<Tensor<T>, Tensor<double>> sdpa_forward_cuda(const TensorView<const T>&, const TensorView<const T>&, const TensorView<const T>&,
                                                       const SdpaOptions&) {
   weft::detail::fail_no_cuda("nn::sdpa_forward");
 }
@@ -111,7 +111,7 @@ std::pair<Tensor<T>, Tensor<double>> sdpa_forward_cuda(const Tensor<T>&, const T
 /// Runs the flash forward kernel into out (batch..., Hq, L, E) and lse (batch..., Hq, L), both
 /// contiguous on q's device; `s` is the checked shape, the request already accepted.
 template <class T>
-void flash_forward_cuda_into(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, const SdpaShape& s,
+void flash_forward_cuda_into(const TensorView<const T>& q, const TensorView<const T>& k, const TensorView<const T>& v, const SdpaShape& s,
                              Tensor<T>& out, Tensor<double>& lse) {
   static_assert(is_16bit_float_v<T>, "the CUDA flash kernel takes float16 and bfloat16");
   namespace wc = weft::detail::cuda;
@@ -121,7 +121,7 @@ void flash_forward_cuda_into(const Tensor<T>& q, const Tensor<T>& k, const Tenso
     fail(op, "the CUDA flash grid takes at most 65535 batches and 65535 heads, got ", s.batches, " and ", s.Hq,
          " for q ", q.shape(), "; split the call");
   wc::FlashForwardParams<T> p;
-  auto operand = [&](const Tensor<T>& t, const char* name, const T*& data, std::int64_t& batch, std::int64_t& head,
+  auto operand = [&](const TensorView<const T>& t, const char* name, const T*& data, std::int64_t& batch, std::int64_t& head,
                      std::int64_t& row) {
     const FlashStrides f = flash_strides(t.shape(), t.strides());
     // cp.async moves 16 bytes: every row starts 16-byte aligned, columns are contiguous.
@@ -150,10 +150,10 @@ void flash_forward_cuda_into(const Tensor<T>& q, const Tensor<T>& k, const Tenso
 }
 
 template <class T>
-std::pair<Tensor<T>, Tensor<double>> sdpa_forward_cuda(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v,
+std::pair<Tensor<T>, Tensor<double>> sdpa_forward_cuda(const TensorView<const T>& q, const TensorView<const T>& k, const TensorView<const T>& v,
                                                       const SdpaOptions& o) {
   const char* op = "nn::sdpa_forward";
-  for (const Tensor<T>* t : {&q, &k, &v}) {
+  for (const TensorView<const T>* t : {&q, &k, &v}) {
     if (!t->defined()) fail(op, "an operand is an empty (default-constructed) tensor");
     if (t->device() != q.device())
       fail(op, "q is on ", q.device(), " but an operand of shape ", t->shape(), " is on ", t->device(),

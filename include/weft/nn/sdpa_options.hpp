@@ -20,22 +20,26 @@ enum class CausalVariant : unsigned char { upper_left, lower_right };
 /// No mask, a bool mask (true = attend) or a floating mask added to the scaled scores; it
 /// broadcasts to (N, ..., Hq, L, S). A floating mask of any floating dtype is read in the
 /// compute type (float for 16-bit inputs). Type-erased, so SdpaOptions is not a template.
-/// Assigning a mask shares the tensor (like copying a Tensor handle); it never writes into the
-/// mask held before.
+/// It holds a read-only view of the mask (no copy); assigning another mask replaces the view and
+/// never writes into the mask held before.
 class AttnMask {
  public:
-  using Variant = std::variant<std::monostate, Tensor<bool>, Tensor<float>, Tensor<double>, Tensor<half>, Tensor<bfloat16>>;
+  using Variant = std::variant<std::monostate, TensorView<const bool>, TensorView<const float>,
+                               TensorView<const double>, TensorView<const half>, TensorView<const bfloat16>>;
 
   AttnMask() = default;
-  template <class T>
-  AttnMask(const Tensor<T>& mask) : v_(std::in_place_type<Tensor<T>>, mask) {  // NOLINT: implicit by design
+  template <class X>
+    requires is_single_tensor_v<X>
+  AttnMask(const X& mask)  // NOLINT: implicit by design
+      : v_(std::in_place_type<TensorView<const typename X::value_type>>, mask) {
+    using T = typename X::value_type;
     static_assert(std::is_same_v<T, bool> || is_floating_v<T>,
                   "weft::nn::SdpaOptions::attn_mask: a mask is Tensor<bool> (true = attend) or a floating tensor "
                   "(added to the scores); convert integer masks with weft::eval(x != 0)");
   }
   AttnMask(const AttnMask&) = default;
   AttnMask& operator=(const AttnMask& other) {
-    // emplace, not the variant's assignment: that would assign Tensor to Tensor, which writes values.
+    // emplace, not the variant's assignment: assigning a view to a view writes values.
     std::visit([this](const auto& t) { v_.template emplace<std::decay_t<decltype(t)>>(t); }, other.v_);
     return *this;
   }

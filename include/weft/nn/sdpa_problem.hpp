@@ -15,6 +15,7 @@ namespace weft::nn::detail {
 inline namespace WEFT_BACKEND_ABI {
 
 using weft::detail::fail;
+using weft::detail::TensorBase;
 
 /// The extents of q (batch..., Hq, L, E), k (batch..., H, S, E), v (batch..., H, S, Ev);
 /// `batch` is every dim before the heads (none for rank 2, where Hq = H = 1).
@@ -112,16 +113,15 @@ inline SdpaShape sdpa_shape(const char* op, const Shape& q, const Shape& k, cons
 /// every caller the compile time of a copy kernel.
 template <class T>
 struct SdpaRows {
-  Tensor<T> keep;  // owns the memory
+  TensorView<const T> keep;  // keeps the elements alive
   const T* data = nullptr;
   std::vector<std::int64_t> offset;
   std::int64_t row_stride = 0, col_stride = 1;
 
   SdpaRows() = default;  // no tensor (no mask)
   /// Rows of `t`, viewed as (prod(dims before the last 2), rows, cols) through its strides.
-  /// (Members are initialized, never assigned: assigning a Tensor writes values.)
-  explicit SdpaRows(const Tensor<T>& t)
-      : keep(t), data(t.data()), row_stride(t.strides()[t.dim() - 2]), col_stride(t.strides()[t.dim() - 1]) {
+  explicit SdpaRows(const TensorBase<T>& t)
+      : keep(t.view()), data(t.data()), row_stride(t.strides()[t.dim() - 2]), col_stride(t.strides()[t.dim() - 1]) {
     const Shape outer(t.shape().begin(), t.shape().end() - 2);
     offset.resize(std::size_t(outer.numel()));
     for (std::int64_t i = 0; i < outer.numel(); ++i) {
@@ -138,13 +138,13 @@ struct SdpaRows {
 };
 
 template <class T>
-SdpaRows<T> sdpa_rows(const Tensor<T>& t) {
+SdpaRows<T> sdpa_rows(const TensorBase<T>& t) {
   return SdpaRows<T>(t);
 }
 
 /// t's elements in row-major order, read through its strides (a copy kernel's compile time spared).
 template <class T>
-std::vector<T> sdpa_values(const Tensor<T>& t) {
+std::vector<T> sdpa_values(const TensorBase<T>& t) {
   std::vector<T> v(static_cast<std::size_t>(t.numel()));
   for (std::int64_t f = 0; f < t.numel(); ++f) {
     std::int64_t at = 0, rest = f;

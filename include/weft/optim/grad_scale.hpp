@@ -11,10 +11,11 @@ namespace weft::optim {
 /// its kernel and, when found_inf != 0 (a gradient overflowed), skips the
 /// step: parameters, state and step count stay as they were. Both hold one
 /// float32 element on the parameters' device; on CUDA they are read by the
-/// kernel, never copied to the host, so nothing waits for the GPU.
+/// kernel, never copied to the host, so nothing waits for the GPU. It holds read-only views of
+/// the caller's tensors (no copy: a found_inf written later is what the next step reads).
 struct GradScale {
-  Tensor<float> scale;
-  Tensor<float> found_inf;
+  TensorView<const float> scale;
+  TensorView<const float> found_inf;
 };
 
 }  // namespace weft::optim

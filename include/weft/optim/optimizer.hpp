@@ -203,7 +203,7 @@ class Optimizer {
       : name_(name), params_(std::move(params)), options_(options) {
     Derived::check_options(options_);
     for (std::size_t k = 0; k < params_.size(); ++k) {
-      const Tensor<P>& p = params_[k];
+      const TensorView<P>& p = params_[k];
       if (!p.defined()) detail::fail(name_, "parameter ", k, " is an empty (default-constructed) tensor");
       if (!p.is_contiguous())
         detail::fail(name_, "parameter ", k, " of shape ", p.shape(), " has strides ", p.strides(),
@@ -245,7 +245,7 @@ class Optimizer {
     if (grads.size() != params_.size())
       detail::fail(name_, grads.size(), " gradients for ", params_.size(), " parameters; pass one per parameter");
     for (std::size_t k = 0; k < grads.size(); ++k) {
-      const Tensor<P>& g = grads[k];
+      const TensorView<P>& g = grads[k];
       if (!g.defined()) detail::fail(name_, "gradient ", k, " is an empty (default-constructed) tensor");
       if (!(g.shape() == params_[k].shape()))
         detail::fail(name_, "gradient ", k, " has shape ", g.shape(), " but parameter ", k, " has shape ",
@@ -259,7 +259,7 @@ class Optimizer {
   }
 
   void check_scale(const GradScale& s) const {
-    auto check = [&](const Tensor<float>& t, const char* what) {
+    auto check = [&](const TensorView<const float>& t, const char* what) {
       if (!t.defined() || t.numel() != 1)
         detail::fail(name_, "GradScale.", what, " must hold one float32 element, got ",
                      t.defined() ? weft::detail::cat("shape ", t.shape()) : std::string("an empty tensor"));
@@ -277,7 +277,7 @@ class Optimizer {
       detail::fail(name_, "master_weights keeps float32 copies of 16-bit parameters, but the parameters are ",
                    dtype_name<P>(), "; turn it off");
     } else {
-      if (master_.empty())  // (a TensorList's assignment writes values: fill the empty list instead)
+      if (master_.empty())
         for (const auto& p : params_) master_.push_back(weft::eval(weft::cast<S>(p)));
       return true;
     }
@@ -332,11 +332,11 @@ class Optimizer {
   void run_device_step(const TensorList<P>& grads, const GradScale* scale) {
     const bool master = prepare_step(grads, scale);
     if (!device_step_.defined()) device_step_ = weft::full<S>(Shape{1}, S(step_), device());
-    if (!scale && !no_skip_.scale.defined()) {
-      no_skip_.scale = weft::ones<float>(Shape{1}, device());
-      no_skip_.found_inf = weft::zeros<float>(Shape{1}, device());
+    if (!scale && !no_skip_scale_.defined()) {
+      no_skip_scale_ = weft::ones<float>(Shape{1}, device());
+      no_skip_found_inf_ = weft::zeros<float>(Shape{1}, device());
     }
-    const GradScale& s = scale ? *scale : no_skip_;
+    const GradScale s = scale ? *scale : GradScale{no_skip_scale_, no_skip_found_inf_};
     auto skip = s.found_inf != 0.0;
     device_step_ = weft::where(skip, device_step_, device_step_ + 1.0);  // this step's t, or the old count
     with_read(master, [&](auto& read) {
@@ -374,7 +374,7 @@ class Optimizer {
   TensorList<S> master_;
   std::int64_t step_ = 0;
   Tensor<S> device_step_;  // the step count, once it lives on the device
-  GradScale no_skip_;      // scale 1, found_inf 0: device-side steps without a GradScale
+  Tensor<float> no_skip_scale_, no_skip_found_inf_;  // 1 and 0: device-side steps without a GradScale
 };
 
 }  // namespace WEFT_BACKEND_ABI

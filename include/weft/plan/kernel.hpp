@@ -10,17 +10,20 @@
 
 namespace weft {
 
-/// One statement of a fused kernel: `*dst = rhs` (built by weft::assign).
+/// One statement of a fused kernel: `dst = rhs` (built by weft::assign). A view destination keeps
+/// its shape; a Tensor destination (`owner`) is reallocated first when the right-hand side's
+/// shape differs (plan/run.hpp), and `dst` then views the new elements.
 template <Element T, class E>
 struct Assignment {
   using dest_type = T;
   using expr_type = E;
-  Tensor<T>* dst;
+  TensorView<T> dst;
+  Tensor<T>* owner = nullptr;  // a Tensor destination of `=`: it takes the right-hand side's shape
   E rhs;
 
   template <bool kLinear, class Context>
   detail::Cursor<T, kLinear> make_cursor(const detail::IterationSpace& space, Context&) const {
-    return {dst->data(), dst->strides(), space};
+    return {dst.data(), dst.strides(), space};
   }
 };
 

@@ -44,7 +44,7 @@ struct TensorRef {
 };
 
 template <class T>
-TensorRef tensor_ref(const Tensor<T>& t) {
+TensorRef tensor_ref(const detail::TensorBase<T>& t) {
   TensorRef r;
   r.dtype = dtype_name<T>();
   r.element_bytes = std::int64_t(sizeof(T));
@@ -82,16 +82,16 @@ ListRef list_ref(const TensorList<T>& list) {
 /// A tensor operand, or a destination (tensor == nullptr).
 struct TensorOperand {
   TensorRef ref;
-  void* tensor = nullptr;  // the Leaf's Tensor<T>
+  void* tensor = nullptr;  // the Leaf's TensorView<const T>
   void (*rebind_to_copy)(void* tensor, TensorRef& ref) = nullptr;
 };
 
 inline namespace WEFT_BACKEND_ABI {
-/// Rebinds a Leaf's tensor to a copy of its values (a Tensor's operator= would write into the view).
+/// Rebinds a Leaf's view to a copy of its values (a view's operator= would write into it).
 template <class T>
 void rebind_to_copy(void* tensor, TensorRef& ref) {
-  auto& t = *static_cast<Tensor<T>*>(tensor);
-  Tensor<T> copy = t.clone();
+  auto& t = *static_cast<TensorView<const T>*>(tensor);
+  TensorView<const T> copy = t.clone();
   std::destroy_at(&t);
   std::construct_at(&t, std::move(copy));
   ref = tensor_ref(t);
@@ -107,6 +107,7 @@ struct ExprNode {
   int arity = 0;          // operands that follow in preorder
   int slot = -1;          // op: its shared-subexpression slot, -1 if none
   bool repeat = false;    // op: the same tree as its slot's first occurrence (the kernel loads it)
+  bool resizable = false; // output: a Tensor that takes its right-hand side's shape (y = e)
   int index = -1;         // tensor: into KernelOperands::tensors; list: into lists
   const void* id = nullptr;   // number list: its identity
   std::size_t count = 0;      // number list: its length
@@ -244,13 +245,15 @@ struct ExprRecorder {
   }
 };
 
-template <class T>
-void record_destination(Tensor<T>& dst, KernelOperands& k) {
-  k.add_tensor(k.add_output(ExprNode::Kind::tensor), tensor_ref(dst), nullptr, nullptr);
+template <class T, class E>
+void record_destination(const Assignment<T, E>& stmt, KernelOperands& k) {
+  ExprNode& out = k.add_output(ExprNode::Kind::tensor);
+  out.resizable = stmt.owner != nullptr;
+  k.add_tensor(out, tensor_ref(stmt.dst), nullptr, nullptr);
 }
-template <class T>
-void record_destination(TensorList<T>& dst, KernelOperands& k) {
-  k.add_list(k.add_output(ExprNode::Kind::list), list_ref(dst));
+template <class T, class E>
+void record_destination(const ListAssignment<T, E>& stmt, KernelOperands& k) {
+  k.add_list(k.add_output(ExprNode::Kind::list), list_ref(*stmt.dst));
 }
 
 /// The operands of statements (Assignment or ListAssignment), by one walk over their types, in
@@ -264,7 +267,7 @@ KernelOperands kernel_operands(OperandStorage<Stmts...>& storage, bool find_repe
                    storage.rhs_shapes.items};
   k.find_repeats = find_repeats;
   ExprRecorder<Shared> record{k};
-  ((record_destination(*stmts.dst, k), visit_nodes(stmts.rhs, record)), ...);
+  ((record_destination(stmts, k), visit_nodes(stmts.rhs, record)), ...);
   k.rhs_begin[k.output_count] = k.node_count;
   k.tensors = k.tensors.first(k.tensor_count);
   k.lists = k.lists.first(k.list_count);

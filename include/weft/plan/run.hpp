@@ -37,14 +37,6 @@ inline bool elementwise_identical(const TensorRef& t, const TensorRef& dst, cons
   return true;
 }
 
-/// Shapes of all tensors an expression reads, left to right.
-template <class E>
-std::vector<Shape> leaf_shapes(E& e) {
-  std::vector<Shape> shapes;
-  for_each_leaf(e, [&](auto& leaf) { shapes.push_back(leaf.tensor.shape()); });
-  return shapes;
-}
-
 inline std::string join_shapes(const std::vector<Shape>& shapes) {
   std::string s;
   for (std::size_t i = 0; i < shapes.size(); ++i) s += (i ? ", " : "") + shapes[i].str();
@@ -126,6 +118,18 @@ void dispatch_cuda(const IterationSpace& space, Device device, Stmts&... stmts) 
 }
 #endif
 
+/// Whether statement s writes into its destination as it is: a view, a compound assignment, or a
+/// number filling a Tensor. Otherwise (`tensor = e` with e reading tensors) the destination takes
+/// the right-hand side's shape.
+inline bool keeps_destination_shape(KernelOperands& k, std::size_t s) {
+  const ExprNode& out = k.outputs[s];
+  if (!out.resizable) return true;
+  bool reads_tensor = false;
+  k.for_each_in_statement(s, ExprNode::Kind::tensor, [&](const ExprNode&) { reads_tensor = true; });
+  k.for_each_in_statement(s, ExprNode::Kind::list, [&](const ExprNode&) { reads_tensor = true; });
+  return !reads_tensor && k.tensor(out).defined;
+}
+
 /// Checks pointwise statements' devices and shapes and that their destinations do not overlap;
 /// returns the device and shape of the kernel.
 inline std::pair<Device, Shape> check_statements(const char* op, KernelOperands& k) {
@@ -137,14 +141,23 @@ inline std::pair<Device, Shape> check_statements(const char* op, KernelOperands&
       fail(op, what, " of shape ", shape, " is on ", d, " but the kernel runs on ", device,
            "; move operands with .to(device) first");
   };
-  for (const ExprNode& out : k.outputs)
-    if (const TensorRef& t = k.tensor(out); t.defined) use_device(t.device, "destination", t.shape());
+  for (std::size_t s = 0; s < k.statements(); ++s) {
+    const TensorRef& t = k.tensor(k.outputs[s]);
+    if (keeps_destination_shape(k, s)) {
+      if (!t.defined)
+        fail(op, "the destination is an empty view (default-constructed); views write into a tensor's elements");
+      use_device(t.device, "destination", t.shape());
+    }
+  }
   for (const ExprNode& n : k.nodes) {
     if (n.kind != ExprNode::Kind::tensor) continue;
     const TensorRef& t = k.tensor(n);
     if (!t.defined) fail(op, "an operand is an empty (default-constructed) tensor");
     use_device(t.device, "an operand", t.shape());
   }
+  // A Tensor that takes its right-hand side's shape keeps its device when nothing else names one.
+  for (const ExprNode& out : k.outputs)
+    if (const TensorRef& t = k.tensor(out); !have_device && t.defined) device = t.device, have_device = true;
 
   for (std::size_t s = 0; s < k.statements(); ++s) {
     Shape& shape = k.rhs_shapes[s] = Shape{};
@@ -157,16 +170,13 @@ inline std::pair<Device, Shape> check_statements(const char* op, KernelOperands&
            " cannot be broadcast together (numpy rule: trailing dims must be equal or 1)");
     }
   }
-  Shape shape = k.rhs_shapes[0];
-  for (const ExprNode& out : k.outputs)
-    if (const TensorRef& t = k.tensor(out); t.defined) {
-      shape = t.shape();
-      break;
-    }
+  auto target = [&](std::size_t s) -> const Shape& {
+    return keeps_destination_shape(k, s) ? k.tensor(k.outputs[s]).shape() : k.rhs_shapes[s];
+  };
+  Shape shape = target(0);
   for (std::size_t s = 0; s < k.statements(); ++s) {
-    const TensorRef& dst = k.tensor(k.outputs[s]);
-    if (dst.defined && !(dst.shape() == shape))
-      fail(op, "outputs of one kernel must have one shape, got ", shape, " and ", dst.shape());
+    if (!(target(s) == shape))
+      fail(op, "outputs of one kernel must have one shape, got ", shape, " and ", target(s));
     if (!broadcasts_to(k.rhs_shapes[s], shape))
       fail(op, "cannot write an expression of shape ", k.rhs_shapes[s], " into a destination of shape ", shape,
            "; the expression must broadcast to the destination (PyTorch's copy_ rule)");
@@ -232,17 +242,21 @@ void run_statements(const char* op, Stmts&... stmts) {
   const std::pair<Device, Shape> checked = check_statements(op, k);
   const Device device = checked.first;
   const Shape& shape = checked.second;
-  // All checks passed: allocate empty destinations.
+  // All checks passed: a Tensor destination that takes the right-hand side's shape gets new
+  // elements unless its own already have that shape and device (then they are written in place).
   std::size_t s = 0;
-  auto allocate_empty = [&](auto& stmt) {
+  auto reallocate = [&](auto& stmt) {
     using T = typename std::remove_cvref_t<decltype(stmt)>::dest_type;
-    if (!stmt.dst->defined()) {
-      *stmt.dst = Tensor<T>(allocate(std::size_t(shape.numel()) * sizeof(T), device), shape, contiguous_strides(shape), 0);
-      k.tensors[std::size_t(k.outputs[s].index)].ref = tensor_ref(*stmt.dst);
+    if (!keeps_destination_shape(k, s) &&
+        !(stmt.owner->defined() && stmt.owner->shape() == shape && stmt.owner->device() == device)) {
+      *stmt.owner = Tensor<T>(AdoptStorage{}, allocate(std::size_t(shape.numel()) * sizeof(T), device), shape);
+      std::destroy_at(&stmt.dst);
+      std::construct_at(&stmt.dst, stmt.owner->view());
+      k.tensors[std::size_t(k.outputs[s].index)].ref = tensor_ref(stmt.dst);
     }
     ++s;
   };
-  (allocate_empty(stmts), ...);
+  (reallocate(stmts), ...);
   if (shape.numel() == 0) return;
   const bool destination_read = read_overlaps_safely(op, k, shape);
   const auto [space, stream] = plan_statements(k, shape, destination_read);
