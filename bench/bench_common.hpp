@@ -451,7 +451,7 @@ struct CopyBench {
 /// Largest |x - y| over two float-convertible tensors (a sanity check that
 /// every variant computed the same thing).
 template <class T>
-double max_abs_diff(const weft::detail::TensorBase<T>& x, const weft::detail::TensorBase<T>& y) {
+double max_abs_diff(const weft::TensorBase<T>& x, const weft::TensorBase<T>& y) {
   const T* p = x.data();
   const T* q = y.data();
   double m = 0;

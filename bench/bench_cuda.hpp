@@ -54,7 +54,7 @@ weft::Tensor<T> make_cuda_tensor(std::int64_t n, std::uint64_t seed) {
 }
 
 template <class T>
-double max_abs_diff_cuda(const weft::detail::TensorBase<T>& x, const weft::detail::TensorBase<T>& y, std::int64_t sample) {
+double max_abs_diff_cuda(const weft::TensorBase<T>& x, const weft::TensorBase<T>& y, std::int64_t sample) {
   std::vector<T> hx(static_cast<std::size_t>(sample)), hy(static_cast<std::size_t>(sample));
   check(cudaMemcpy(hx.data(), x.data(), std::size_t(sample) * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy");
   check(cudaMemcpy(hy.data(), y.data(), std::size_t(sample) * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy");

@@ -27,17 +27,14 @@
 namespace {
 
 namespace ops = weft::ops;
-template <class T>
-using Tensor = weft::Tensor<T>;
-
 // Operands: tensors of each dtype (the numbers are the C++ types bool, int, double).
-using B8 = Tensor<bool>;
-using I32 = Tensor<std::int32_t>;
-using I64 = Tensor<std::int64_t>;
-using F16 = Tensor<weft::half>;
-using BF16 = Tensor<weft::bfloat16>;
-using F32 = Tensor<float>;
-using F64 = Tensor<double>;
+using B8 = weft::Tensor<bool>;
+using I32 = weft::Tensor<std::int32_t>;
+using I64 = weft::Tensor<std::int64_t>;
+using F16 = weft::Tensor<weft::half>;
+using BF16 = weft::Tensor<weft::bfloat16>;
+using F32 = weft::Tensor<float>;
+using F64 = weft::Tensor<double>;
 // Cells: result dtypes, and the two markers.
 using b8 = bool;
 using i32 = std::int32_t;
@@ -599,11 +596,11 @@ TEST_SUITE("core") {
 TEST_CASE("dtype rules: the values follow the result dtype") {
   std::vector<bool> bits(37);
   for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = i % 3 == 0;
-  const Tensor<bool> b = weft::from_vector<bool>(bits);
-  const Tensor<std::int64_t> sq = weft::eval(weft::square(b) + weft::square(b));  // torch: 2 where b, else 0
-  const Tensor<bool> p1 = weft::eval(weft::pow(b, true)), p0 = weft::eval(weft::pow(b, false));  // b, all true
-  const Tensor<float> w = weft::eval(weft::where(b, 1, 2.5));  // numbers alone: float32
-  const Tensor<bool> s = weft::eval(weft::sign(b));
+  const weft::Tensor<bool> b = weft::from_vector<bool>(bits);
+  const weft::Tensor<std::int64_t> sq = weft::eval(weft::square(b) + weft::square(b));  // torch: 2 where b, else 0
+  const weft::Tensor<bool> p1 = weft::eval(weft::pow(b, true)), p0 = weft::eval(weft::pow(b, false));  // b, all true
+  const weft::Tensor<float> w = weft::eval(weft::where(b, 1, 2.5));  // numbers alone: float32
+  const weft::Tensor<bool> s = weft::eval(weft::sign(b));
   int wrong = 0;
   for (std::size_t i = 0; i < bits.size(); ++i) {
     wrong += sq.data()[i] != (bits[i] ? 2 : 0);

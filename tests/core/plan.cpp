@@ -12,7 +12,7 @@ namespace {
 
 /// Operand strides as run_statements builds them: each tensor broadcast to `shape`.
 template <class... Ts>
-std::vector<weft::Strides> strides_of(const Shape& shape, const weft::detail::TensorBase<Ts>&... ts) {
+std::vector<weft::Strides> strides_of(const Shape& shape, const weft::TensorBase<Ts>&... ts) {
   return {weft::broadcast_strides(ts.shape(), ts.strides(), shape)...};
 }
 

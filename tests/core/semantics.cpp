@@ -28,7 +28,7 @@ static_assert(!weft::can_cast_v<std::int32_t, bool> && !weft::can_cast_v<double,
 static_assert(std::is_same_v<decltype(std::declval<const Tensor<float>&>().slice(0, 0, 1)), TensorView<const float>>);
 static_assert(std::is_same_v<decltype(std::declval<Tensor<float>&>().slice(0, 0, 1)), TensorView<float>>);
 static_assert(std::is_same_v<decltype(std::declval<TensorView<const float>&>().data()), const float*>);
-static_assert(!std::is_constructible_v<TensorView<float>, const weft::detail::TensorBase<float>&>);
+static_assert(!std::is_constructible_v<TensorView<float>, const weft::TensorBase<float>&>);
 static_assert(!std::is_constructible_v<TensorView<float>, TensorView<const float>>);
 static_assert(std::is_convertible_v<Tensor<float>&, TensorView<float>>);
 static_assert(std::is_convertible_v<TensorView<float>, TensorView<const float>>);
@@ -170,7 +170,7 @@ TEST_CASE("semantics: assigning to a view writes its elements and never changes 
   CHECK(values_of(of_temporary) == std::vector<double>(3, 4.0));
 
   // Evaluating a view into a Tensor copies (contiguous).
-  Tensor<float> from_view = t.transpose(0, 1);
+  Tensor<float> from_view(t.transpose(0, 1));  // explicit: a view never becomes a copy unasked
   CHECK(from_view.is_contiguous());
   CHECK(from_view.shape() == Shape{4, 3});
   CHECK(value_at(from_view, {3, 2}) == 10.0);
@@ -200,7 +200,7 @@ TEST_CASE("semantics: destinations hold what torch.can_cast allows; explicit cas
   yh = weft::from_vector<double>({1.0 + 0x1p-11, 1.0 + 3 * 0x1p-11});
   CHECK(values_of(yh) == std::vector<double>{1.0, 1.0 + 0x1p-9});
   // int and bool into float
-  Tensor<float> yf = weft::from_vector<std::int64_t>({3, -4});
+  Tensor<float> yf(weft::from_vector<std::int64_t>({3, -4}));
   yf += weft::from_vector<bool>({true, false});
   CHECK(values_of(yf) == std::vector<double>{4, -4});
 }

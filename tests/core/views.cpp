@@ -95,10 +95,10 @@ struct Nd {
   Nd reshape(const std::vector<std::int64_t>& to) const { return Nd{to, v}; }
 };
 
-Nd model_of(const weft::detail::TensorBase<double>& t) { return Nd{dims_of(t.shape()), values_of(t)}; }
+Nd model_of(const weft::TensorBase<double>& t) { return Nd{dims_of(t.shape()), values_of(t)}; }
 
 /// True when t's elements sit at consecutive storage positions in row-major order.
-bool laid_out_row_major(const weft::detail::TensorBase<double>& t) {
+bool laid_out_row_major(const weft::TensorBase<double>& t) {
   std::int64_t expect = t.offset();
   bool ok = true;
   for_each_index(t.shape(), [&](const std::vector<std::int64_t>& idx) { ok = ok && storage_index(t, idx) == expect++; });
@@ -112,7 +112,7 @@ Tensor<double> iota_tensor(const Shape& s) {
   return weft::from_vector<double>(v, s);
 }
 
-bool same_storage(const weft::detail::TensorBase<double>& a, const weft::detail::TensorBase<double>& b) { return a.storage() == b.storage(); }
+bool same_storage(const weft::TensorBase<double>& a, const weft::TensorBase<double>& b) { return a.storage() == b.storage(); }
 
 }  // namespace
 
@@ -121,7 +121,7 @@ TEST_SUITE("core") {
 TEST_CASE("views: each op on a known tensor") {
   Tensor<double> x = iota_tensor(Shape{4, 5, 6});
   Nd m = model_of(x);
-  auto same = [](const weft::detail::TensorBase<double>& t, const Nd& n) { return t.shape() == n.s() && values_of(t) == n.v; };
+  auto same = [](const weft::TensorBase<double>& t, const Nd& n) { return t.shape() == n.s() && values_of(t) == n.v; };
 
   CHECK(same(x.slice(1, 1, 5, 2), m.slice(1, 1, 5, 2)));
   CHECK(x.slice(1, 1, 5, 2).shape() == Shape{4, 2, 6});

@@ -10,7 +10,7 @@ using namespace weft_test;
 namespace {
 
 /// A float tensor holding distinct small integers (exact in every operation below).
-Tensor<float> integers(Rng& rng, const Shape& s, Layout layout = Layout::contiguous) {
+TensorView<float> integers(Rng& rng, const Shape& s, Layout layout = Layout::contiguous) {
   TensorView<float> t = make_destination<float>(rng, s, layout);
   std::vector<double> v(std::size_t(s.numel()));
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = double(i % 1000) - 500 + double(rng.integer(0, 3)) * 1000;
@@ -32,13 +32,13 @@ TEST_CASE("aliasing: y = y * 2 and x = x + y read in place, any layout") {
   WEFT_TEST_RNG(rng);
   for (int trial = 0; trial < 12; ++trial) {
     Shape s = random_shape(rng, 1, 4, trial % 4 == 3 ? 50000 : 2000);
-    Tensor<float> y = integers(rng, s, random_layout(rng, true));
+    TensorView<float> y = integers(rng, s, random_layout(rng, true));
     std::vector<double> old = values_of(y);
     y = y * 2;
     std::vector<double> want = old;
     for (double& v : want) v *= 2;
     WEFT_CHECK_REPORT(check_output(y, exactly(want)));
-    Tensor<float> x = integers(rng, s, random_layout(rng, true));
+    TensorView<float> x = integers(rng, s, random_layout(rng, true));
     std::vector<double> xv = values_of(x), yv = values_of(y);
     x = x + y;
     for (std::size_t i = 0; i < xv.size(); ++i) xv[i] += yv[i];
@@ -53,7 +53,7 @@ TEST_CASE("aliasing: y = transpose(y) gives the transposed ORIGINAL values") {
   WEFT_TEST_RNG(rng);
   for (std::int64_t n : {2, 3, 16, 17, 45, 200}) {
     INFO("n = ", n);
-    Tensor<float> y = integers(rng, Shape{n, n});
+    TensorView<float> y = integers(rng, Shape{n, n});
     std::vector<double> old = values_of(y);
     y = y.transpose(0, 1);
     std::vector<double> want(old.size());
@@ -82,7 +82,7 @@ TEST_CASE("aliasing: y = y.select(0, 0) broadcasts the original first row") {
   for (std::int64_t rows : {2, 5, 40}) {
     for (std::int64_t cols : {1, 16, 33, 1000}) {
       INFO(rows, " x ", cols);
-      Tensor<float> y = integers(rng, Shape{rows, cols});
+      TensorView<float> y = integers(rng, Shape{rows, cols});
       std::vector<double> old = values_of(y);
       y = y.select(0, 0);
       std::vector<double> want(old.size());
@@ -90,7 +90,7 @@ TEST_CASE("aliasing: y = y.select(0, 0) broadcasts the original first row") {
         for (std::int64_t j = 0; j < cols; ++j) want[std::size_t(i * cols + j)] = old[std::size_t(j)];
       WEFT_CHECK_REPORT(check_output(y, exactly(want)));
       // The last row broadcast back over everything (read after the first rows are written).
-      Tensor<float> z = integers(rng, Shape{rows, cols});
+      TensorView<float> z = integers(rng, Shape{rows, cols});
       old = values_of(z);
       z = z.select(0, rows - 1) + z;
       for (std::int64_t i = 0; i < rows; ++i)
@@ -105,7 +105,7 @@ TEST_CASE("aliasing: shifted views of one tensor read the original values") {
   WEFT_TEST_RNG(rng);
   for (std::int64_t n : {2, 17, 100, 40000}) {
     INFO("n = ", n);
-    Tensor<float> x = integers(rng, Shape{n});
+    TensorView<float> x = integers(rng, Shape{n});
     std::vector<double> old = values_of(x);
     x.narrow(0, 1, n - 1) = x.narrow(0, 0, n - 1);  // shift right by one
     std::vector<double> want = old;
@@ -128,7 +128,7 @@ TEST_CASE("aliasing: shifted views of one tensor read the original values") {
 
 TEST_CASE("aliasing: a fused output read by another statement at other elements is copied") {
   WEFT_TEST_RNG(rng);
-  Tensor<float> a = integers(rng, Shape{9, 9}), b = integers(rng, Shape{9, 9});
+  TensorView<float> a = integers(rng, Shape{9, 9}), b = integers(rng, Shape{9, 9});
   std::vector<double> av = values_of(a), bv = values_of(b);
   // b is written by statement 2 and read transposed by statement 1.
   weft::fuse(weft::assign(a, b.transpose(0, 1)), weft::assign(b, a + 1));

@@ -35,17 +35,17 @@ TEST_CASE("assign: += -= *= /= on float32 with broadcast, strided operands") {
   WEFT_TEST_RNG(rng);
   Domain d{-8, 8};
   Domain nz{0.25, 8, true, true};
-  check_compound<float, float>("+=", rng, d, d, [](Tensor<float>& y, const weft::detail::TensorBase<float>& r) { y += r; },
+  check_compound<float, float>("+=", rng, d, d, [](TensorView<float>& y, const weft::TensorBase<float>& r) { y += r; },
                                [](double a, double b) { return one_op<float, float>(a + b); });
-  check_compound<float, float>("-= 2 * r", rng, d, d, [](Tensor<float>& y, const weft::detail::TensorBase<float>& r) { y -= 2 * r; },
+  check_compound<float, float>("-= 2 * r", rng, d, d, [](TensorView<float>& y, const weft::TensorBase<float>& r) { y -= 2 * r; },
                                [](double a, double b) { return one_op<float, float>(a - 2 * b); });
-  check_compound<float, float>("*= r + 1", rng, d, d, [](Tensor<float>& y, const weft::detail::TensorBase<float>& r) { y *= r + 1; },
+  check_compound<float, float>("*= r + 1", rng, d, d, [](TensorView<float>& y, const weft::TensorBase<float>& r) { y *= r + 1; },
                                [](double a, double b) {
                                  // (r + 1) rounds, then the product: 2 roundings, |err| <= u |r + 1| |y| + u |v|
                                  double v = a * (b + 1);
                                  return expect_value<float, float>(RefVal{v, std::fabs(v) + std::fabs(a * (b + 1))}, 1);
                                });
-  check_compound<float, float>("/=", rng, d, nz, [](Tensor<float>& y, const weft::detail::TensorBase<float>& r) { y /= r; },
+  check_compound<float, float>("/=", rng, d, nz, [](TensorView<float>& y, const weft::TensorBase<float>& r) { y /= r; },
                                [](double a, double b) { return one_op<float, float>(a / b); });
 }
 

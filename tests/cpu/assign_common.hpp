@@ -9,7 +9,7 @@ namespace weft_test {
 
 /// A destination view with known values inside and poison around it (in the same storage).
 template <class T>
-Tensor<T> seeded_destination(Rng& rng, const Shape& shape, const Domain& d, std::vector<double>& values) {
+TensorView<T> seeded_destination(Rng& rng, const Shape& shape, const Domain& d, std::vector<double>& values) {
   TensorView<T> y = make_destination<T>(rng, shape, random_layout(rng, true));
   Tensor<T> src = random_contiguous<T>(rng, shape, d);
   values = values_of(src);
@@ -24,7 +24,7 @@ void check_compound(const char* what, Rng& rng, Domain dy, Domain dr, Apply appl
   for (int trial = 0; trial < 10; ++trial) {
     Shape shape = random_shape(rng, 0, 4, 2000);
     std::vector<double> old;
-    Tensor<T> y = seeded_destination<T>(rng, shape, dy, old);
+    TensorView<T> y = seeded_destination<T>(rng, shape, dy, old);
     TensorView<R> rhs = make_view<R>(rng, trial == 0 ? shape : broadcastable_to(rng, shape), dr, random_layout(rng, false));
     INFO("y ", shape_str(shape), y.is_contiguous() ? "" : " (strided)", ", rhs ", shape_str(rhs.shape()));
     std::vector<double> r = broadcast_values(rhs, shape);

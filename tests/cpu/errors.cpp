@@ -48,10 +48,10 @@ TEST_CASE("errors: an expression that does not broadcast to the destination") {
   CHECK(has(m, "weft::assign"));
   CHECK(has(m, "cannot write an expression of shape [5, 4] into a destination of shape [3, 4]"));
   CHECK(storage_snapshot(y) == before);
-  // A larger rank does not shrink into a smaller destination (copy_ never reduces).
+  // A larger rank does not shrink into a smaller view (copy_ never reduces).
   Tensor<float> row = random_contiguous<float>(rng, Shape{4}, Domain{});
   auto before_row = storage_snapshot(row);
-  std::string r = error_of([&] { row = x; });
+  std::string r = error_of([&] { row.view() = x; });
   CHECK(has(r, "[5, 4]"));
   CHECK(has(r, "[4]"));
   CHECK(storage_snapshot(row) == before_row);

@@ -51,7 +51,7 @@ TEST_CASE("errors: fused outputs of different shapes, or overlapping each other"
   Tensor<float> base = random_contiguous<float>(rng, Shape{4, 4}, Domain{});
   TensorView<float> t = base.transpose(0, 1);
   auto sb = storage_snapshot(base);
-  std::string o = error_of([&] { weft::fuse(weft::assign(base, a.select(0, 0) * 0 + 1), weft::assign(t, base + 1)); });
+  std::string o = error_of([&] { weft::fuse(weft::assign(base.view(), a.select(0, 0) * 0 + 1), weft::assign(t, base + 1)); });
   INFO(o);
   CHECK(has(o, "weft::fuse: outputs 0 and 1 overlap in memory"));
   CHECK(storage_snapshot(base) == sb);

@@ -40,13 +40,13 @@ TEST_CASE("fuse: outputs of different dtypes and layouts from shared operands") 
   }
 }
 
-TEST_CASE("fuse: empty destinations get the shape; one statement works like assignment") {
+TEST_CASE("fuse: empty tensors get the shape, a view broadcasts; one statement works like assignment") {
   WEFT_TEST_RNG(rng);
   TensorView<float> a = make_view<float>(rng, Shape{6, 7}, Domain{-4, 4}, Layout::permuted);
   Tensor<float> row = random_contiguous<float>(rng, Shape{7}, Domain{-4, 4});
   Tensor<float> y0, y1;
   Tensor<double> y2 = weft::zeros<double>(Shape{6, 7});
-  weft::fuse(weft::assign(y0, a + row), weft::assign(y1, a - row), weft::assign(y2, row * 2));
+  weft::fuse(weft::assign(y0, a + row), weft::assign(y1, a - row), weft::assign(y2.view(), row * 2));
   CHECK(y0.shape() == Shape{6, 7});
   CHECK(y1.shape() == Shape{6, 7});
   CHECK(y0.is_contiguous());

@@ -34,7 +34,7 @@ Domain bf16_domain() {
 /// with gamma_k = k u / (1 - k u), u = 2^-24 for round to nearest, 2^-23 for BFMMLA's round to
 /// odd (an error below one ulp); then one rounding to bfloat16, at most half an ulp of the fp32
 /// sum (whose magnitude is at most |exact| + that bound).
-void check_product(const weft::detail::TensorBase<bfloat16>& a, const weft::detail::TensorBase<bfloat16>& b, const weft::detail::TensorBase<bfloat16>& c,
+void check_product(const weft::TensorBase<bfloat16>& a, const weft::TensorBase<bfloat16>& b, const weft::TensorBase<bfloat16>& c,
                    const Shape& batch, std::int64_t n, std::int64_t k, std::int64_t m) {
   Shape sa = batch, sb = batch;
   sa.push_back(n), sa.push_back(k);
@@ -66,17 +66,17 @@ void check_product(const weft::detail::TensorBase<bfloat16>& a, const weft::deta
 }
 
 /// matmul(a, b) against the reference (1-D operands as a row / a column).
-void check_matmul_bf16(const weft::detail::TensorBase<bfloat16>& a, const weft::detail::TensorBase<bfloat16>& b) {
+void check_matmul_bf16(const weft::TensorBase<bfloat16>& a, const weft::TensorBase<bfloat16>& b) {
   Shape want_shape, batch;
   std::int64_t n, k, m;
   REQUIRE(matmul_shape(a.shape(), b.shape(), want_shape, n, k, m, batch));
   const Tensor<bfloat16> c = weft::matmul(a, b);
   REQUIRE(c.shape() == want_shape);
-  check_product(a.dim() == 1 ? a.unsqueeze(0) : a.view(), b.dim() == 1 ? b.unsqueeze(1) : b.view(), c, batch, n, k, m);
+  check_product(a.dim() == 1 ? a.view().unsqueeze(0) : a.view(), b.dim() == 1 ? b.view().unsqueeze(1) : b.view(), c, batch, n, k, m);
 }
 
 /// A random operand of `shape`: contiguous, strided rows, or a transposed (column-major) view.
-Tensor<bfloat16> bf16_operand(Rng& rng, const Shape& shape, int layout) {
+TensorView<bfloat16> bf16_operand(Rng& rng, const Shape& shape, int layout) {
   if (layout == 2 && shape.rank() >= 2) {
     Shape t = shape;
     std::swap(t[t.rank() - 1], t[t.rank() - 2]);

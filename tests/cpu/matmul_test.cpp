@@ -36,7 +36,7 @@ TEST_CASE("matmul: PyTorch's rules for 1-D operands and batch broadcasting") {
       {{0, 3}, {3, 4}, {0, 4}},
   };
   for (const auto& c : cases) {
-    const Tensor<float> a = operand<float>(rng, c.a), b = operand<float>(rng, c.b);
+    const TensorView<float> a = operand<float>(rng, c.a), b = operand<float>(rng, c.b);
     CHECK(weft::matmul(a, b).shape() == c.out);
     check_matmul<float>(a, b);
   }
@@ -56,7 +56,7 @@ TEST_CASE("matmul: large and batched products (Eigen's blocked kernels, threads 
 
 TEST_CASE("matmul: expression operands are evaluated first") {
   WEFT_TEST_RNG(rng);
-  const Tensor<float> a = operand<float>(rng, Shape{4, 6}), b = operand<float>(rng, Shape{6, 3});
+  const TensorView<float> a = operand<float>(rng, Shape{4, 6}), b = operand<float>(rng, Shape{6, 3});
   CHECK(values_of(weft::matmul(a * 2.0f, b)) == values_of(weft::matmul(weft::eval(a * 2.0f), b)));
 }
 

@@ -205,9 +205,9 @@ TEST_CASE("reduce: errors name the op, the shapes and the fix") {
   CHECK(has(m, "[2, 3]"));
 
   const Tensor<float> e = weft::zeros<float>(Shape{4, 0});
-  for (auto f : {+[](const weft::detail::TensorBase<float>& t) { weft::max(t); }, +[](const weft::detail::TensorBase<float>& t) { weft::min(t, 1); },
-                 +[](const weft::detail::TensorBase<float>& t) { weft::amax(t, -1); }, +[](const weft::detail::TensorBase<float>& t) { weft::amin(t); },
-                 +[](const weft::detail::TensorBase<float>& t) { weft::norm(t, INFINITY); }}) {
+  for (auto f : {+[](const weft::TensorBase<float>& t) { weft::max(t); }, +[](const weft::TensorBase<float>& t) { weft::min(t, 1); },
+                 +[](const weft::TensorBase<float>& t) { weft::amax(t, -1); }, +[](const weft::TensorBase<float>& t) { weft::amin(t); },
+                 +[](const weft::TensorBase<float>& t) { weft::norm(t, INFINITY); }}) {
     m = error_of([&] { f(e); });
     CHECK(has(m, "[4, 0]"));
     CHECK(has(m, "of size 0"));

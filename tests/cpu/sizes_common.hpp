@@ -8,7 +8,7 @@ namespace weft_test {
 
 /// y = a * sigmoid(b) + c for float32, checked element by element (sigmoid 4 ulp, then a product
 /// and a sum: 6 ulp of the largest term).
-inline void check_float_chain(const weft::detail::TensorBase<float>& y, const weft::detail::TensorBase<float>& a, const weft::detail::TensorBase<float>& b, const weft::detail::TensorBase<float>& c) {
+inline void check_float_chain(const weft::TensorBase<float>& y, const weft::TensorBase<float>& a, const weft::TensorBase<float>& b, const weft::TensorBase<float>& c) {
   std::vector<double> av = broadcast_values(a, y.shape()), bv = broadcast_values(b, y.shape()),
                       cv = broadcast_values(c, y.shape());
   std::vector<Expect> want(av.size());

@@ -39,10 +39,18 @@ inline constexpr unsigned kUnaryFirst = 0x001F, kUnarySecond = 0x03E0, kUnaryThi
 /// A subset that still reaches every kind of SIMD code path (the exp and log families, sqrt,
 /// range-reduced sin, sigmoid, gelu's erf, division), in two halves.
 inline constexpr unsigned kUnarySubsetA = 0x0053, kUnarySubsetB = 0x2600;
+/// gelu and silu (bits 10, 11) refuse integer and bool inputs, as in PyTorch (a static_assert), so
+/// the masks of non-floating dtypes leave them out: kUnaryThirdInt is erf and reciprocal, and
+/// kUnarySubsetBInt has erf (the polynomial gelu reaches) in gelu's place: sigmoid erf reciprocal.
+inline constexpr unsigned kUnaryFloatingOnly = 0x0C00;
+inline constexpr unsigned kUnaryThirdInt = kUnaryThird & ~kUnaryFloatingOnly;                       // 0x3000
+inline constexpr unsigned kUnarySubsetBInt = (kUnarySubsetB & ~kUnaryFloatingOnly) | (1u << 12);  // 0x3200
 
 /// Float-valued unary ops (exp, log, ...): the result is T for floating T, float32 otherwise.
 template <class T, unsigned mask>
 void run_unary_float_ops() {
+  static_assert(is_float_type_v<T> || (mask & kUnaryFloatingOnly) == 0,
+                "gelu and silu need a floating input (as in PyTorch): use kUnaryThirdInt / kUnarySubsetBInt");
   using R = weft::to_floating_t<T>;
   Rng rng = named_rng(type_name<T>(), int(mask));
   INFO("dtype ", std::string(type_name<T>()), "; replay with WEFT_TEST_SEED=", seed());

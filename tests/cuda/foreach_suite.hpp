@@ -86,7 +86,7 @@ inline ListLayout plan_layout(const std::vector<Shape>& shapes, std::mt19937_64&
 }
 
 template <class T>
-TensorList<T> list_views(const weft::detail::TensorBase<T>& base, const ListLayout& layout) {
+TensorList<T> list_views(const weft::TensorBase<T>& base, const ListLayout& layout) {
   TensorList<T> list;
   for (std::size_t k = 0; k < layout.shapes.size(); ++k)
     list.push_back(base.narrow(0, layout.offsets[k], layout.shapes[k].numel()).view(layout.shapes[k]));
@@ -108,7 +108,7 @@ struct ListData {
 };
 
 template <class T>
-Tensor<T> copy_to(const weft::detail::TensorBase<T>& host, Device device) {
+Tensor<T> copy_to(const weft::TensorBase<T>& host, Device device) {
   return device.is_cpu() ? host.clone() : host.to(device);
 }
 

@@ -58,7 +58,7 @@ void for_each_index(const Shape& shape, F&& f) {
 
 /// Element of a host tensor read at an index of the (broadcast) output shape.
 template <class T>
-double value_at(const weft::detail::TensorBase<T>& host, const Index& out) {
+double value_at(const weft::TensorBase<T>& host, const Index& out) {
   const int lead = int(out.size()) - host.dim();
   std::int64_t offset = 0;
   for (int d = 0; d < host.dim(); ++d)
@@ -129,7 +129,7 @@ inline ViewPlan plan_view(const Shape& shape, Layout layout, std::mt19937_64& rn
 }
 
 template <class T>
-Tensor<T> apply_view(const ViewPlan& p, const weft::detail::TensorBase<T>& base, const Shape& shape) {
+Tensor<T> apply_view(const ViewPlan& p, const weft::TensorBase<T>& base, const Shape& shape) {
   switch (p.layout) {
     case Layout::contiguous: return base;
     case Layout::transposed: return base.transpose(p.d0, p.d1);
@@ -179,7 +179,7 @@ Destination<T> make_destination(Device device, const Shape& shape, Layout layout
 /// bytes before the kernel) or, when `outside` is null, the poison.
 /// Reports the first mismatches and counts all of them.
 template <class T, class F>
-void check_result(const weft::detail::TensorBase<T>& dst, F&& expected, double ulps,
+void check_result(const weft::TensorBase<T>& dst, F&& expected, double ulps,
                   const std::vector<unsigned char>* outside = nullptr) {
   const std::vector<unsigned char> bytes = weft::test::storage_bytes(dst);
   const std::size_t elements = bytes.size() / sizeof(T);

@@ -31,7 +31,7 @@ Expect expect_gpu(Op op, const std::vector<double>& group, double p, double eps)
 }
 
 template <class R>
-void check_gpu_reduction(const weft::detail::TensorBase<R>& out, Op op, const std::vector<double>& values, const Shape& full,
+void check_gpu_reduction(const weft::TensorBase<R>& out, Op op, const std::vector<double>& values, const Shape& full,
                          const std::vector<bool>& mask, bool keepdim, double p, double eps) {
   INFO("op ", std::string(op_name(op)), " p ", p, ", input shape ", shape_str(full), ", keepdim ", keepdim);
   CHECK(out.device() == gpu);

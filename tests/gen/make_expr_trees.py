@@ -15,6 +15,11 @@ log / sqrt / rsqrt / reciprocal / pow bases / divisors get operands kept >= 0.25
 (tanh, clamp, sin, sigmoid) before they grow past ~1e4. So no tree produces inf, NaN, an integer
 overflow or a catastrophic loss of all significance, and the error bound stays meaningful.
 
+It generates only what weft (like PyTorch) accepts: refused() mirrors weft::detail::refusal
+(include/weft/expr/nodes.hpp), every op goes through it, and the tree builders cast or choose
+another op where an operand's dtype would be refused (gelu / silu of a non-floating input, a - b
+with a bool, -x / abs / relu of a bool, lerp unless start and end share one floating dtype).
+
 Deterministic given its arguments. All units of a build draw from one stream (--base), --seed N
 picks unit N, so the trees of all units are distinct. Usage:
   make_expr_trees.py --seed 0 --out expr_trees_0.cpp [--count 4] [--fused-every 10] [--base 20261130]
@@ -23,6 +28,7 @@ picks unit N, so the trees of all units are distinct. Usage:
 import argparse
 import math
 import random
+import re
 import sys
 
 # ---------------------------------------------------------------------------------------------
@@ -102,6 +108,34 @@ def mixed_promote(nodes):
     return 'int64' if t == 'bool' else t
 
 
+FLOATING_OPS = {'gelu', 'silu'}  # need a floating input (PyTorch has no integer kernels for them)
+
+
+def refused(op, children):
+    """Whether weft refuses op on these operands at compile time: weft::detail::refusal
+    (include/weft/expr/nodes.hpp), the dtypes PyTorch refuses. Numbers are bool / int64 / double."""
+    def is_bool(n):
+        return n.dtype == 'bool'
+    if op in ('neg', 'abs', 'relu'):
+        return all(is_bool(c) for c in children)
+    if op == '-':
+        return any(is_bool(c) for c in children)
+    if op in FLOATING_OPS:
+        return not all(c.dtype in FLOATING for c in children)
+    if op == 'pow':
+        base, exp = children
+        return is_bool(base) and is_bool(exp) and not exp.is_num
+    if op == 'clamp':
+        return mixed_promote(children) == 'bool'
+    if op == 'where':
+        return not is_bool(children[0])
+    if op == 'lerp':
+        a, b, w = children
+        return (a.is_num or b.is_num or a.dtype != b.dtype or a.dtype not in FLOATING or
+                not (w.is_num or w.dtype == a.dtype))
+    return False
+
+
 # Interval helpers -----------------------------------------------------------------------------
 
 def hull(*vals):
@@ -148,8 +182,14 @@ class Generator:
         return Node('num', dtype, float(value), float(value), cpp, self.new_ref('num(%s)' % fmt(float(value))))
 
     def map(self, op, children, kind, lo, hi, cpp, ref_fmt):
-        """kind: arithmetic / floating / comparison / where, as weft::ops::Kind (expr/nodes.hpp map_types)."""
-        promoted = mixed_promote(children[1:] if kind == 'where' else children)
+        """kind: arithmetic / floating / comparison / where / square, as weft::ops::Kind (expr/nodes.hpp
+        map_types)."""
+        assert not refused(op, children), 'weft refuses %s on %s' % (op, ', '.join(
+            ('number ' if c.is_num else '') + c.dtype for c in children))
+        if kind == 'square':  # promotes x with the number 2 (torch.square = pow(x, 2)): bool squares in int64
+            promoted = mixed_promote(children + [Node('num', 'int64', 2.0, 2.0, '2', None)])
+        else:
+            promoted = mixed_promote(children[1:] if kind == 'where' else children)
         if kind == 'floating':
             value = to_floating(promoted)
         elif kind == 'comparison':
@@ -207,6 +247,8 @@ class Generator:
 
     def unary(self, op, x):
         if op in self.UNARY_FLOAT:
+            if op in FLOATING_OPS and x.dtype not in FLOATING:  # gelu / silu: cast<U> a non-floating input
+                x = self.cast(x, self.rng.choice(['float', 'float', 'half', 'double', 'bfloat16']))
             if op in ('exp', 'expm1'):
                 x = self.squash(x, 4.0)
             elif op in ('log', 'sqrt', 'rsqrt'):
@@ -234,8 +276,8 @@ class Generator:
             }[op]
             a, b = f()
             return self.map(op, [x], 'floating', a, b, 'weft::%s(%s)' % (op, x.cpp), op + '({0}, {u})')
-        # arithmetic, dtype preserving (not on bool)
-        assert x.dtype != 'bool'
+        # arithmetic, dtype preserving (square of bool: int64; -x, abs, relu refuse bool; sign not drawn on bool)
+        assert x.dtype != 'bool' or op == 'square'
         if op == 'neg':
             return self.map(op, [x], 'arithmetic', -x.hi, -x.lo, '(-%s)' % x.cpp, 'neg({0})')
         if op == 'abs':
@@ -246,7 +288,7 @@ class Generator:
         if op == 'square':
             x = self.squash(x, 30.0)
             lo = 0.0 if x.lo <= 0 <= x.hi else min(x.lo * x.lo, x.hi * x.hi)
-            return self.map(op, [x], 'arithmetic', lo, x.mag() ** 2, 'weft::square(%s)' % x.cpp, 'square({0}, {u})')
+            return self.map(op, [x], 'square', lo, x.mag() ** 2, 'weft::square(%s)' % x.cpp, 'square({0}, {u})')
         if op == 'sign':
             return self.map(op, [x], 'arithmetic', -1.0, 1.0, 'weft::sign(%s)' % x.cpp, 'sign({0})')
         raise ValueError(op)
@@ -293,6 +335,8 @@ class Generator:
         return self.map('pow', [a, b], 'arithmetic', lo, hi, 'weft::pow(%s, %s)' % (a.cpp, b.cpp), 'pow({0}, {1}, {u})')
 
     def clamp(self, x, lo, hi):
+        if mixed_promote([x, lo, hi]) == 'bool':  # a bool result is refused
+            x = self.cast(x, 'int32')
         if lo.is_num and hi.is_num and lo.lo > hi.lo:
             lo, hi = hi, lo
         # min(max(x, lo), hi) is nondecreasing in every argument
@@ -307,8 +351,18 @@ class Generator:
                         'where({0}, {1}, {2})')
 
     def lerp(self, a, b, w):
+        """start and end: tensors of one floating dtype U (cast<U> where they differ; mostly U is
+        what the two promote to, sometimes another); the weight: a number or a tensor of dtype U."""
+        assert not a.is_num and not b.is_num
+        to = to_floating(promote(a.dtype, b.dtype))
+        if self.rng.random() < 0.25:
+            to = self.rng.choice(['half', 'bfloat16', 'float', 'double'])
+        a = a if a.dtype == to else self.cast(a, to)
+        b = b if b.dtype == to else self.cast(b, to)
         if not w.is_num and (w.lo < -0.5 or w.hi > 1.5):
             w = self.unary('sigmoid', w)
+        if not w.is_num and w.dtype != to:
+            w = self.cast(w, to)
         vals = [x + y * (z - x) for x in (a.lo, a.hi) for z in (b.lo, b.hi) for y in (w.lo, w.hi)]
         return self.map('lerp', [a, b, w], 'floating', min(vals), max(vals),
                         'weft::lerp(%s, %s, %s)' % (a.cpp, b.cpp, w.cpp), 'lerp({0}, {1}, {2}, {u})')
@@ -362,9 +416,10 @@ class Generator:
             return self.unary(op, x)
         if pick < 0.42:
             x = self.tame(main())
-            if x.dtype == 'bool':
+            op = r.choice(self.UNARY_ARITH)
+            if x.dtype == 'bool' and op != 'square':  # -x, abs, relu refuse bool (square of bool: int64)
                 x = self.cast(x, 'int32' if self.integer else r.choice(['float', 'int32', 'half']))
-            return self.unary(r.choice(self.UNARY_ARITH), x)
+            return self.unary(op, x)
         if pick < 0.72:
             a, b = self.tame(main()), self.tame(other())
             if r.random() < 0.5:
@@ -381,8 +436,13 @@ class Generator:
                 if a.dtype == 'bool':
                     a = self.cast(a, 'float')
                 return self.pow(a, b)
-            if both_bool and op == '-':
-                op = '+'
+            if op == '-' and (a.dtype == 'bool' or b.dtype == 'bool'):  # refused with a bool operand
+                if both_bool or any(n.is_num and n.dtype == 'bool' for n in (a, b)):
+                    op = r.choice(['+', '!='])  # a != b: the difference of two bools as PyTorch spells it
+                else:  # cast<U> the bool side
+                    to = 'int32' if self.integer else r.choice(['float', 'int32', 'half'])
+                    a = self.cast(a, to) if a.dtype == 'bool' else a
+                    b = self.cast(b, to) if b.dtype == 'bool' else b
             if op == '*' and a.mag() * b.mag() > 1e4:
                 a, b = self.squash(a, 30.0), self.squash(b, 30.0)
             return self.binary(op, a, b)
@@ -405,13 +465,11 @@ class Generator:
                     return self.clamp(x, self.num(lo), self.num(hi))
                 return self.clamp(x, self.num(float(lo)), self.num(float(hi)))
             return self.clamp(x, self.tame(other(False)), self.tame(other(False)))
-        if pick < 0.92:  # lerp
-            a, b = self.tame(main()), self.tame(other())
-            if a.is_num and b.is_num:
-                b = self.tree(0)
+        if pick < 0.92:  # lerp: start and end are tensors (of one floating dtype, see lerp)
+            a, b = self.tame(main()), self.tame(other(False))
+            if r.random() < 0.5:
+                a, b = b, a
             w = self.num(r.choice([0.25, 0.5, 0.75, -0.25, 1.25])) if r.random() < 0.5 else self.tame(other(False))
-            if a.is_num and b.is_num and w.is_num:
-                a = self.tree(0)
             return self.lerp(a, b, w)
         # cast
         x = self.tame(main())
@@ -475,6 +533,9 @@ def generate(rng, seen):
             root = g.tree(depth)
         if root.kind == 'leaf' or root.is_num or size(root) > MAX_OPS or len(g.used) < 2:
             continue  # a tree reads 2-4 tensors
+        if {int(i) for i in re.findall(r'@X(\d+)@', root.cpp)} != g.used:
+            continue  # an input drawn into a subtree that was then dropped (pow's integer exponent): the
+            # harness sizes the output by every input, so each must reach the expression
         # Drop the inputs the tree does not read; renumber the rest.
         used = sorted(g.used)
         rename = {old: new for new, old in enumerate(used)}
@@ -521,7 +582,7 @@ def emit(base, index, count, out, fused_every):
         large = random.Random(base * 1000003 + number).random() < 0.15
         parts.append('  TreeRun run("%s", %d, %s);\n' % (name, number, 'true' if large else 'false'))
         for k, t in enumerate(dtypes):
-            parts.append('  const Tensor<%s> x%d = run.input<%s>();\n' % (CPP[t], k, CPP[t]))
+            parts.append('  const TensorView<%s> x%d = run.input<%s>();\n' % (CPP[t], k, CPP[t]))
         parts.append('  const auto e = %s;\n' % root.cpp)
         parts.append('  TreeRef ref = [](const double* x) -> Expect {\n')
         for line in lines:

@@ -49,7 +49,7 @@ constexpr unsigned char poison_byte() {
 
 /// Fills the whole storage under `t` (not only its view) with poison_byte<T>().
 template <class T>
-void poison(const weft::detail::TensorBase<T>& t) {
+void poison(const weft::TensorBase<T>& t) {
   if (t.device().is_cpu()) {
     std::memset(t.storage()->data(), poison_byte<T>(), t.storage()->bytes());
     return;
@@ -65,7 +65,7 @@ void poison(const weft::detail::TensorBase<T>& t) {
 /// Every byte of the storage under `t`, on the host; from a CUDA tensor with
 /// cudaMemcpy (independent of weft's own copy and kernel paths).
 template <class T>
-std::vector<unsigned char> storage_bytes(const weft::detail::TensorBase<T>& t) {
+std::vector<unsigned char> storage_bytes(const weft::TensorBase<T>& t) {
   std::vector<unsigned char> bytes(t.storage()->bytes());
   if (bytes.empty()) return bytes;
   if (t.device().is_cpu()) {

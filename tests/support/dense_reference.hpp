@@ -194,7 +194,7 @@ Expect expect_reduction(Op op, const std::vector<double>& group, double p, doubl
 /// Checks `out` = op over `mask` of an input with these values and shape (and, optionally, these
 /// per-element magnitudes, see expect_reduction).
 template <class R>
-void check_reduction(const weft::detail::TensorBase<R>& out, Op op, const std::vector<double>& values, const Shape& full,
+void check_reduction(const weft::TensorBase<R>& out, Op op, const std::vector<double>& values, const Shape& full,
                      const std::vector<bool>& mask, bool keepdim, double p, double eps_acc,
                      const std::vector<double>& magnitudes = {}) {
   INFO("op ", std::string(op_name(op)), " p ", p, ", input shape ", shape_str(full), ", keepdim ", keepdim);

@@ -31,7 +31,7 @@ inline bool matmul_shape(const Shape& a, const Shape& b, Shape& out, std::int64_
 /// worst case of any summation order, (k + 2) eps sum_k |a b| (the +2: the products' own rounding),
 /// then the rounding to T (16-bit floats multiply in float and round once).
 template <class T>
-void check_matmul(const weft::detail::TensorBase<T>& a, const weft::detail::TensorBase<T>& b) {
+void check_matmul(const weft::TensorBase<T>& a, const weft::TensorBase<T>& b) {
   Shape want_shape, batch;
   std::int64_t n, k, m;
   REQUIRE(matmul_shape(a.shape(), b.shape(), want_shape, n, k, m, batch));
@@ -66,7 +66,7 @@ void check_matmul(const weft::detail::TensorBase<T>& a, const weft::detail::Tens
 
 /// A random operand of `shape` whose last two dims may be transposed in memory.
 template <class T>
-Tensor<T> operand(Rng& rng, const Shape& shape) {
+TensorView<T> operand(Rng& rng, const Shape& shape) {
   Domain d;
   if constexpr (std::is_integral_v<T>) d = Domain{-50, 50};
   if (shape.rank() >= 2 && rng.chance(0.3)) {  // a transposed view: column-major matrices

@@ -160,7 +160,7 @@ class OpTrials {
   }
 
   /// eval() gives the same values in a new contiguous tensor.
-  void check_eval(const weft::detail::TensorBase<Expected>& z) {
+  void check_eval(const weft::TensorBase<Expected>& z) {
     INFO(context(), "; eval()");
     CHECK(z.shape() == shapes_.dst);
     CHECK(z.is_contiguous());

@@ -288,7 +288,7 @@ inline bool broadcast_shapes(const std::vector<Shape>& shapes, Shape& out) {
 
 /// Storage element index of `idx` (an index into `full`, which t broadcasts to) in t's storage.
 template <class T>
-std::int64_t storage_index(const weft::detail::TensorBase<T>& t, const std::vector<std::int64_t>& idx) {
+std::int64_t storage_index(const weft::TensorBase<T>& t, const std::vector<std::int64_t>& idx) {
   std::int64_t off = t.offset();
   int lead = int(idx.size()) - t.dim();
   for (int d = 0; d < t.dim(); ++d)
@@ -297,23 +297,23 @@ std::int64_t storage_index(const weft::detail::TensorBase<T>& t, const std::vect
 }
 
 template <class T>
-const unsigned char* storage_bytes(const weft::detail::TensorBase<T>& t) {
+const unsigned char* storage_bytes(const weft::TensorBase<T>& t) {
   return static_cast<const unsigned char*>(t.storage()->data());
 }
 template <class T>
-std::int64_t storage_elements(const weft::detail::TensorBase<T>& t) {
+std::int64_t storage_elements(const weft::TensorBase<T>& t) {
   return std::int64_t(t.storage()->bytes() / sizeof(T));
 }
 
 /// t's element at multi-index idx of a shape t broadcasts to, read from raw storage.
 template <class T>
-double value_at(const weft::detail::TensorBase<T>& t, const std::vector<std::int64_t>& idx) {
+double value_at(const weft::TensorBase<T>& t, const std::vector<std::int64_t>& idx) {
   return decode<T>(storage_bytes(t) + storage_index(t, idx) * std::int64_t(sizeof(T)));
 }
 
 /// t's elements (row-major over its own shape) as exact doubles, read through its strides.
 template <class T>
-std::vector<double> values_of(const weft::detail::TensorBase<T>& t) {
+std::vector<double> values_of(const weft::TensorBase<T>& t) {
   std::vector<double> out;
   out.reserve(std::size_t(t.numel()));
   for_each_index(t.shape(), [&](const std::vector<std::int64_t>& idx) { out.push_back(value_at(t, idx)); });
@@ -515,14 +515,14 @@ bool is_poison(const unsigned char* p) {
 
 /// Poisons every element of t's whole storage (also the elements around a view).
 template <class T>
-void poison(const weft::detail::TensorBase<T>& t) {
+void poison(const weft::TensorBase<T>& t) {
   auto* p = static_cast<unsigned char*>(t.storage()->data());
   for (std::int64_t i = 0; i < storage_elements(t); ++i) poison_bytes<T>(p + i * std::int64_t(sizeof(T)));
 }
 
 /// Writes `values` (row-major over t's shape) into t's elements through its strides, without weft.
 template <class T>
-void write_values(const weft::detail::TensorBase<T>& t, const std::vector<double>& values) {
+void write_values(const weft::TensorBase<T>& t, const std::vector<double>& values) {
   auto* base = static_cast<unsigned char*>(t.storage()->data());
   std::size_t i = 0;
   for_each_index(t.shape(), [&](const std::vector<std::int64_t>& idx) {
@@ -533,7 +533,7 @@ void write_values(const weft::detail::TensorBase<T>& t, const std::vector<double
 
 /// A copy of t's whole storage, to prove later that nothing was written.
 template <class T>
-std::vector<unsigned char> storage_snapshot(const weft::detail::TensorBase<T>& t) {
+std::vector<unsigned char> storage_snapshot(const weft::TensorBase<T>& t) {
   const unsigned char* p = storage_bytes(t);
   return std::vector<unsigned char>(p, p + t.storage()->bytes());
 }
@@ -588,7 +588,7 @@ inline bool close_enough(double got, double want, double tol) {
 /// Checks every element of `out` against `expect` (row-major over out's shape), that every element
 /// was written (no poison left), and that no element of out's storage outside the view was touched.
 template <class T>
-Report check_output(const weft::detail::TensorBase<T>& out, const std::vector<Expect>& expect) {
+Report check_output(const weft::TensorBase<T>& out, const std::vector<Expect>& expect) {
   Report r;
   const unsigned char* base = storage_bytes(out);
   std::vector<char> in_view(std::size_t(storage_elements(out)), 0);
@@ -633,7 +633,7 @@ Report check_output(const weft::detail::TensorBase<T>& out, const std::vector<Ex
 /// The same with expect(idx) called per element.
 template <class T, class F>
   requires std::is_invocable_v<F&, const std::vector<std::int64_t>&>
-Report check_output(const weft::detail::TensorBase<T>& out, F&& expect) {
+Report check_output(const weft::TensorBase<T>& out, F&& expect) {
   std::vector<Expect> all;
   all.reserve(std::size_t(out.numel()));
   for_each_index(out.shape(), [&](const std::vector<std::int64_t>& idx) { all.push_back(expect(idx)); });
@@ -642,7 +642,7 @@ Report check_output(const weft::detail::TensorBase<T>& out, F&& expect) {
 
 /// t's values at every index of `shape` (which t broadcasts to), row-major.
 template <class T>
-std::vector<double> broadcast_values(const weft::detail::TensorBase<T>& t, const Shape& shape) {
+std::vector<double> broadcast_values(const weft::TensorBase<T>& t, const Shape& shape) {
   std::vector<double> out;
   out.reserve(std::size_t(shape.numel()));
   for_each_index(shape, [&](const std::vector<std::int64_t>& idx) { out.push_back(value_at(t, idx)); });
@@ -653,15 +653,15 @@ std::vector<double> broadcast_values(const weft::detail::TensorBase<T>& t, const
 /// instead of once in every test translation unit (~1.5 s of -O2 each). nvcc's .cu files keep
 /// their own copies: their weft calls live in another ABI namespace (WEFT_BACKEND_ABI).
 #define WEFT_TEST_SUPPORT_TEMPLATES(EXT, T)                                                        \
-  EXT template std::vector<double> values_of<T>(const weft::detail::TensorBase<T>&);                           \
+  EXT template std::vector<double> values_of<T>(const weft::TensorBase<T>&);                           \
   EXT template Tensor<T> random_contiguous<T>(Rng&, const Shape&, const Domain&);                              \
   EXT template TensorView<T> make_view<T>(Rng&, const Shape&, const Domain&, Layout);                          \
-  EXT template void poison<T>(const weft::detail::TensorBase<T>&);                                             \
-  EXT template void write_values<T>(const weft::detail::TensorBase<T>&, const std::vector<double>&);           \
-  EXT template std::vector<unsigned char> storage_snapshot<T>(const weft::detail::TensorBase<T>&);             \
+  EXT template void poison<T>(const weft::TensorBase<T>&);                                             \
+  EXT template void write_values<T>(const weft::TensorBase<T>&, const std::vector<double>&);           \
+  EXT template std::vector<unsigned char> storage_snapshot<T>(const weft::TensorBase<T>&);             \
   EXT template TensorView<T> make_destination<T>(Rng&, const Shape&, Layout);                                  \
-  EXT template Report check_output<T>(const weft::detail::TensorBase<T>&, const std::vector<Expect>&);         \
-  EXT template std::vector<double> broadcast_values<T>(const weft::detail::TensorBase<T>&, const Shape&);
+  EXT template Report check_output<T>(const weft::TensorBase<T>&, const std::vector<Expect>&);         \
+  EXT template std::vector<double> broadcast_values<T>(const weft::TensorBase<T>&, const Shape&);
 /// M(EXT, T) for each of the seven dtypes.
 #define WEFT_TEST_FOR_EACH_DTYPE(M, EXT) \
   M(EXT, float)                          \

@@ -46,7 +46,7 @@ struct NaiveRun {
 namespace detail {
 /// The math backend's forward state in T, and the shape it ran on.
 template <class T>
-auto naive_forward_state(const weft::detail::TensorBase<T>& q, const weft::detail::TensorBase<T>& k, const weft::detail::TensorBase<T>& v, const nn::SdpaOptions& o) {
+auto naive_forward_state(const weft::TensorBase<T>& q, const weft::TensorBase<T>& k, const weft::TensorBase<T>& v, const nn::SdpaOptions& o) {
   namespace d = nn::detail;
   const auto s = d::sdpa_shape("naive", q.shape(), k.shape(), v.shape(), o);
   return std::pair{d::sdpa_math_forward<T>(d::sdpa_rows(q), d::sdpa_rows(k), d::sdpa_rows(v),
@@ -59,14 +59,14 @@ inline std::vector<double> doubles(const auto& x) { return std::vector<double>(x
 /// The naive forward only (out and lse): what a forward-only test needs, without instantiating
 /// the math backward.
 template <class T>
-NaiveRun<T> naive_forward(const weft::detail::TensorBase<T>& q, const weft::detail::TensorBase<T>& k, const weft::detail::TensorBase<T>& v, const nn::SdpaOptions& o) {
+NaiveRun<T> naive_forward(const weft::TensorBase<T>& q, const weft::TensorBase<T>& k, const weft::TensorBase<T>& v, const nn::SdpaOptions& o) {
   const auto [st, s] = detail::naive_forward_state(q, k, v, o);
   return {detail::doubles(st.out), detail::doubles(st.lse), {}, {}, {}};
 }
 
 /// Forward and backward (dout the output's gradient).
 template <class T>
-NaiveRun<T> naive_run(const weft::detail::TensorBase<T>& q, const weft::detail::TensorBase<T>& k, const weft::detail::TensorBase<T>& v, const weft::detail::TensorBase<T>& dout,
+NaiveRun<T> naive_run(const weft::TensorBase<T>& q, const weft::TensorBase<T>& k, const weft::TensorBase<T>& v, const weft::TensorBase<T>& dout,
                       const nn::SdpaOptions& o) {
   const auto [st, s] = detail::naive_forward_state(q, k, v, o);
   const auto g = nn::detail::sdpa_math_backward<T>(nn::detail::sdpa_rows(dout), st, s);

@@ -19,7 +19,7 @@ TreeRun::TreeRun(const char* name, std::uint64_t salt, bool large) : name_(name)
 }
 
 template <class T>
-Tensor<T> TreeRun::input() {
+TensorView<T> TreeRun::input() {
   // No exact zeros in float inputs: a zero expanded over the whole output (x0 = 0 broadcast
   // from one element) can make every element an exact tie, e.g. cast<int32>(1 / (|x0| + 0.5)),
   // which the check must skip, failing its at-least-a-quarter-decided bound. The per-op suites
@@ -57,14 +57,14 @@ void TreeRun::expect(TreeRef ref) {
 }
 
 template <class Out>
-Tensor<Out> TreeRun::destination(int slot) {
+TensorView<Out> TreeRun::destination(int slot) {
   Layout l = random_layout(rng_, true);
   layouts_[slot] = layout_name(l);
   return make_destination<Out>(rng_, dst_, l);
 }
 
 template <class Out>
-void TreeRun::verify(const weft::detail::TensorBase<Out>& y, int slot, const char* what) {
+void TreeRun::verify(const weft::TensorBase<Out>& y, int slot, const char* what) {
   INFO("tree: ", name_, "; replay with WEFT_TEST_SEED=", seed());
   INFO("inputs: ", desc_);
   INFO(std::string(what), ": destination ", shape_str(dst_), " (", std::string(layouts_[slot]), ")");

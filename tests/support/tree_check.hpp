@@ -239,7 +239,7 @@ class TreeRun {
   /// A new input of dtype T: a random shape that broadcasts to the output shape, a random layout,
   /// values from the generator's domain for T.
   template <class T>
-  Tensor<T> input();
+  TensorView<T> input();
 
   /// y = e into a poisoned destination of a random layout, checked against the reference; with
   /// kFused also fuse(assign(y1, e), assign(y2, e)): every Map node is shared, the second
@@ -248,11 +248,11 @@ class TreeRun {
   void check(const E& e, TreeRef ref) {
     static_assert(std::is_same_v<typename E::value_type, Out>, "the generator's dtype rules disagree with weft's");
     expect(ref);
-    Tensor<Out> y = destination<Out>(0);
+    TensorView<Out> y = destination<Out>(0);
     y = e;
     verify(y, 0, "y = e");
     if constexpr (kFused) {
-      Tensor<Out> y1 = destination<Out>(1), y2 = destination<Out>(2);
+      TensorView<Out> y1 = destination<Out>(1), y2 = destination<Out>(2);
       weft::fuse(weft::assign(y1, e), weft::assign(y2, e));
       verify(y1, 1, "fused statement 1");
       verify(y2, 2, "fused statement 2");
@@ -265,9 +265,9 @@ class TreeRun {
   void expect(TreeRef ref);
   /// A poisoned destination of a random layout; slot keeps its layout's name for verify().
   template <class Out>
-  Tensor<Out> destination(int slot);
+  TensorView<Out> destination(int slot);
   template <class Out>
-  void verify(const weft::detail::TensorBase<Out>& y, int slot, const char* what);
+  void verify(const weft::TensorBase<Out>& y, int slot, const char* what);
 
   std::string name_;
   Rng rng_;
@@ -282,9 +282,9 @@ class TreeRun {
 };
 
 #define WEFT_TEST_TREE_TEMPLATES(EXT, T)                                   \
-  EXT template Tensor<T> TreeRun::input<T>();                              \
-  EXT template Tensor<T> TreeRun::destination<T>(int);                     \
-  EXT template void TreeRun::verify<T>(const weft::detail::TensorBase<T>&, int, const char*);
+  EXT template TensorView<T> TreeRun::input<T>();                          \
+  EXT template TensorView<T> TreeRun::destination<T>(int);                 \
+  EXT template void TreeRun::verify<T>(const weft::TensorBase<T>&, int, const char*);
 #if !defined(WEFT_TEST_SUPPORT_DEFINITIONS)
 WEFT_TEST_FOR_EACH_DTYPE(WEFT_TEST_TREE_TEMPLATES, extern)
 #endif

@@ -204,7 +204,7 @@ inline namespace WEFT_BACKEND_ABI {  // to_vector may copy from a device or gath
 /// comes first for non-CPU tensors, as in torch; `tensor(undefined)` is a tensor without
 /// elements or shape.
 template <class T>
-std::ostream& operator<<(std::ostream& os, const detail::TensorBase<T>& t) {
+std::ostream& operator<<(std::ostream& os, const TensorBase<T>& t) {
   if (!t.defined()) return os << "tensor(undefined)";
   std::vector<std::string> suffixes;
   if (!t.device().is_cpu()) suffixes.push_back("device='" + detail::cat(t.device()) + "'");

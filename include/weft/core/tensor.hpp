@@ -23,9 +23,15 @@ inline constexpr bool is_tensor_view_v = false;
 template <class E>
 inline constexpr bool is_tensor_view_v<TensorView<E>> = true;
 
-/// A Tensor or a TensorView (any constness): what an expression reads as a leaf.
 template <class X>
-inline constexpr bool is_single_tensor_v = is_tensor_v<X> || is_tensor_view_v<X>;
+inline constexpr bool is_tensor_base_v = false;
+template <class T>
+inline constexpr bool is_tensor_base_v<TensorBase<T>> = true;
+
+/// A Tensor, a TensorView (any constness), or their common base: what an expression reads as a
+/// leaf (through a read-only view, `x.view()`).
+template <class X>
+inline constexpr bool is_single_tensor_v = is_tensor_v<X> || is_tensor_view_v<X> || is_tensor_base_v<X>;
 
 namespace detail {
 /// Tag of Tensor's constructor that adopts a new contiguous allocation.
@@ -39,8 +45,8 @@ struct AdoptStorage {};
 /// contiguous; views (slice, transpose, ...) are TensorViews of its elements, read-only when
 /// the tensor is const.
 template <Element T>
-class Tensor : public detail::TensorBase<T> {
-  using Base = detail::TensorBase<T>;
+class Tensor : public TensorBase<T> {
+  using Base = TensorBase<T>;
 
  public:
   using value_type = T;
@@ -51,11 +57,19 @@ class Tensor : public detail::TensorBase<T> {
   WEFT_ABI_INLINE Tensor(const Tensor& other) : Tensor(other.clone()) {}
   Tensor(Tensor&& other) noexcept : Base(std::move(other)) { other.reset(); }
   ~Tensor() = default;
-  /// Evaluates an expression, or copies a view or a tensor of another dtype, into a new tensor.
-  /// The source's dtype must convert to T without losing its kind (torch.can_cast).
+  /// Evaluates an expression into a new tensor (one kernel): `Tensor<float> y = a + b;`. The
+  /// expression's dtype must convert to T without losing its kind (torch.can_cast).
   template <class Source>
-    requires((is_expression_v<Source> || is_single_tensor_v<Source>) && !std::is_same_v<Source, Tensor>)
+    requires is_expression_v<Source>
   WEFT_ABI_INLINE Tensor(const Source& source) {  // NOLINT: implicit, as Eigen's Matrix from an expression
+    detail::assign_into<detail::AssignKind::set>(*this, source);
+  }
+  /// Copies a view (or a tensor of another dtype) into a new contiguous tensor. Explicit, so that
+  /// no view becomes a copy unasked: passing a view where a `const Tensor&` is expected, or
+  /// returning one as a Tensor, does not compile (write `Tensor<T>(view)` or `view.clone()`).
+  template <class Source>
+    requires is_single_tensor_v<Source> && (!std::is_same_v<Source, Tensor>)
+  WEFT_ABI_INLINE explicit Tensor(const Source& source) {
     detail::assign_into<detail::AssignKind::set>(*this, source);
   }
   /// Adopts a new contiguous allocation of `shape` (factories build tensors this way).
@@ -142,15 +156,13 @@ class Tensor : public detail::TensorBase<T> {
   }
 };
 
-namespace detail {
-
 template <Element T>
 inline Tensor<T> TensorBase<T>::clone() const {
   if (!defined()) return Tensor<T>();
-  count_copy(numel());
-  Tensor<T> out(AdoptStorage{}, allocate(std::size_t(numel()) * sizeof(T), device()), shape_);
+  detail::count_copy(numel());
+  Tensor<T> out(detail::AdoptStorage{}, detail::allocate(std::size_t(numel()) * sizeof(T), device()), shape_);
   TensorView<T> dst = out;
-  assign_into<AssignKind::set>(dst, view());
+  detail::assign_into<detail::AssignKind::set>(dst, view());
   return out;
 }
 
@@ -159,9 +171,9 @@ inline Tensor<T> TensorBase<T>::to(Device target) const {
   if (!defined() || target == device()) return clone();
   const Tensor<T> source = is_contiguous() ? Tensor<T>() : clone();
   const T* from = source.defined() ? source.data() : element_address();
-  count_copy(numel());
-  Tensor<T> out(AdoptStorage{}, allocate(std::size_t(numel()) * sizeof(T), target), shape_);
-  copy_bytes(out.data(), target, from, device(), std::size_t(numel()) * sizeof(T));
+  detail::count_copy(numel());
+  Tensor<T> out(detail::AdoptStorage{}, detail::allocate(std::size_t(numel()) * sizeof(T), target), shape_);
+  detail::copy_bytes(out.data(), target, from, device(), std::size_t(numel()) * sizeof(T));
   return out;
 }
 
@@ -174,13 +186,11 @@ inline std::vector<T> TensorBase<T>::to_vector() const {
 
 template <Element T>
 inline T TensorBase<T>::item() const {
-  if (numel() != 1) fail("item", "needs exactly one element, tensor has shape ", shape_);
+  if (numel() != 1) detail::fail("item", "needs exactly one element, tensor has shape ", shape_);
   if (device().is_cpu()) return *element_address();
   T value;
-  copy_bytes(&value, Device::cpu(), element_address(), device(), sizeof(T));
+  detail::copy_bytes(&value, Device::cpu(), element_address(), device(), sizeof(T));
   return value;
 }
-
-}  // namespace detail
 
 }  // namespace weft

@@ -63,6 +63,8 @@ inline void count_copy(std::int64_t elements) {
   copy_counter().elements.fetch_add(elements, std::memory_order_relaxed);
 }
 
+}  // namespace detail
+
 /// The queries and view arithmetic that Tensor<T> and TensorView<E> share: storage, shape,
 /// strides and offset. View operations compute a new (shape, strides, offset) here; the
 /// classes wrap it in the handle type they return. A `const TensorBase<T>&` parameter takes a
@@ -229,11 +231,6 @@ class TensorBase {
   }
 };
 
-template <class T>
-inline constexpr bool always_false_v = false;
-
-}  // namespace detail
-
 /// A handle to elements that tensors own, like Eigen's Map or std::span, except that it keeps
 /// its storage alive. Copying a view copies the handle; ASSIGNING to a view writes the elements
 /// it shows (the right-hand side broadcasts to the view, whose shape never changes).
@@ -242,8 +239,8 @@ inline constexpr bool always_false_v = false;
 /// elements still writes.
 template <class E>
   requires Element<std::remove_const_t<E>>
-class TensorView : public detail::TensorBase<std::remove_const_t<E>> {
-  using Base = detail::TensorBase<std::remove_const_t<E>>;
+class TensorView : public TensorBase<std::remove_const_t<E>> {
+  using Base = TensorBase<std::remove_const_t<E>>;
   using Layout = typename Base::Layout;
 
  public:

@@ -18,7 +18,7 @@ using operand_dtype_t = typename expr_t<X>::value_type;
 /// tensor (for the ops that read their input more than once).
 template <class X>
 TensorView<const operand_dtype_t<X>> materialize(const X& x) {
-  if constexpr (is_single_tensor_v<X>) return x;
+  if constexpr (is_single_tensor_v<X>) return x.view();
   else return eval(x);
 }
 

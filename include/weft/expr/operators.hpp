@@ -15,7 +15,7 @@ namespace detail {
 template <class X>
 auto as_expr(const X& x) {
   if constexpr (Expression<X>) return x;
-  else if constexpr (is_single_tensor_v<X>) return Leaf<typename X::value_type>{{}, TensorView<const typename X::value_type>(x)};
+  else if constexpr (is_single_tensor_v<X>) return Leaf<typename X::value_type>{{}, x.view()};
   else if constexpr (is_tensor_list_v<X>) return ListLeaf<typename X::value_type>{{}, x};
   else if constexpr (is_scalar_list_v<X>) return ListScalar<typename X::value_type>{{}, x};
   else if constexpr (std::is_same_v<X, bool>) return Scalar<bool>{{}, x};

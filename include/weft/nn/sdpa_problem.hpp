@@ -15,7 +15,7 @@ namespace weft::nn::detail {
 inline namespace WEFT_BACKEND_ABI {
 
 using weft::detail::fail;
-using weft::detail::TensorBase;
+using weft::TensorBase;
 
 /// The extents of q (batch..., Hq, L, E), k (batch..., H, S, E), v (batch..., H, S, Ev);
 /// `batch` is every dim before the heads (none for rank 2, where Hq = H = 1).

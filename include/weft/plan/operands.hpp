@@ -44,7 +44,7 @@ struct TensorRef {
 };
 
 template <class T>
-TensorRef tensor_ref(const detail::TensorBase<T>& t) {
+TensorRef tensor_ref(const TensorBase<T>& t) {
   TensorRef r;
   r.dtype = dtype_name<T>();
   r.element_bytes = std::int64_t(sizeof(T));
