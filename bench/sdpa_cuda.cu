@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
   // Roofline: a bf16 GEMM through cuBLAS, 8192^3, into a preallocated output.
   const std::int64_t n = 8192;
   const auto a = weft::randn<bfloat16>({n, n}, 1).to(Device::cuda()), b = weft::randn<bfloat16>({n, n}, 2).to(Device::cuda());
-  const auto c = weft::empty<bfloat16>({n, n}, Device::cuda());
+  auto c = weft::empty<bfloat16>({n, n}, Device::cuda());
   const double gemm = 2.0 * n * n * n / (median_ms(reps, [&] {
                         weft::detail::cuda::gemm_strided_batched(a.data(), n, 0, b.data(), n, 0, c.data(), 1, n, n, n,
                                                                  Device::cuda());
@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
     const nnd::SdpaShape sh = nnd::sdpa_shape("bench", q.shape(), k.shape(), v.shape(), o);
     auto out = weft::empty<bfloat16>(sh.out_shape(), Device::cuda());
     auto lse = weft::empty<double>(sh.lse_shape(), Device::cuda());
-    const double tf = attention_tflops(s, median_ms(reps, [&] { nnd::flash_forward_cuda_into(q, k, v, sh, out, lse); }));
+    const double tf = attention_tflops(s, median_ms(reps, [&] { nnd::flash_forward_cuda_into<bfloat16>(q, k, v, sh, out, lse); }));
     char label[64];
     std::snprintf(label, sizeof label, "(%lld,%lld,%lld,%lld)%s", (long long)s.N, (long long)s.H, (long long)s.L,
                   (long long)s.E, s.causal ? " causal" : "");

@@ -16,7 +16,7 @@ using weft::TensorList;
 
 namespace {
 
-std::int64_t copies() { return weft::detail::copy_counter().copies.load(); }
+std::int64_t copies() { return weft::detail::tensor_counters().copies.load(); }
 
 // What may be written into what, at compile time (the one-line static_assert fires inside the
 // assignment, so these look at the rule itself and at the const-view refusal).

@@ -28,7 +28,7 @@ TEST_CASE("cuda softmax, log_softmax, layer_norm" * doctest::skip(!cuda_availabl
   } cases[] = {{{7, 37}, 1}, {{3, 5000}, -1}, {{40, 6}, 0}, {{5, 300, 9}, 1}, {{1}, 0}};
   for (const auto& c : cases) {
     for (bool log : {false, true}) {
-      const Tensor<float> x = on_gpu<float>(rng, c.shape, GpuLayout::contiguous);
+      const weft::TensorView<float> x = on_gpu<float>(rng, c.shape, GpuLayout::contiguous);
       const std::vector<double> xv = values_of(x.to(Device::cpu()));
       INFO("shape ", shape_str(c.shape), " dim ", c.dim, std::string(log ? " log_softmax" : " softmax"));
       const Tensor<float> y = (log ? weft::log_softmax(x, c.dim) : weft::softmax(x, c.dim)).to(Device::cpu());
@@ -56,9 +56,9 @@ TEST_CASE("cuda softmax, log_softmax, layer_norm" * doctest::skip(!cuda_availabl
   }
   // layer_norm: short rows (a warp) and long rows (a block), half and float.
   for (const Shape& s : {Shape{6, 40}, Shape{3, 3000}}) {
-    const Tensor<float> x = on_gpu<float>(rng, s, GpuLayout::contiguous);
-    const Tensor<float> w = on_gpu<float>(rng, Shape{s[1]}, GpuLayout::contiguous, Domain{0.5, 2});
-    const Tensor<float> b = on_gpu<float>(rng, Shape{s[1]}, GpuLayout::contiguous);
+    const weft::TensorView<float> x = on_gpu<float>(rng, s, GpuLayout::contiguous);
+    const weft::TensorView<float> w = on_gpu<float>(rng, Shape{s[1]}, GpuLayout::contiguous, Domain{0.5, 2});
+    const weft::TensorView<float> b = on_gpu<float>(rng, Shape{s[1]}, GpuLayout::contiguous);
     const std::vector<double> xv = values_of(x.to(Device::cpu())), wv = values_of(w.to(Device::cpu())),
                               bv = values_of(b.to(Device::cpu()));
     const std::vector<double> yv = values_of(weft::layer_norm(x, w, b).to(Device::cpu()));
@@ -90,7 +90,7 @@ TEST_CASE("cuda matmul: cuBLAS, batch broadcasting, transposed operands, dtypes"
   WEFT_TEST_RNG(rng);
   auto check = [&](auto tag, const Shape& sa, const Shape& sb, GpuLayout la, GpuLayout lb, double eps) {
     using T = decltype(tag);
-    const Tensor<T> a = on_gpu<T>(rng, sa, la), b = on_gpu<T>(rng, sb, lb);
+    const weft::TensorView<T> a = on_gpu<T>(rng, sa, la), b = on_gpu<T>(rng, sb, lb);
     const Tensor<T> c = weft::matmul(a, b);
     CHECK(c.device() == gpu);
     // The CPU's matmul of the same values is itself checked against a double reference

@@ -36,8 +36,8 @@ struct EmulatedOnHost {
     const bool first_choice = (config / 4) % 2 == 0;
 
     Shape shape;
-    ((shape = stmts.dst->shape()), ...);
-    std::vector<weft::Strides> strides{stmts.dst->strides()...};
+    ((shape = stmts.dst.shape()), ...);
+    std::vector<weft::Strides> strides{stmts.dst.strides()...};
     auto add_leaves = [&](auto& rhs) {
       weft::detail::for_each_leaf(rhs, [&](auto& leaf) {
         strides.push_back(weft::broadcast_strides(leaf.tensor.shape(), leaf.tensor.strides(), shape));

@@ -86,7 +86,7 @@ inline ListLayout plan_layout(const std::vector<Shape>& shapes, std::mt19937_64&
 }
 
 template <class T>
-TensorList<T> list_views(const weft::TensorBase<T>& base, const ListLayout& layout) {
+TensorList<T> list_views(weft::TensorView<T> base, const ListLayout& layout) {
   TensorList<T> list;
   for (std::size_t k = 0; k < layout.shapes.size(); ++k)
     list.push_back(base.narrow(0, layout.offsets[k], layout.shapes[k].numel()).view(layout.shapes[k]));
@@ -100,7 +100,7 @@ TensorList<T> list_views(const weft::TensorBase<T>& base, const ListLayout& layo
 template <class T>
 struct ListData {
   ListLayout layout;
-  Tensor<T> host_base, device_base;
+  weft::TensorView<T> host_base, device_base;  // handles: a copy of ListData shares the storage
   TensorList<T> device;  // the kernel's operand: views of device_base
 
   double value(std::size_t k, std::int64_t i) const { return to_double(host_base.data()[layout.offsets[k] + i]); }
@@ -118,24 +118,27 @@ ListData<T> make_input(Device device, const std::vector<Shape>& shapes, std::mt1
   std::uniform_real_distribution<double> uniform(lo, hi);
   std::vector<T> values(std::size_t(layout.elements));
   for (T& v : values) v = T(float(uniform(rng)));
-  const Tensor<T> host_base = weft::from_vector<T>(values, Shape{layout.elements});
-  const Tensor<T> device_base = copy_to(host_base, device);
-  return {layout, host_base, device_base, list_views(device_base, layout)};
+  Tensor<T> host_base = weft::from_vector<T>(values, Shape{layout.elements});
+  Tensor<T> device_base = copy_to(host_base, device);
+  TensorList<T> views = list_views<T>(device_base, layout);
+  return {layout, host_base, device_base, std::move(views)};
 }
 
 /// The same values as `d` in fresh device storage.
 template <class T>
 ListData<T> fresh_copy(const ListData<T>& d, Device device) {
-  const Tensor<T> device_base = copy_to(d.host_base, device);
-  return {d.layout, d.host_base, device_base, list_views(device_base, d.layout)};
+  Tensor<T> device_base = copy_to(d.host_base, device);
+  TensorList<T> views = list_views<T>(device_base, d.layout);
+  return {d.layout, d.host_base, device_base, std::move(views)};
 }
 
 template <class T>
 ListData<T> make_output(Device device, const std::vector<Shape>& shapes, std::mt19937_64& rng) {
   const ListLayout layout = plan_layout(shapes, rng);
-  const Tensor<T> device_base = weft::empty<T>(Shape{layout.elements}, device);
+  Tensor<T> device_base = weft::empty<T>(Shape{layout.elements}, device);
   weft::test::poison(device_base);
-  return {layout, Tensor<T>(), device_base, list_views(device_base, layout)};
+  TensorList<T> views = list_views<T>(device_base, layout);
+  return {layout, weft::TensorView<T>(), device_base, std::move(views)};
 }
 
 /// Checks every element of every member of `out` against expected(k, i),

@@ -24,7 +24,7 @@ inline const Device gpu = Device::cuda();
 enum class GpuLayout { contiguous, transposed, strided };
 
 template <class T>
-Tensor<T> on_gpu(Rng& rng, const Shape& shape, GpuLayout layout, const Domain& d = Domain{}) {
+weft::TensorView<T> on_gpu(Rng& rng, const Shape& shape, GpuLayout layout, const Domain& d = Domain{}) {
   if (layout == GpuLayout::transposed && shape.rank() >= 2) {
     Shape t = shape;
     std::swap(t[t.rank() - 1], t[t.rank() - 2]);

@@ -33,6 +33,7 @@ inline namespace WEFT_BACKEND_ABI {  // its helpers reach weft's backends (docs/
 using weft::Device;
 using weft::Shape;
 using weft::Tensor;
+using weft::TensorView;
 
 using Index = std::vector<std::int64_t>;
 
@@ -129,7 +130,7 @@ inline ViewPlan plan_view(const Shape& shape, Layout layout, std::mt19937_64& rn
 }
 
 template <class T>
-Tensor<T> apply_view(const ViewPlan& p, const weft::TensorBase<T>& base, const Shape& shape) {
+weft::TensorView<T> apply_view(const ViewPlan& p, weft::TensorView<T> base, const Shape& shape) {
   switch (p.layout) {
     case Layout::contiguous: return base;
     case Layout::transposed: return base.transpose(p.d0, p.d1);
@@ -144,8 +145,8 @@ Tensor<T> apply_view(const ViewPlan& p, const weft::TensorBase<T>& base, const S
 /// reference) and, in storage of its own, where the kernel runs (`device`).
 template <class T>
 struct Operand {
-  Tensor<T> host;
-  Tensor<T> device;
+  TensorView<T> host;  // views keep their bases alive
+  TensorView<T> device;
   std::string what;
 };
 
@@ -155,14 +156,14 @@ Operand<T> make_operand(Device device, const Shape& shape, Layout layout, std::m
   ViewPlan p = plan_view(shape, layout, rng);
   Tensor<T> host_base = random_tensor<T>(p.base, rng(), nonnegative);
   Tensor<T> device_base = device.is_cpu() ? host_base.clone() : host_base.to(device);
-  return {apply_view(p, host_base, shape), apply_view(p, device_base, shape),
+  return {apply_view<T>(p, host_base, shape), apply_view<T>(p, device_base, shape),
           weft::detail::cat(weft::dtype_name<T>(), shape, " ", layout_name(p.layout))};
 }
 
 /// One output: a view of freshly poisoned device storage.
 template <class T>
 struct Destination {
-  Tensor<T> view;
+  TensorView<T> view;
   std::string what;
 };
 
@@ -171,7 +172,7 @@ Destination<T> make_destination(Device device, const Shape& shape, Layout layout
   ViewPlan p = plan_view(shape, layout, rng);
   Tensor<T> base = weft::empty<T>(p.base, device);
   weft::test::poison(base);
-  return {apply_view(p, base, shape), weft::detail::cat(weft::dtype_name<T>(), shape, " ", layout_name(p.layout))};
+  return {apply_view<T>(p, base, shape), weft::detail::cat(weft::dtype_name<T>(), shape, " ", layout_name(p.layout))};
 }
 
 /// Checks every element of `dst` (a view) against expected(index) and
@@ -249,10 +250,10 @@ inline Layout random_output_layout(std::mt19937_64& rng) { return Layout(rng() %
 /// A fake CUDA tensor (no allocation, never dereferenced), so that the
 /// device-mismatch checks can run on a machine without a GPU.
 template <class T>
-Tensor<T> unallocated_cuda_tensor(const Shape& shape) {
+TensorView<T> unallocated_cuda_tensor(const Shape& shape) {
   auto storage = std::make_shared<weft::Storage>(reinterpret_cast<void*>(std::uintptr_t(1) << 20),
                                                  std::size_t(shape.numel()) * sizeof(T), Device::cuda(), nullptr);
-  return Tensor<T>(std::move(storage), shape, weft::contiguous_strides(shape), 0);
+  return TensorView<T>(std::move(storage), shape, weft::contiguous_strides(shape), 0);
 }
 
 inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
@@ -444,8 +445,8 @@ void fused_optimizer_step(const std::vector<Shape>& shapes) {
       const std::string what = weft::detail::cat("m ", m.what, ", g ", g.what, ", p ", p.what, ", v ", v.what);
       CAPTURE(what);
 
-      Tensor<float> md = m.device, vd = v.device;
-      Tensor<P> pd = p.device;
+      TensorView<float> md = m.device, vd = v.device;
+      TensorView<P> pd = p.device;
       auto m1 = b1 * md + (1 - b1) * g.device;
       auto v1 = b2 * vd + (1 - b2) * g.device * g.device;
       Exec::run(weft::assign(md, m1), weft::assign(vd, v1), weft::assign(pd, pd - lr * m1 / (weft::sqrt(v1) + eps)));
@@ -488,7 +489,7 @@ void fused_swap() {
         make_operand<double>(device, shape, shape.rank() == 2 ? Layout::transposed : Layout::misaligned, rng);
     const std::vector<unsigned char> a_before = weft::test::storage_bytes(a.host),
                                      b_before = weft::test::storage_bytes(b.host);
-    Tensor<double> ad = a.device, bd = b.device;
+    TensorView<double> ad = a.device, bd = b.device;
     Exec::run(weft::assign(ad, bd), weft::assign(bd, ad));
     check_result(ad, [&](const Index& i) { return Expected{value_at(b.host, i), 0}; }, 0, &a_before);
     check_result(bd, [&](const Index& i) { return Expected{value_at(a.host, i), 0}; }, 0, &b_before);

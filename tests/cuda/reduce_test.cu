@@ -54,7 +54,7 @@ TEST_CASE("cuda reduce: float32 over random shapes, dims and layouts" * doctest:
   for (int iter = 0; iter < 60; ++iter) {
     const Shape full = random_shape(rng, 0, 4, 6000);
     const GpuLayout layout = GpuLayout(rng.integer(0, 2));
-    const Tensor<float> x = on_gpu<float>(rng, full, layout);
+    const weft::TensorView<float> x = on_gpu<float>(rng, full, layout);
     const std::vector<double> v = values_of(x.to(Device::cpu()));
     const std::vector<std::int64_t> dims = random_dims(rng, full.rank());
     const bool keepdim = rng.chance(0.5);
@@ -93,7 +93,7 @@ TEST_CASE("cuda reduce: kernel paths (warp, block, chunks, thread per output)" *
   for (const auto& c : cases) {
     for (GpuLayout layout : {GpuLayout::contiguous, GpuLayout::transposed}) {
       INFO("shape ", shape_str(c.shape), " layout ", int(layout));
-      const Tensor<float> x = on_gpu<float>(rng, c.shape, layout);
+      const weft::TensorView<float> x = on_gpu<float>(rng, c.shape, layout);
       const std::vector<double> v = values_of(x.to(Device::cpu()));
       const std::vector<bool> mask = reduce_mask(c.shape.rank(), c.dims);
       check_gpu_reduction(weft::sum(x, c.dims), Op::sum, v, c.shape, mask, false, 0, kEps);
@@ -103,7 +103,7 @@ TEST_CASE("cuda reduce: kernel paths (warp, block, chunks, thread per output)" *
   // The chunked path's tree keeps a long positive sum far inside the sequential bound.
   const Tensor<float> ones = weft::full<float>(Shape{1 << 24}, 1.0f, gpu);
   CHECK(weft::sum(ones).item() == float(1 << 24));  // a sequential float loop stops at 2^24 anyway; exact here
-  const Tensor<float> u = on_gpu<float>(rng, Shape{1 << 22}, GpuLayout::contiguous, Domain{0.5, 1.5});
+  const weft::TensorView<float> u = on_gpu<float>(rng, Shape{1 << 22}, GpuLayout::contiguous, Domain{0.5, 1.5});
   const std::vector<double> uv = values_of(u.to(Device::cpu()));
   const double exact = ref_sum(uv);
   CHECK(std::fabs(weft::sum(u).item() - exact) <= 256 * kEps * exact);
@@ -114,29 +114,29 @@ TEST_CASE("cuda reduce: dtypes, expressions, NaN and empty ranges" * doctest::sk
   const Shape s{33, 70};
   const std::vector<bool> rows = reduce_mask(2, {1}), all = reduce_mask(2, {});
   {  // half accumulates in float, rounds once
-    const Tensor<weft::half> h = on_gpu<weft::half>(rng, s, GpuLayout::transposed);
+    const weft::TensorView<weft::half> h = on_gpu<weft::half>(rng, s, GpuLayout::transposed);
     const std::vector<double> v = values_of(h.to(Device::cpu()));
     check_gpu_reduction(weft::sum(h, 1), Op::sum, v, s, rows, false, 0, kEps);
     check_gpu_reduction(weft::amax(h), Op::amax, v, s, all, false, 0, kEps);
   }
   {  // double
-    const Tensor<double> d = on_gpu<double>(rng, s, GpuLayout::strided);
+    const weft::TensorView<double> d = on_gpu<double>(rng, s, GpuLayout::strided);
     const std::vector<double> v = values_of(d.to(Device::cpu()));
     check_gpu_reduction(weft::mean(d, {0, 1}, true), Op::mean, v, s, all, true, 0, 0x1p-52);
   }
   {  // integers and bools sum exactly into int64
-    const Tensor<std::int32_t> i = on_gpu<std::int32_t>(rng, s, GpuLayout::contiguous, Domain{-1000, 1000});
+    const weft::TensorView<std::int32_t> i = on_gpu<std::int32_t>(rng, s, GpuLayout::contiguous, Domain{-1000, 1000});
     const std::vector<double> v = values_of(i.to(Device::cpu()));
     check_gpu_reduction(weft::sum(i, 1), Op::sum, v, s, rows, false, 0, 0);
     check_gpu_reduction(weft::amin(i, 1), Op::amin, v, s, rows, false, 0, 0);
-    const Tensor<bool> b = on_gpu<bool>(rng, s, GpuLayout::transposed);
+    const weft::TensorView<bool> b = on_gpu<bool>(rng, s, GpuLayout::transposed);
     const std::vector<double> bv = values_of(b.to(Device::cpu()));
     check_gpu_reduction(weft::sum(b, 1), Op::sum, bv, s, rows, false, 0, 0);
     check_gpu_reduction(weft::amax(b, 1), Op::amax, bv, s, rows, false, 0, 0);
   }
   {  // an expression with a broadcast operand, evaluated inside the kernel
-    const Tensor<float> a = on_gpu<float>(rng, s, GpuLayout::transposed);
-    const Tensor<float> c = on_gpu<float>(rng, Shape{70}, GpuLayout::contiguous, Domain{0.5, 2});
+    const weft::TensorView<float> a = on_gpu<float>(rng, s, GpuLayout::transposed);
+    const weft::TensorView<float> c = on_gpu<float>(rng, Shape{70}, GpuLayout::contiguous, Domain{0.5, 2});
     const std::vector<double> av = values_of(a.to(Device::cpu())), cv = values_of(c.to(Device::cpu()));
     std::vector<double> prod, diff;
     for (std::size_t k = 0; k < av.size(); ++k) {

@@ -2,7 +2,9 @@
 /// @file Storage: a reference-counted byte buffer on one device, plus byte copies between devices and byte fills.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -42,6 +44,23 @@ class Storage {
 
 namespace detail {
 
+/// What tensors allocated and copied: the numbers a test reads to prove that an operation copied
+/// none of its inputs and allocated only its outputs. One relaxed atomic add per allocation or
+/// copy (allocate below; Tensor copies, clone(), contiguous() of a strided view and to()).
+struct TensorCounters {
+  std::atomic<std::int64_t> allocations{0};
+  std::atomic<std::int64_t> copies{0};
+  std::atomic<std::int64_t> elements_copied{0};
+};
+inline TensorCounters& tensor_counters() {
+  static TensorCounters counters;
+  return counters;
+}
+inline void count_copy(std::int64_t elements) {
+  tensor_counters().copies.fetch_add(1, std::memory_order_relaxed);
+  tensor_counters().elements_copied.fetch_add(elements, std::memory_order_relaxed);
+}
+
 /// Host buffers are 64-byte aligned so that every SIMD width can use aligned
 /// (and non-temporal) stores on them.
 inline constexpr std::size_t kHostAlignment = 64;
@@ -63,6 +82,7 @@ inline void release_cuda(void* p, Device d) {
 }
 
 inline std::shared_ptr<Storage> allocate(std::size_t bytes, Device device) {
+  tensor_counters().allocations.fetch_add(1, std::memory_order_relaxed);
   if (device.is_cpu()) {
     std::size_t rounded = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
     void* p = rounded ? std::aligned_alloc(kHostAlignment, rounded) : nullptr;

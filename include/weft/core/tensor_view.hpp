@@ -3,7 +3,6 @@
 #pragma once
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -47,21 +46,6 @@ void assign_into(TensorView<T>& dst, const Source& source);
 template <AssignKind kind, class T, class Source>
 void assign_into(Tensor<T>& dst, const Source& source);
 }  // namespace WEFT_BACKEND_ABI
-
-/// Element copies made by Tensor copies, clone(), contiguous() of a strided view and to(): what a
-/// test reads to prove that an operation copied none of its inputs. One relaxed atomic add per copy.
-struct CopyCounter {
-  std::atomic<std::int64_t> copies{0};
-  std::atomic<std::int64_t> elements{0};
-};
-inline CopyCounter& copy_counter() {
-  static CopyCounter counter;
-  return counter;
-}
-inline void count_copy(std::int64_t elements) {
-  copy_counter().copies.fetch_add(1, std::memory_order_relaxed);
-  copy_counter().elements.fetch_add(elements, std::memory_order_relaxed);
-}
 
 }  // namespace detail
 

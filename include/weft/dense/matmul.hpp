@@ -162,7 +162,7 @@ Tensor<T> matmul_impl(const TensorView<const T>& a, const TensorView<const T>& b
       // broadcast patterns are copied into a contiguous batch first.
       auto flatten = [&](const MatrixOperand<T>& mo, std::int64_t rows, std::int64_t cols, std::int64_t& stride) {
         if (uniform_batch_stride(s.batch, mo.batch_strides, stride)) return mo;
-        Tensor<T> dense = mo.view;  // writes the broadcast batch out
+        Tensor<T> dense(mo.view);  // writes the broadcast batch out
         stride = rows * cols;
         return MatrixOperand<T>{std::move(dense), cols, contiguous_strides(mo.view.shape())};
       };

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: MIT
+/// @file Type misuse that must not compile (tests/meson.build builds each WEFT_MISUSE case and
+/// fails the configuration if one compiles; case 0, the same code without the misuse, must).
+#include <weft/weft.hpp>
+
+int main() {
+  const weft::Tensor<float> read_only = weft::zeros<float>({2, 3});
+  weft::Tensor<float> writable = weft::zeros<float>({2, 3});
+  weft::Tensor<std::int32_t> counts = weft::zeros<std::int32_t>({2, 3});
+  (void)read_only, (void)writable, (void)counts;
+#if WEFT_MISUSE == 0
+  writable.slice(0, 0, 1) = read_only.slice(0, 1, 2);
+  weft::TensorView<const float> view = read_only;
+  counts += weft::cast<std::int32_t>(writable * 2.5f);
+  weft::Tensor<float> copy(read_only.transpose(0, 1));
+  (void)view, (void)copy;
+#elif WEFT_MISUSE == 1  // writing through a view of a const tensor
+  read_only.slice(0, 0, 1) = 1.0f;
+#elif WEFT_MISUSE == 2  // a writable view of a const tensor
+  weft::TensorView<float> view = read_only;
+  (void)view;
+#elif WEFT_MISUSE == 3  // a float result into an integer tensor (torch.can_cast is false)
+  counts += writable * 2.5f;
+#elif WEFT_MISUSE == 4  // a view becoming a copy unasked (Tensor from a view is explicit)
+  weft::Tensor<float> copy = read_only.transpose(0, 1);
+  (void)copy;
+#endif
+}
