@@ -37,7 +37,7 @@ TEST_CASE("zero copies: an AdamW step updates the caller's tensors in place") {
   }
   std::vector<float*> addresses;
   for (auto& p : params) addresses.push_back(p.data());
-  weft::optim::AdamW opt(params, {.lr = 1e-2, .weight_decay = 0.1});
+  weft::optim::AdamW<float> opt(params, {.lr = 1e-2, .weight_decay = 0.1});
   const Counts first = counted([&] { opt.step(grads); });
   CHECK(first.copies == 0);
   CHECK(first.allocations <= 2 * 3);  // the state (exp_avg, exp_avg_sq), made at the first step

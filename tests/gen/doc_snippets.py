@@ -16,8 +16,8 @@ keep their order. The generated file starts with what every snippet may assume:
                                   <utility> <vector>)
     using namespace weft;
 
-A page without a single ```cpp block, or with an unterminated one, is an error (a typo in a fence
-would otherwise drop its snippets silently). Usage:
+A page without a single ```cpp block, with an unterminated block, or with a ```c++ / ```cc / ```cxx
+block is an error (a typo in a fence would otherwise drop its snippets silently). Usage:
   doc_snippets.py docs/api.md --out doc_snippets.cpp
 """
 
@@ -68,6 +68,8 @@ def extract(lines):
                 j += 1
             if j == len(lines):
                 raise SystemExit(f'doc_snippets.py: the code block opened at line {i + 1} is never closed')
+            if lang in ('c++', 'cxx', 'cc', 'C++'):
+                raise SystemExit(f'doc_snippets.py: line {i + 1}: write ```cpp (```{lang} would not be tested)')
             if lang == 'cpp':
                 blocks.append((start + 1, heading, lines[start:j]))
             i = j + 1
