@@ -189,7 +189,7 @@ TEST_CASE("gemm_packed with the native kernel: strided operands, 1 and 2 threads
     // Row strides beyond the row length; the output a view of a poisoned, wider tensor.
     const TensorView<bfloat16> a = random_contiguous<bfloat16>(rng, Shape{n, k + 3}, bf16_domain()).narrow(1, 1, k);
     const TensorView<bfloat16> b = random_contiguous<bfloat16>(rng, Shape{k, m + 5}, bf16_domain()).narrow(1, 2, m);
-    const Tensor<bfloat16> base = weft::empty<bfloat16>(Shape{n, m + 7});
+    Tensor<bfloat16> base = weft::empty<bfloat16>(Shape{n, m + 7});
     const TensorView<bfloat16> c = base.narrow(1, 3, m);
     for (int threads : {1, 2}) {
       poison(base);

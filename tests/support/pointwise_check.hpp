@@ -128,8 +128,8 @@ class OpTrials {
       std::size_t i = k++;
       return make_view<T>(rng_, shapes_.inputs[i], domains_[i], random_layout(rng_, false));
     };
-    // New handles each trial (emplace): assigning a Tensor writes values into the old one.
-    inputs_.emplace(std::tuple<Tensor<Ins>...>{input(Ins{})...});  // braces: inputs drawn in order
+    // New handles each trial (emplace): assigning a view writes values into the old one.
+    inputs_.emplace(std::tuple<TensorView<Ins>...>{input(Ins{})...});  // braces: inputs drawn in order
     layout_ = random_layout(rng_, true);
     y_.emplace(make_destination<Expected>(rng_, shapes_.dst, layout_));
     values_ = std::apply([&](const auto&... t) { return std::vector<std::vector<double>>{broadcast_values(t, shapes_.dst)...}; },
@@ -138,8 +138,8 @@ class OpTrials {
     return true;
   }
 
-  const std::tuple<Tensor<Ins>...>& inputs() const { return *inputs_; }
-  Tensor<Expected>& destination() { return *y_; }
+  const std::tuple<TensorView<Ins>...>& inputs() const { return *inputs_; }
+  TensorView<Expected>& destination() { return *y_; }
   bool first() const { return trial_ == 0; }
 
   /// The op, trial, shapes and layouts, and the seed that replays them.
@@ -192,9 +192,9 @@ class OpTrials {
   int trials_, trial_ = -1;
   std::int64_t max_numel_;
   OpShapes shapes_;
-  std::optional<std::tuple<Tensor<Ins>...>> inputs_;
+  std::optional<std::tuple<TensorView<Ins>...>> inputs_;
   Layout layout_ = Layout::contiguous;
-  std::optional<Tensor<Expected>> y_;
+  std::optional<TensorView<Expected>> y_;
   std::vector<std::vector<double>> values_;
   std::vector<Expect> want_;
 };
@@ -207,7 +207,7 @@ class OpTrials {
 template <class Expected, class... Ins, class Make, class Ref>
 void check_op(const char* what, Rng& rng, const std::array<Domain, sizeof...(Ins)>& domains, double ulps, Make make,
               Ref ref, int trials = 8, std::int64_t max_numel = 2500) {
-  using E = decltype(std::apply(make, std::declval<const std::tuple<Tensor<Ins>...>&>()));
+  using E = decltype(std::apply(make, std::declval<const std::tuple<TensorView<Ins>...>&>()));
   static_assert(std::is_same_v<value_t<E>, Expected>, "unexpected result dtype");
   using C = compute_t<E>;
   // The tolerance scales with C's epsilon: pin C down independently of weft's own claim.
