@@ -16,8 +16,8 @@
 /// Regenerate the rows: python3 tests/golden/make_dtype_rules.py --write (--check compares them).
 #include <doctest/doctest.h>
 
-#include <weft/core/factories.hpp>
-#include <weft/expr/fuse.hpp>
+#include <weft/dense/factories.hpp>
+#include <weft/dense/fuse.hpp>
 
 #include <cstdint>
 #include <type_traits>

@@ -3,11 +3,11 @@
 /// double-precision host references. Skipped at run time without a CUDA device.
 #include <doctest/doctest.h>
 
-#include <weft/core/factories.hpp>
+#include <weft/dense/factories.hpp>
 #include <weft/dense/layer_norm.hpp>
 #include <weft/dense/matmul.hpp>
 #include <weft/dense/softmax.hpp>
-#include <weft/expr/fuse.hpp>
+#include <weft/dense/fuse.hpp>
 #include <weft/expr/operators.hpp>
 
 #include "cuda/gpu_inputs.hpp"

@@ -6,7 +6,7 @@
 
 #include <utility>
 
-#include <weft/core/factories.hpp>
+#include <weft/dense/factories.hpp>
 
 #include "cuda_support.hpp"
 #include "reference.hpp"

@@ -19,9 +19,9 @@
 #include <utility>
 #include <vector>
 
-#include <weft/core/factories.hpp>
+#include <weft/dense/factories.hpp>
 #include <weft/core/random.hpp>
-#include <weft/expr/fuse.hpp>
+#include <weft/dense/fuse.hpp>
 #include <weft/expr/operators.hpp>
 
 #include "cuda/error_model.hpp"

@@ -4,9 +4,9 @@
 /// Skipped at run time without a CUDA device.
 #include <doctest/doctest.h>
 
-#include <weft/core/factories.hpp>
+#include <weft/dense/factories.hpp>
 #include <weft/dense/reduce.hpp>
-#include <weft/expr/fuse.hpp>
+#include <weft/dense/fuse.hpp>
 #include <weft/expr/operators.hpp>
 
 #include "cuda/gpu_inputs.hpp"

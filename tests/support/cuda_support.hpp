@@ -11,8 +11,8 @@
 #include <cstring>
 #include <vector>
 
-#include <weft/core/factories.hpp>
-#include <weft/expr/fuse.hpp>
+#include <weft/dense/factories.hpp>
+#include <weft/dense/fuse.hpp>
 
 namespace weft::test {
 

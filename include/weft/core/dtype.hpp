@@ -63,36 +63,46 @@ WEFT_HOST_DEVICE inline float bfloat16_bits_to_float(std::uint16_t b) {
 
 }  // namespace detail
 
-/// IEEE binary16. Arithmetic happens in float: the type converts implicitly.
-struct half {
+namespace detail {
+
+/// What half and bfloat16 share: 16 bits of storage, conversion from float (rounded to nearest
+/// even by Codec::encode), double and integers, and implicit conversion to float, in which their
+/// arithmetic happens. Self is the format's own type, so each stays a distinct dtype.
+template <class Self, class Codec>
+struct Float16Storage {
   std::uint16_t bits = 0;
-  half() = default;
-  WEFT_HOST_DEVICE half(float f) : bits(detail::float_to_half_bits(f)) {}
-  WEFT_HOST_DEVICE half(double d) : half(float(d)) {}
+  Float16Storage() = default;
+  WEFT_HOST_DEVICE Float16Storage(float f) : bits(Codec::encode(f)) {}
+  WEFT_HOST_DEVICE Float16Storage(double d) : Float16Storage(float(d)) {}
   template <class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
-  WEFT_HOST_DEVICE half(I i) : half(float(i)) {}
-  WEFT_HOST_DEVICE operator float() const { return detail::half_bits_to_float(bits); }
-  WEFT_HOST_DEVICE static half from_bits(std::uint16_t b) {
-    half h;
+  WEFT_HOST_DEVICE Float16Storage(I i) : Float16Storage(float(i)) {}
+  WEFT_HOST_DEVICE operator float() const { return Codec::decode(bits); }
+  WEFT_HOST_DEVICE static Self from_bits(std::uint16_t b) {
+    Self h;
     h.bits = b;
     return h;
   }
 };
 
+struct HalfCodec {
+  WEFT_HOST_DEVICE static std::uint16_t encode(float f) { return float_to_half_bits(f); }
+  WEFT_HOST_DEVICE static float decode(std::uint16_t b) { return half_bits_to_float(b); }
+};
+struct Bfloat16Codec {
+  WEFT_HOST_DEVICE static std::uint16_t encode(float f) { return float_to_bfloat16_bits(f); }
+  WEFT_HOST_DEVICE static float decode(std::uint16_t b) { return bfloat16_bits_to_float(b); }
+};
+
+}  // namespace detail
+
+/// IEEE binary16 (5-bit exponent, 10-bit mantissa). Arithmetic happens in float.
+struct half : detail::Float16Storage<half, detail::HalfCodec> {
+  using Float16Storage::Float16Storage;
+};
+
 /// bfloat16 (8-bit exponent, 7-bit mantissa). Arithmetic happens in float.
-struct bfloat16 {
-  std::uint16_t bits = 0;
-  bfloat16() = default;
-  WEFT_HOST_DEVICE bfloat16(float f) : bits(detail::float_to_bfloat16_bits(f)) {}
-  WEFT_HOST_DEVICE bfloat16(double d) : bfloat16(float(d)) {}
-  template <class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
-  WEFT_HOST_DEVICE bfloat16(I i) : bfloat16(float(i)) {}
-  WEFT_HOST_DEVICE operator float() const { return detail::bfloat16_bits_to_float(bits); }
-  WEFT_HOST_DEVICE static bfloat16 from_bits(std::uint16_t b) {
-    bfloat16 h;
-    h.bits = b;
-    return h;
-  }
+struct bfloat16 : detail::Float16Storage<bfloat16, detail::Bfloat16Codec> {
+  using Float16Storage::Float16Storage;
 };
 
 /// Runtime tag of an element type, for messages and type-erased storage.

@@ -118,6 +118,24 @@ inline bool broadcast_into(Shape& acc, const Shape& s) {
 }
 
 /// True when `from` broadcasts to exactly `to` (PyTorch's expand / copy_ rule).
+/// "[2, 3], [3]": shapes for messages.
+inline std::string join_shapes(const std::vector<Shape>& shapes) {
+  std::string s;
+  for (std::size_t i = 0; i < shapes.size(); ++i) s += (i ? ", " : "") + shapes[i].str();
+  return s;
+}
+
+/// The shape `shapes` broadcast to together (numpy's rule); a weft::Error naming `op`, `what` the
+/// shapes are and the shapes when they do not.
+inline Shape broadcast_shapes(const char* op, const std::vector<Shape>& shapes, const std::string& what = "operands") {
+  Shape out;
+  for (const Shape& s : shapes)
+    if (!broadcast_into(out, s))
+      detail::fail(op, what, " of shapes ", join_shapes(shapes),
+                   " cannot be broadcast together (numpy rule: trailing dims must be equal or 1)");
+  return out;
+}
+
 inline bool broadcasts_to(const Shape& from, const Shape& to) {
   if (from.rank() > to.rank()) return false;
   for (int d = 0; d < from.rank(); ++d) {
@@ -143,4 +161,24 @@ inline int wrap_dim(const char* op, std::int64_t dim, int rank) {
   return int(dim < 0 ? dim + r : dim);
 }
 
+namespace detail {
+
+/// coords[0..n) of flat row-major index `i` over `extents[0..n)`.
+WEFT_HOST_DEVICE inline void unravel(std::int64_t i, const std::int64_t* extents, int n, std::int64_t* coords) {
+  for (int d = n - 1; d >= 0; --d) {
+    coords[d] = i % extents[d];
+    i /= extents[d];
+  }
+}
+
+/// Where flat row-major index `i` of `shape` lies through `strides` (the first shape.rank() of them).
+inline std::int64_t strided_offset(std::int64_t i, const Shape& shape, const Strides& strides) {
+  std::int64_t coords[kMaxRank];
+  unravel(i, shape.begin(), shape.rank(), coords);
+  std::int64_t at = 0;
+  for (int d = 0; d < shape.rank(); ++d) at += coords[d] * strides[d];
+  return at;
+}
+
+}  // namespace detail
 }  // namespace weft

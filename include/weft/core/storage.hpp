@@ -14,7 +14,7 @@
 #include "weft/core/error.hpp"
 
 #if defined(__CUDACC__)
-#include "weft/backend/cuda/runtime.cuh"
+#include "weft/core/cuda_device.hpp"
 #endif
 
 namespace weft {

@@ -10,23 +10,18 @@
 #include <vector>
 
 #include "weft/core/tensor_view.hpp"
+#include "weft/core/tuple.hpp"
 
 namespace weft {
 
 template <class X>
-inline constexpr bool is_tensor_v = false;
-template <class T>
-inline constexpr bool is_tensor_v<Tensor<T>> = true;
+inline constexpr bool is_tensor_v = detail::is_instance_v<X, Tensor>;
 
 template <class X>
-inline constexpr bool is_tensor_view_v = false;
-template <class E>
-inline constexpr bool is_tensor_view_v<TensorView<E>> = true;
+inline constexpr bool is_tensor_view_v = detail::is_instance_v<X, TensorView>;
 
 template <class X>
-inline constexpr bool is_tensor_base_v = false;
-template <class T>
-inline constexpr bool is_tensor_base_v<TensorBase<T>> = true;
+inline constexpr bool is_tensor_base_v = detail::is_instance_v<X, TensorBase>;
 
 /// A Tensor, a TensorView (any constness), or their common base: what an expression reads as a
 /// leaf (through a read-only view, `x.view()`).

@@ -11,17 +11,6 @@
 
 namespace weft {
 
-template <Element T>
-class TensorList;
-
-namespace detail {
-inline namespace WEFT_BACKEND_ABI {
-// Defined by plan/foreach.hpp: evaluates `source` into every tensor of dst.
-template <AssignKind kind, class T, class Source>
-void assign_list_into(TensorList<T>& dst, const Source& source);
-}  // namespace WEFT_BACKEND_ABI
-}  // namespace detail
-
 /// A list of views of tensors of dtype T, any shapes: built from tensors, it refers to their
 /// elements. Like a view, it is a handle: copies of a list share it, and assigning an expression
 /// writes every listed tensor's elements, in ONE multi-tensor kernel.
@@ -42,32 +31,32 @@ class TensorList {
 
   /// Writes other's values into this list's tensors (same length and shapes).
   WEFT_ABI_INLINE TensorList& operator=(const TensorList& other) {
-    detail::assign_list_into<detail::AssignKind::set>(*this, other);
+    detail::assign_into<detail::AssignKind::set>(*this, other);
     return *this;
   }
   template <class Source>
   WEFT_ABI_INLINE TensorList& operator=(const Source& source) {
-    detail::assign_list_into<detail::AssignKind::set>(*this, source);
+    detail::assign_into<detail::AssignKind::set>(*this, source);
     return *this;
   }
   template <class Source>
   WEFT_ABI_INLINE TensorList& operator+=(const Source& source) {
-    detail::assign_list_into<detail::AssignKind::add>(*this, source);
+    detail::assign_into<detail::AssignKind::add>(*this, source);
     return *this;
   }
   template <class Source>
   WEFT_ABI_INLINE TensorList& operator-=(const Source& source) {
-    detail::assign_list_into<detail::AssignKind::sub>(*this, source);
+    detail::assign_into<detail::AssignKind::sub>(*this, source);
     return *this;
   }
   template <class Source>
   WEFT_ABI_INLINE TensorList& operator*=(const Source& source) {
-    detail::assign_list_into<detail::AssignKind::mul>(*this, source);
+    detail::assign_into<detail::AssignKind::mul>(*this, source);
     return *this;
   }
   template <class Source>
   WEFT_ABI_INLINE TensorList& operator/=(const Source& source) {
-    detail::assign_list_into<detail::AssignKind::div>(*this, source);
+    detail::assign_into<detail::AssignKind::div>(*this, source);
     return *this;
   }
 
@@ -114,13 +103,9 @@ class ScalarList {
 };
 
 template <class X>
-inline constexpr bool is_tensor_list_v = false;
-template <class T>
-inline constexpr bool is_tensor_list_v<TensorList<T>> = true;
+inline constexpr bool is_tensor_list_v = detail::is_instance_v<X, TensorList>;
 
 template <class X>
-inline constexpr bool is_scalar_list_v = false;
-template <class T>
-inline constexpr bool is_scalar_list_v<ScalarList<T>> = true;
+inline constexpr bool is_scalar_list_v = detail::is_instance_v<X, ScalarList>;
 
 }  // namespace weft

@@ -33,18 +33,23 @@ template <class E>
   requires Element<std::remove_const_t<E>>
 class TensorView;
 
+template <Element T>
+class TensorList;
+
 namespace detail {
 /// How an assignment combines the destination with the new value.
 enum class AssignKind : unsigned char { set, add, sub, mul, div };
 
 inline namespace WEFT_BACKEND_ABI {
-// Defined by expr/fuse.hpp: evaluates `source` (a tensor, view, number or expression) into the
+// Defined by dense/fuse.hpp: evaluates `source` (a tensor, view, number or expression) into the
 // destination. A view keeps its shape (the source broadcasts to it); a Tensor takes the source's
-// shape (set) or keeps its own (compound assignments).
+// shape (set) or keeps its own (compound assignments); a list gets `source` at k in tensor k.
 template <AssignKind kind, class T, class Source>
 void assign_into(TensorView<T>& dst, const Source& source);
 template <AssignKind kind, class T, class Source>
 void assign_into(Tensor<T>& dst, const Source& source);
+template <AssignKind kind, class T, class Source>
+void assign_into(TensorList<T>& dst, const Source& source);
 }  // namespace WEFT_BACKEND_ABI
 
 }  // namespace detail

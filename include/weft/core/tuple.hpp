@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file A minimal tuple usable in CUDA device code (std::tuple's members are host-only there).
+/// @file A minimal tuple usable in CUDA device code (std::tuple's members are host-only there), type lists, and is_instance_v.
 #pragma once
 
 #include <cstddef>
@@ -83,5 +83,11 @@ inline constexpr int index_in<T, TypeList<Ts...>> = [] {
   ((found < 0 && std::is_same_v<T, Ts> ? found = i : ++i), ...);
   return found;
 }();
+
+/// Whether X is an instance of the class template Tmpl (Tensor<float> of Tensor, Map<Op, A, B> of Map).
+template <class X, template <class...> class Tmpl>
+inline constexpr bool is_instance_v = false;
+template <template <class...> class Tmpl, class... Args>
+inline constexpr bool is_instance_v<Tmpl<Args...>, Tmpl> = true;
 
 }  // namespace weft::detail

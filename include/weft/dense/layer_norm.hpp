@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "weft/backend/cpu/layer_norm.hpp"
-#include "weft/core/factories.hpp"
+#include "weft/dense/factories.hpp"
 #include "weft/dense/operand.hpp"
 
 #if defined(__CUDACC__)

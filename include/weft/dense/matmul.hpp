@@ -8,9 +8,9 @@
 
 #include "weft/backend/cpu/gemm.hpp"
 #include "weft/backend/cpu/gemm_bf16.hpp"
-#include "weft/core/factories.hpp"
+#include "weft/dense/factories.hpp"
 #include "weft/dense/operand.hpp"
-#include "weft/expr/fuse.hpp"
+#include "weft/dense/fuse.hpp"
 
 #if defined(__CUDACC__)
 #include "weft/backend/cuda/gemm.cuh"
@@ -44,10 +44,7 @@ inline MatmulShapes matmul_shapes(const Shape& a, const Shape& b) {
     fail(op, "shapes ", a, " and ", b, " cannot be multiplied: a's last dim (", s.k, ") must equal b's ",
          rb == 1 ? "only" : "second-to-last", " dim (", kb, ")");
   Shape ba(a.begin(), a.end() - std::min(ra, 2)), bb(b.begin(), b.end() - std::min(rb, 2));
-  s.batch = ba;
-  if (!broadcast_into(s.batch, bb))
-    fail(op, "batch dims ", ba, " of a (shape ", a, ") and ", bb, " of b (shape ", b,
-         ") cannot be broadcast together (numpy rule: trailing dims must be equal or 1)");
+  s.batch = broadcast_shapes(op, {ba, bb}, cat("the batch dims (all but the last two) of a ", a, " and b ", b, ","));
   s.out = s.batch;
   if (ra > 1) s.out.push_back(s.n);
   if (rb > 1) s.out.push_back(s.m);

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "weft/core/shape.hpp"
-#include "weft/expr/fuse.hpp"
+#include "weft/dense/fuse.hpp"
 
 namespace weft::detail {
 

@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "weft/backend/cpu/reduce.hpp"
-#include "weft/core/factories.hpp"
+#include "weft/dense/factories.hpp"
 #include "weft/dense/operand.hpp"
-#include "weft/dense/reduce_plan.hpp"
-#include "weft/dense/reducers.hpp"
+#include "weft/plan/reduce_plan.hpp"
+#include "weft/expr/reducers.hpp"
 #include "weft/expr/operators.hpp"
 
 #if defined(__CUDACC__)
@@ -85,10 +85,7 @@ inline ReduceSetup plan_reduce(const char* op, const std::vector<ReduceLeaf>& le
            "); move them to one device with .to(device) first");
   }
   if (!leaves.empty()) in.device = leaves[0].device;
-  for (const Shape& s : shapes)
-    if (!broadcast_into(in.full, s))
-      fail(op, "operands of shapes ", join_shapes(shapes),
-           " cannot be broadcast together (numpy rule: trailing dims must be equal or 1)");
+  in.full = broadcast_shapes(op, shapes);
   const int rank = in.full.rank();
 
   const bool all = !dims || dims->empty();

@@ -5,9 +5,9 @@
 #include <cstdint>
 
 #include "weft/backend/cpu/softmax.hpp"
-#include "weft/core/factories.hpp"
+#include "weft/dense/factories.hpp"
 #include "weft/dense/operand.hpp"
-#include "weft/expr/fuse.hpp"
+#include "weft/dense/fuse.hpp"
 
 #if defined(__CUDACC__)
 #include "weft/backend/cuda/softmax.cuh"

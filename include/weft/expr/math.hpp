@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file The math functions op functors call: scalar overloads (host and device) and, on the host, SIMD packets.
+/// @file The math functions op functors call: scalar overloads (host and device); packets bring their own (backend/cpu).
 #pragma once
 
 #include <cmath>
@@ -8,55 +8,28 @@
 
 #include "weft/core/config.hpp"
 
-#if !defined(__CUDA_ARCH__)
-#include "weft/backend/cpu/simd.hpp"
-#endif
-
 // Op functors are templates over their value type V: a scalar (float,
-// double, int32, int64, bool) or, on the host, a simd::Vec packet. They call
-// the unqualified names below; overload resolution picks the scalar or the
-// packet version, so one functor body serves the scalar tail, the SIMD loop
-// and the CUDA kernel.
+// double, int32, int64, bool) or, on the host, a SIMD packet. They call the
+// names below unqualified (`using math::exp; exp(x)`): a scalar finds these
+// overloads, a packet also finds its own by argument-dependent lookup in its
+// namespace (weft::simd, backend/cpu), and overload resolution picks one. So
+// one functor body serves the scalar tail, the SIMD loop and the CUDA kernel,
+// and this layer names no backend type.
 namespace weft::math {
 
-#if !defined(__CUDA_ARCH__)
-using simd::abs;
-using simd::cos;
-using simd::erf;
-using simd::exp;
-using simd::expm1;
-using simd::log;
-using simd::log1p;
-using simd::max;
-using simd::min;
-using simd::pow;
-using simd::rsqrt;
-using simd::select;
-using simd::sigmoid;
-using simd::sign;
-using simd::sin;
-using simd::sqrt;
-using simd::tanh;
-
-template <class T>
-inline constexpr bool is_packet_v = false;
-template <class T, int N>
-inline constexpr bool is_packet_v<simd::Vec<T, N>> = true;
-#else
-template <class T>
-inline constexpr bool is_packet_v = false;
-#endif
+/// Whether V is a packet (a SIMD vector of lanes, which holds its raw vector type) rather than a scalar.
+template <class V>
+inline constexpr bool is_packet_v = requires { typename V::Raw; };
 
 /// `c` as a V: a scalar, or a packet with c in every lane.
 template <class V>
 WEFT_HOST_DEVICE inline V constant(double c) {
-#if !defined(__CUDA_ARCH__)
   if constexpr (is_packet_v<V>) {
     using Lane = std::remove_cvref_t<decltype(V{}[0])>;
     return V::broadcast(Lane(c));
-  } else
-#endif
+  } else {
     return V(c);
+  }
 }
 
 #define WEFT_UNARY_FLOAT_MATH(name, fname, dname)                      \
@@ -138,21 +111,20 @@ WEFT_HOST_DEVICE inline T select(bool m, T a, T b) {
 
 }  // namespace weft::math
 
-// Comparisons: a bool for scalars; for packets, int32 lanes holding 0 or 1
-// (the packet form of a bool value, see plan/lanes.hpp).
+// Comparisons: a bool for scalars (packets: int32 lanes holding 0 or 1, backend/cpu/packet.hpp).
 namespace weft::math {
 
-#define WEFT_COMPARISON_MATH(name, op, simd_cmp)                                    \
+#define WEFT_COMPARISON_MATH(name, op)                                    \
   template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>            \
   WEFT_HOST_DEVICE inline bool name(T a, T b) {                                      \
     return a op b;                                                                   \
   }
-WEFT_COMPARISON_MATH(lt, <, cmp_lt)
-WEFT_COMPARISON_MATH(le, <=, cmp_le)
-WEFT_COMPARISON_MATH(gt, >, cmp_gt)
-WEFT_COMPARISON_MATH(ge, >=, cmp_ge)
-WEFT_COMPARISON_MATH(eq, ==, cmp_eq)
-WEFT_COMPARISON_MATH(ne, !=, cmp_ne)
+WEFT_COMPARISON_MATH(lt, <)
+WEFT_COMPARISON_MATH(le, <=)
+WEFT_COMPARISON_MATH(gt, >)
+WEFT_COMPARISON_MATH(ge, >=)
+WEFT_COMPARISON_MATH(eq, ==)
+WEFT_COMPARISON_MATH(ne, !=)
 #undef WEFT_COMPARISON_MATH
 
 /// Scalar truth test used by where(): c != 0.
@@ -160,25 +132,5 @@ template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
 WEFT_HOST_DEVICE inline bool nonzero(T c) {
   return c != T(0);
 }
-
-#if !defined(__CUDA_ARCH__)
-#define WEFT_PACKET_COMPARISON(name, simd_cmp)                                              \
-  template <class T, int N>                                                                 \
-  inline simd::Vec<std::int32_t, N> name(simd::Vec<T, N> a, simd::Vec<T, N> b) {            \
-    return simd::convert<std::int32_t>(simd::mask_to_ones<T>(simd::simd_cmp(a, b)));       \
-  }
-WEFT_PACKET_COMPARISON(lt, cmp_lt)
-WEFT_PACKET_COMPARISON(le, cmp_le)
-WEFT_PACKET_COMPARISON(gt, cmp_gt)
-WEFT_PACKET_COMPARISON(ge, cmp_ge)
-WEFT_PACKET_COMPARISON(eq, cmp_eq)
-WEFT_PACKET_COMPARISON(ne, cmp_ne)
-#undef WEFT_PACKET_COMPARISON
-
-template <class T, int N>
-inline simd::Mask<T, N> nonzero(simd::Vec<T, N> c) {
-  return simd::cmp_ne(c, simd::Vec<T, N>::broadcast(T(0)));
-}
-#endif
 
 }  // namespace weft::math

@@ -33,30 +33,15 @@ struct ListScalar;
 namespace detail {
 
 template <class N>
-inline constexpr bool is_scalar_node_v = false;
-template <class S>
-inline constexpr bool is_scalar_node_v<Scalar<S>> = true;
-template <class S>
-inline constexpr bool is_scalar_node_v<ListScalar<S>> = true;
+inline constexpr bool is_scalar_node_v = is_instance_v<N, Scalar> || is_instance_v<N, ListScalar>;
 
 struct NoType {};
 
+/// promote_t of the dtypes that are there: NoType (no tensor operand) leaves the other one.
 template <class A, class B>
-struct promote_optional {
-  using type = promote_t<A, B>;
-};
-template <class B>
-struct promote_optional<NoType, B> {
-  using type = B;
-};
-template <class A>
-struct promote_optional<A, NoType> {
-  using type = A;
-};
-template <>
-struct promote_optional<NoType, NoType> {
-  using type = NoType;
-};
+using promote_optional_t =
+    typename std::conditional_t<std::is_same_v<A, NoType>, std::type_identity<B>,
+                                std::conditional_t<std::is_same_v<B, NoType>, std::type_identity<A>, promote<A, B>>>::type;
 
 template <class... Ts>
 struct promote_all {
@@ -64,21 +49,17 @@ struct promote_all {
 };
 template <class T, class... Rest>
 struct promote_all<T, Rest...> {
-  using type = typename promote_optional<T, typename promote_all<Rest...>::type>::type;
+  using type = promote_optional_t<T, typename promote_all<Rest...>::type>;
 };
 
+/// The tensors' dtype T lifted by the numbers' type S (NoType: none of that kind). Numbers alone
+/// take their default dtypes: bool, int64, float32.
 template <class T, class S>
-struct apply_scalar {
-  using type = promote_with_scalar_t<T, S>;
-};
-template <class T>
-struct apply_scalar<T, NoType> {
-  using type = T;
-};
-template <class S>  // numbers alone take their default dtypes: bool, int64, float32
-struct apply_scalar<NoType, S> {
-  using type = std::conditional_t<std::is_same_v<S, double>, float, S>;
-};
+using apply_scalar_t = typename std::conditional_t<
+    std::is_same_v<S, NoType>, std::type_identity<T>,
+    std::conditional_t<std::is_same_v<T, NoType>,
+                       std::type_identity<std::conditional_t<std::is_same_v<S, double>, float, S>>,
+                       std::type_identity<promote_with_scalar_t<T, S>>>>::type;
 
 /// Result dtype of an op over these nodes: tensors promote among themselves,
 /// numbers only lift the category (int tensor * 2.5 -> float32). Numbers alone occur
@@ -87,7 +68,7 @@ template <class... Nodes>
 struct mixed_promote {
   using tensors = typename promote_all<std::conditional_t<is_scalar_node_v<Nodes>, NoType, typename Nodes::value_type>...>::type;
   using scalars = typename promote_all<std::conditional_t<is_scalar_node_v<Nodes>, typename Nodes::value_type, NoType>...>::type;
-  using type = typename apply_scalar<tensors, scalars>::type;
+  using type = apply_scalar_t<tensors, scalars>;
 };
 
 template <ops::Kind kind, class... Args>
@@ -225,21 +206,13 @@ struct map_types_in<Cast<U, E>> {
 };
 
 template <class N>
-inline constexpr bool is_leaf_v = false;
-template <class T>
-inline constexpr bool is_leaf_v<Leaf<T>> = true;
-template <class T>
-inline constexpr bool is_leaf_v<ListLeaf<T>> = true;
+inline constexpr bool is_leaf_v = is_instance_v<N, Leaf> || is_instance_v<N, ListLeaf>;
 
 template <class N>
-inline constexpr bool is_map_v = false;
-template <class Op, class... Args>
-inline constexpr bool is_map_v<Map<Op, Args...>> = true;
+inline constexpr bool is_map_v = is_instance_v<N, Map>;
 
 template <class N>
-inline constexpr bool is_cast_v = false;
-template <class U, class E>
-inline constexpr bool is_cast_v<Cast<U, E>> = true;
+inline constexpr bool is_cast_v = is_instance_v<N, Cast>;
 
 /// Calls f(node) for every node of the tree, parents before operands, left to
 /// right (the order kernels evaluate in). One template with `if constexpr`,

@@ -8,7 +8,7 @@
 #include "weft/log/log.hpp"
 #include "weft/nn/sdpa_backend.hpp"
 #include "weft/nn/sdpa_cuda.hpp"
-#include "weft/nn/sdpa_flash_cpu.hpp"
+#include "weft/backend/cpu/flash_attention.hpp"
 #include "weft/nn/sdpa_math.hpp"
 #include "weft/nn/sdpa_options.hpp"
 #include "weft/nn/sdpa_problem.hpp"

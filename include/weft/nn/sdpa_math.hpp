@@ -16,7 +16,7 @@
 
 #include "weft/backend/cpu/gemm.hpp"
 #include "weft/backend/cpu/softmax.hpp"
-#include "weft/nn/sdpa_dropout.hpp"
+#include "weft/plan/attention_dropout.hpp"
 #include "weft/nn/sdpa_problem.hpp"
 
 #if !defined(__CUDA_ARCH__)

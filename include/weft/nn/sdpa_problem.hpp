@@ -8,41 +8,15 @@
 #include <variant>
 #include <vector>
 
-#include "weft/core/factories.hpp"
+#include "weft/dense/factories.hpp"
 #include "weft/nn/sdpa_options.hpp"
+#include "weft/plan/attention_problem.hpp"
 
 namespace weft::nn::detail {
 inline namespace WEFT_BACKEND_ABI {
 
 using weft::detail::fail;
 using weft::TensorBase;
-
-/// The extents of q (batch..., Hq, L, E), k (batch..., H, S, E), v (batch..., H, S, Ev);
-/// `batch` is every dim before the heads (none for rank 2, where Hq = H = 1).
-struct SdpaShape {
-  Shape batch;
-  bool has_heads = false;  // rank >= 3
-  std::int64_t batches = 1, Hq = 1, H = 1, L = 0, S = 0, E = 0, Ev = 0;
-  std::int64_t group = 1;  // query heads per key/value head
-  double scale = 1;
-  bool causal = false;
-  /// Query i sees keys j <= i + causal_offset: 0 (upper_left) or S - L (lower_right).
-  std::int64_t causal_offset = 0;
-  double dropout_p = 0;
-  std::uint64_t seed = 0;
-
-  /// (batch..., Hq, rows, cols): the shape of out (rows = L, cols = Ev) or of the scores (L, S).
-  Shape with_heads(std::int64_t heads, std::int64_t rows, std::int64_t cols) const {
-    Shape s = batch;
-    if (has_heads) s.push_back(heads);
-    s.push_back(rows);
-    if (cols >= 0) s.push_back(cols);
-    return s;
-  }
-  Shape out_shape() const { return with_heads(Hq, L, Ev); }
-  Shape lse_shape() const { return with_heads(Hq, L, -1); }
-  Shape scores_shape() const { return with_heads(Hq, L, S); }
-};
 
 /// Checks q, k, v and the options against each other (PyTorch's rules) and returns the extents;
 /// every message names `op`, the shapes and a fix.
@@ -107,50 +81,11 @@ inline SdpaShape sdpa_shape(const char* op, const Shape& q, const Shape& k, cons
   return s;
 }
 
-/// An operand (batch..., heads, rows, cols) read in place through its strides: element c of row
-/// r of flattened (batch, head) index bh is at data + offset[bh] + r row_stride + c col_stride.
-/// Nothing is copied (a transposed head and sequence dim is read as it is), which also spares
-/// every caller the compile time of a copy kernel.
-template <class T>
-struct SdpaRows {
-  TensorView<const T> keep;  // keeps the elements alive
-  const T* data = nullptr;
-  std::vector<std::int64_t> offset;
-  std::int64_t row_stride = 0, col_stride = 1;
-
-  SdpaRows() = default;  // no tensor (no mask)
-  /// Rows of `t`, viewed as (prod(dims before the last 2), rows, cols) through its strides.
-  explicit SdpaRows(const TensorBase<T>& t)
-      : keep(t.view()), data(t.data()), row_stride(t.strides()[t.dim() - 2]), col_stride(t.strides()[t.dim() - 1]) {
-    const Shape outer(t.shape().begin(), t.shape().end() - 2);
-    offset.resize(std::size_t(outer.numel()));
-    for (std::int64_t i = 0; i < outer.numel(); ++i) {
-      std::int64_t rest = i, off = 0;
-      for (int d = outer.rank() - 1; d >= 0; --d) {
-        off += (rest % outer[d]) * t.strides()[d];
-        rest /= outer[d];
-      }
-      offset[std::size_t(i)] = off;
-    }
-  }
-
-  const T* row(std::int64_t bh, std::int64_t r) const { return data + offset[std::size_t(bh)] + r * row_stride; }
-};
-
-template <class T>
-SdpaRows<T> sdpa_rows(const TensorBase<T>& t) {
-  return SdpaRows<T>(t);
-}
-
 /// t's elements in row-major order, read through its strides (a copy kernel's compile time spared).
 template <class T>
 std::vector<T> sdpa_values(const TensorBase<T>& t) {
   std::vector<T> v(static_cast<std::size_t>(t.numel()));
-  for (std::int64_t f = 0; f < t.numel(); ++f) {
-    std::int64_t at = 0, rest = f;
-    for (int d = t.dim() - 1; d >= 0; --d) at += (rest % t.shape()[d]) * t.strides()[d], rest /= t.shape()[d];
-    v[std::size_t(f)] = t.data()[at];
-  }
+  for (std::int64_t f = 0; f < t.numel(); ++f) v[std::size_t(f)] = t.data()[weft::detail::strided_offset(f, t.shape(), t.strides())];
   return v;
 }
 
@@ -172,8 +107,7 @@ SdpaRows<Acc> sdpa_bias(const AttnMask& mask, const SdpaShape& s) {
           const Strides strides = m.strides();
           const E* p = m.data();
           const Tensor<Acc> bias = weft::detail::generate<Acc>(shape, Device::cpu(), [&](std::int64_t f) {
-            std::int64_t at = 0;
-            for (int d = shape.rank() - 1; d >= 0; --d) at += (f % shape[d]) * strides[d], f /= shape[d];
+            const std::int64_t at = weft::detail::strided_offset(f, shape, strides);
             if constexpr (std::is_same_v<E, bool>) return p[at] ? Acc(0) : -std::numeric_limits<Acc>::infinity();
             else return Acc(math_t<E>(p[at]));
           });

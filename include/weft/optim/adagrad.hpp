@@ -19,11 +19,11 @@ class Adagrad : public Optimizer<Adagrad<P, S>, P, S, AdagradOptions> {
 
   static void check_options(const AdagradOptions& o) {
     const char* op = "optim::Adagrad";
-    detail::check_nonnegative(op, "lr", o.lr);
-    detail::check_nonnegative(op, "lr_decay", o.lr_decay);
-    detail::check_nonnegative(op, "weight_decay", o.weight_decay);
-    detail::check_nonnegative(op, "initial_accumulator_value", o.initial_accumulator_value);
-    detail::check_nonnegative(op, "eps", o.eps);
+    detail::check_nonnegative(op, {{"lr", o.lr},
+                                   {"lr_decay", o.lr_decay},
+                                   {"weight_decay", o.weight_decay},
+                                   {"initial_accumulator_value", o.initial_accumulator_value},
+                                   {"eps", o.eps}});
   }
 
   template <class Ctx>

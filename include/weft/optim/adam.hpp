@@ -23,9 +23,7 @@ class AdamFamily : public Optimizer<Derived, P, S, Options> {
       : Optimizer<Derived, P, S, Options>(kName, std::move(params), options) {}
 
   static void check_options(const Options& o) {
-    check_nonnegative(kName, "lr", o.lr);
-    check_nonnegative(kName, "eps", o.eps);
-    check_nonnegative(kName, "weight_decay", o.weight_decay);
+    check_nonnegative(kName, {{"lr", o.lr}, {"eps", o.eps}, {"weight_decay", o.weight_decay}});
     check_beta(kName, "betas.first", o.betas.first);
     check_beta(kName, "betas.second", o.betas.second);
   }

@@ -17,8 +17,7 @@ class Lion : public Optimizer<Lion<P, S>, P, S, LionOptions> {
 
   static void check_options(const LionOptions& o) {
     const char* op = "optim::Lion";
-    detail::check_nonnegative(op, "lr", o.lr);
-    detail::check_nonnegative(op, "weight_decay", o.weight_decay);
+    detail::check_nonnegative(op, {{"lr", o.lr}, {"weight_decay", o.weight_decay}});
     detail::check_beta(op, "betas.first", o.betas.first);
     detail::check_beta(op, "betas.second", o.betas.second);
   }

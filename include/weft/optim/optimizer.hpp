@@ -7,14 +7,15 @@
 #include <cmath>
 #include <cstdint>
 #include <cstddef>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
 
-#include "weft/core/factories.hpp"
+#include "weft/dense/factories.hpp"
 #include "weft/core/tensor_list.hpp"
-#include "weft/expr/fuse.hpp"
+#include "weft/dense/fuse.hpp"
 #include "weft/log/log.hpp"
 #include "weft/optim/grad_scale.hpp"
 
@@ -110,9 +111,6 @@ struct StepContext {
   }
 };
 
-template <class P>
-inline constexpr bool is_16bit_float_v = std::is_same_v<P, half> || std::is_same_v<P, bfloat16>;
-
 /// The step with the count on the device, reached by tests on CPU tensors (DeviceStep<RunOnCpu>):
 /// the kernel step() runs for CUDA parameters, on another executor.
 template <class Run>
@@ -124,8 +122,15 @@ struct DeviceStep {
 };
 
 /// Options every optimizer checks the same way.
-inline void check_nonnegative(const char* op, const char* name, double value) {
-  if (!(value >= 0.0)) fail(op, "invalid ", name, " ", value, ": it must be >= 0");
+/// One option's name and value, for the checks.
+struct NamedOption {
+  const char* name;
+  double value;
+};
+/// Every option given must be >= 0 (a NaN is not).
+inline void check_nonnegative(const char* op, std::initializer_list<NamedOption> options) {
+  for (const NamedOption& o : options)
+    if (!(o.value >= 0.0)) fail(op, "invalid ", o.name, " ", o.value, ": it must be >= 0");
 }
 inline void check_beta(const char* op, const char* name, double value) {
   if (!(value >= 0.0 && value < 1.0)) fail(op, "invalid ", name, " ", value, ": it must be in [0, 1)");
@@ -144,7 +149,7 @@ inline void check_beta(const char* op, const char* name, double value) {
 /// tensors, plus, when the step count lives on the device, a one-element kernel that counts it.
 template <class Derived, Element P, class S, class Options>
 class Optimizer {
-  static_assert(std::is_same_v<P, float> || std::is_same_v<P, double> || detail::is_16bit_float_v<P>,
+  static_assert(std::is_same_v<P, float> || std::is_same_v<P, double> || weft::is_16bit_float_v<P>,
                 "weft::optim: parameters must be float, double, weft::half or weft::bfloat16");
   static_assert(std::is_same_v<S, float> || std::is_same_v<S, double>,
                 "weft::optim: optimizer state must be float (float32) or double (float64)");
@@ -273,7 +278,7 @@ class Optimizer {
   /// Master copies are made (from the parameters) at the first step that asks for them.
   bool use_master(bool requested) {
     if (!requested) return false;
-    if constexpr (!detail::is_16bit_float_v<P>) {
+    if constexpr (!weft::is_16bit_float_v<P>) {
       detail::fail(name_, "master_weights keeps float32 copies of 16-bit parameters, but the parameters are ",
                    dtype_name<P>(), "; turn it off");
     } else {
@@ -348,7 +353,7 @@ class Optimizer {
 
   template <class F>
   void with_read(bool master, F&& f) {
-    if constexpr (detail::is_16bit_float_v<P>) {
+    if constexpr (weft::is_16bit_float_v<P>) {
       if (master) return f(master_);
     }
     f(params_);

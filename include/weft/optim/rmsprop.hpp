@@ -20,11 +20,8 @@ class RMSprop : public Optimizer<RMSprop<P, S>, P, S, RMSpropOptions> {
 
   static void check_options(const RMSpropOptions& o) {
     const char* op = "optim::RMSprop";
-    detail::check_nonnegative(op, "lr", o.lr);
-    detail::check_nonnegative(op, "alpha", o.alpha);
-    detail::check_nonnegative(op, "eps", o.eps);
-    detail::check_nonnegative(op, "weight_decay", o.weight_decay);
-    detail::check_nonnegative(op, "momentum", o.momentum);
+    detail::check_nonnegative(
+        op, {{"lr", o.lr}, {"alpha", o.alpha}, {"eps", o.eps}, {"weight_decay", o.weight_decay}, {"momentum", o.momentum}});
   }
 
   template <class Ctx>

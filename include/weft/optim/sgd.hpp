@@ -17,9 +17,7 @@ class SGD : public Optimizer<SGD<P, S>, P, S, SGDOptions> {
 
   static void check_options(const SGDOptions& o) {
     const char* op = "optim::SGD";
-    detail::check_nonnegative(op, "lr", o.lr);
-    detail::check_nonnegative(op, "momentum", o.momentum);
-    detail::check_nonnegative(op, "weight_decay", o.weight_decay);
+    detail::check_nonnegative(op, {{"lr", o.lr}, {"momentum", o.momentum}, {"weight_decay", o.weight_decay}});
     if (o.nesterov && (o.momentum <= 0.0 || o.dampening != 0.0))
       detail::fail(op, "nesterov needs momentum > 0 and dampening = 0 (got momentum ", o.momentum, ", dampening ",
                    o.dampening, ")");

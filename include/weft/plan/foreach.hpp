@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file Runs foreach statements (expressions over lists of tensors) as ONE multi-tensor kernel.
+/// @file Plans foreach statements (expressions over lists of tensors): member checks, the iteration space and the ONE multi-tensor kernel.
 #pragma once
 
 #include <algorithm>
@@ -9,9 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "weft/backend/cpu/foreach.hpp"
-#include "weft/expr/operators.hpp"
-#include "weft/plan/run.hpp"
+#include "weft/plan/statements.hpp"
 
 namespace weft::detail {
 
@@ -39,25 +37,6 @@ PointwiseKernel<false, Stmts...> build_list_kernel(const IterationSpace& space, 
 }
 
 inline namespace WEFT_BACKEND_ABI {
-
-#if !defined(__CUDA_ARCH__)
-/// The CPU executor: ONE parallel region over all elements of all tensors
-/// (cpu::for_each_list_piece); each piece of a tensor is one row of the
-/// packet loop.
-template <class Kernel>
-void run_foreach_cpu(const Kernel& kernel, const ListTable& table, const std::vector<std::int64_t>& sizes,
-                     int threads) {
-  cpu::for_each_list_piece(sizes, threads, [&](int) {
-    return [&, local = kernel](std::int64_t k, std::int64_t begin, std::int64_t end) mutable {
-      IterationSpace piece;
-      piece.shape = Shape{sizes[k]};
-      piece.numel = sizes[k];
-      local.select(k, table);
-      cpu::run_range(local, piece, begin, end, false);
-    };
-  });
-}
-#endif
 
 /// The member checks of one foreach call, list by list (ListRef::for_each_member calls member()).
 struct ListMemberCheck {
@@ -169,70 +148,6 @@ inline std::pair<Device, std::vector<std::int64_t>> check_list_statements(const 
 /// docs/optimizers.md). A CUDA executor is two __global__ instantiations (the launch tables) and
 /// their launch code, a CPU executor the vectorized loop: each one left out is compile time saved.
 enum class ListBackends { cpu_and_cuda, cpu_only, cuda_only };
-
-/// Evaluates list statements `*dst_k = rhs_k` for every tensor index in one
-/// kernel. Every check runs before anything is written.
-template <ListBackends kBackends = ListBackends::cpu_and_cuda, class... Stmts>
-void run_list_statements(const char* op, Stmts&... stmts) {
-  OperandStorage<Stmts...> operands;
-  const std::pair<Device, std::vector<std::int64_t>> checked = check_list_statements(op, kernel_operands(operands, false, stmts...));
-  const Device device = checked.first;
-  const std::vector<std::int64_t>& sizes = checked.second;
-#if defined(__CUDA_ARCH__)
-  // nvcc's device pass: the kernels only (compile_kernels). The checks above stay: what they
-  // instantiate can launch kernels too (a copy of an input that overlaps an output).
-  if constexpr (kBackends != ListBackends::cpu_only)
-    cuda::compile_foreach_kernels<PointwiseKernel<false, Stmts...>>();
-  (void)device, (void)sizes;
-#else
-  const std::size_t size = sizes.size();
-
-  // Build the kernel: single tensors read element 0 (stride 0).
-  std::int64_t total = 0;
-  for (auto n : sizes) total += n;
-  const IterationSpace space = foreach_space(total);
-  using Kernel = PointwiseKernel<false, Stmts...>;
-  std::string where;
-  if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code) ||
-      log_enabled(LogComponent::foreach)) {
-    where = cat(device, ", ", size, " tensors, ", total, " elements");
-    if (device.is_cpu())
-      where += cat(", ", Kernel::kPacketCapable ? cat(simd::kIsaName, " x", cpu::lanes_v<Kernel>, " packets") : "scalar",
-                   ", ", cpu::threads_for(total), " thread(s)");
-    log_kernel<Kernel>(space, where, stmts...);
-    log(LogComponent::foreach, LogLevel::info, op, ": ", sizeof...(Stmts), " output list(s) x ", size,
-        " tensors, ", total, " elements, 1 kernel [", where, "]");
-  }
-  ListTable table;
-  const Kernel kernel = build_list_kernel(space, table, stmts...);
-  if (device.is_cpu()) {
-    if constexpr (kBackends == ListBackends::cuda_only)
-      fail(op, "internal error: lists on ", device, " reached a call compiled for CUDA only");
-    else return run_foreach_cpu(kernel, table, sizes, cpu::threads_for(total));
-  }
-  if constexpr (kBackends == ListBackends::cpu_only)
-    fail(op, "internal error: lists on ", device, " reached a call compiled for the CPU only");
-#if defined(__CUDACC__)
-  else cuda::run_foreach(kernel, table, sizes, device);
-#else
-  fail_no_cuda(op);
-#endif
-#endif  // __CUDA_ARCH__
-}
-
-template <AssignKind kind, class T, class Source>
-void assign_list_into(TensorList<T>& dst, const Source& source) {
-  static_assert(Operand<Source>, "weft: a TensorList can be assigned a list expression, a TensorList or a number");
-  auto run = [&](auto rhs) {
-    ListAssignment<T, decltype(rhs)> statement{&dst, rhs};
-    run_list_statements("foreach", statement);
-  };
-  if constexpr (kind == AssignKind::set) run(as_expr(source));
-  else if constexpr (kind == AssignKind::add) run(dst + source);
-  else if constexpr (kind == AssignKind::sub) run(dst - source);
-  else if constexpr (kind == AssignKind::mul) run(dst * source);
-  else run(dst / source);
-}
 
 }  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::detail

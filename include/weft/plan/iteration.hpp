@@ -9,6 +9,29 @@
 
 namespace weft::detail {
 
+/// One dim of a collapsed space: `extent` elements, stepped with the strides of original dim
+/// `source_dim` (the innermost of the dims merged into it).
+struct DimGroup {
+  std::int64_t extent = 1;
+  int source_dim = -1;
+};
+
+/// `dims` (dims of `shape`, in walking order, outermost first) merged into groups: a dim joins
+/// the previous group when every operand steps both with one stride (s[last] == s[d] shape[d]).
+/// `operands`: every operand's strides over `shape`.
+inline std::vector<DimGroup> merge_dims(const std::vector<int>& dims, const Shape& shape,
+                                        const std::vector<Strides>& operands) {
+  std::vector<DimGroup> groups;
+  for (int d : dims) {
+    bool mergeable = !groups.empty();
+    for (const Strides& s : operands)
+      if (mergeable && s[groups.back().source_dim] != s[d] * shape[d]) mergeable = false;
+    if (mergeable) groups.back() = {groups.back().extent * shape[d], d};
+    else groups.push_back({shape[d], d});
+  }
+  return groups;
+}
+
 /// The destination's shape with size-1 dims dropped and neighbouring dims
 /// merged wherever every operand's strides let a single stride walk both.
 /// A contiguous, same-shape assignment collapses to rank 1 with unit
@@ -38,19 +61,12 @@ inline IterationSpace plan_iteration(const Shape& shape, const std::vector<Strid
   IterationSpace space;
   space.full = shape;
   space.numel = shape.numel();
-  int last = -1;  // original dim ending the current group
-  for (int d = 0; d < shape.rank(); ++d) {
-    if (shape[d] == 1) continue;
-    bool mergeable = last >= 0;
-    for (const Strides& s : operands)
-      if (mergeable && s[last] != s[d] * shape[d]) mergeable = false;
-    if (mergeable) {
-      space.shape[space.rank() - 1] *= shape[d];
-    } else {
-      space.shape.push_back(shape[d]);
-    }
-    space.source_dim[space.rank() - 1] = d;
-    last = d;
+  std::vector<int> dims;
+  for (int d = 0; d < shape.rank(); ++d)
+    if (shape[d] != 1) dims.push_back(d);
+  for (const DimGroup& g : merge_dims(dims, shape, operands)) {
+    space.source_dim[space.rank()] = g.source_dim;
+    space.shape.push_back(g.extent);
   }
   if (space.rank() == 0) {
     space.shape.push_back(shape.numel() == 0 ? 0 : 1);
@@ -65,10 +81,7 @@ inline IterationSpace plan_iteration(const Shape& shape, const std::vector<Strid
 
 /// Writes the outer coordinates (all but the innermost) of row `row`.
 inline void row_coordinates(const IterationSpace& space, std::int64_t row, std::int64_t* outer) {
-  for (int d = space.rank() - 2; d >= 0; --d) {
-    outer[d] = row % space.shape[d];
-    row /= space.shape[d];
-  }
+  unravel(row, space.shape.begin(), space.rank() - 1, outer);
 }
 
 }  // namespace weft::detail

@@ -6,43 +6,24 @@
 #include <atomic>
 #include <cstdint>
 
+#include "weft/expr/assign.hpp"
 #include "weft/plan/evaluator.hpp"
 
 namespace weft {
 
-/// One statement of a fused kernel: `dst = rhs` (built by weft::assign). A view destination keeps
-/// its shape; a Tensor destination (`owner`) is reallocated first when the right-hand side's
-/// shape differs (plan/run.hpp), and `dst` then views the new elements.
-template <Element T, class E>
-struct Assignment {
-  using dest_type = T;
-  using expr_type = E;
-  TensorView<T> dst;
-  Tensor<T>* owner = nullptr;  // a Tensor destination of `=`: it takes the right-hand side's shape
-  E rhs;
-
-  template <bool kLinear, class Context>
-  detail::Cursor<T, kLinear> make_cursor(const detail::IterationSpace& space, Context&) const {
-    return {dst.data(), dst.strides(), space};
-  }
-};
-
-/// One statement of a foreach kernel: every tensor k of `*dst` gets rhs at k.
-template <Element T, class E>
-struct ListAssignment {
-  using dest_type = T;
-  using expr_type = E;
-  TensorList<T>* dst;
-  E rhs;
-
-  template <bool kLinear, class Context>
-  detail::ListCursor<T> make_cursor(const detail::IterationSpace&, Context& ctx) const {
-    static_assert(!kLinear, "foreach kernels run in the strided layout");
-    return detail::ListCursor<T>(ctx.lists->add_list(*dst));
-  }
-};
-
 namespace detail {
+
+/// Where statement `stmt` writes: its destination's elements over the kernel's iteration space.
+template <bool kLinear, class T, class E, class Context>
+Cursor<T, kLinear> dest_cursor(const Assignment<T, E>& stmt, const IterationSpace& space, Context&) {
+  return {stmt.dst.data(), stmt.dst.strides(), space};
+}
+/// A list statement writes tensor k of its list (select(k)); its members are contiguous.
+template <bool kLinear, class T, class E, class Context>
+ListCursor<T> dest_cursor(const ListAssignment<T, E>& stmt, const IterationSpace&, Context& ctx) {
+  static_assert(!kLinear, "foreach kernels run in the strided layout");
+  return ListCursor<T>(ctx.lists->add_list(*stmt.dst));
+}
 
 /// A Map that costs less to compute again than to keep: one add, subtract, multiply or negation
 /// of operands read straight from memory or numbers (`g * scale` in an optimizer). Its occurrences
@@ -90,22 +71,13 @@ struct scalar_cache<TypeList<Ns...>> {
   using type = Tuple<node_value_t<Ns>...>;
 };
 
-/// The vector path's cache: V lanes per shared node.
-template <class List, int V>
+/// The vector path's cache: one vector value of Target (N elements) per shared node.
+template <class Target, class List, int N>
 struct vector_cache;
-template <class... Ns, int V>
-struct vector_cache<TypeList<Ns...>, V> {
-  using type = Tuple<Lanes<node_value_t<Ns>, V>...>;
+template <class Target, class... Ns, int N>
+struct vector_cache<Target, TypeList<Ns...>, N> {
+  using type = Tuple<typename Target::template Value<node_value_t<Ns>, N>...>;
 };
-
-#if !defined(__CUDA_ARCH__)
-template <class List, int L>
-struct packet_cache;
-template <class... Ns, int L>
-struct packet_cache<TypeList<Ns...>, L> {
-  using type = Tuple<Packet<node_value_t<Ns>, L>...>;
-};
-#endif
 
 /// Destinations and right-hand sides of the statements of one kernel. Each
 /// element is computed in two phases: every right-hand side first, then every
@@ -114,20 +86,17 @@ template <bool kLinear, class... Stmts>
 struct PointwiseKernel {
   using Shared = shared_nodes_t<typename Stmts::expr_type...>;
   static constexpr int kStatements = sizeof...(Stmts);
-  static constexpr bool kPacketCapable = (packet_capable_v<typename Stmts::expr_type> && ...);
-  static constexpr std::size_t kLaneBytes =
-      std::max({lane_bytes_v<typename Stmts::expr_type>..., sizeof(lane_t<typename Stmts::dest_type>)...});
   /// Widest element any operand (input or output) moves, in bytes.
   static constexpr std::size_t kElementBytes =
       std::max({element_bytes_v<typename Stmts::expr_type>..., sizeof(typename Stmts::dest_type)...});
 
-  Tuple<decltype(std::declval<const Stmts&>().template make_cursor<kLinear>(
-      std::declval<const IterationSpace&>(), std::declval<BuildContext<Shared>&>()))...>
+  Tuple<decltype(dest_cursor<kLinear>(std::declval<const Stmts&>(), std::declval<const IterationSpace&>(),
+                                      std::declval<BuildContext<Shared>&>()))...>
       dests;
   Tuple<Evaluator<typename Stmts::expr_type, dest_value_t<typename Stmts::dest_type>, kLinear, Shared>...> rhs;
 
   PointwiseKernel(const IterationSpace& space, BuildContext<Shared>&& ctx, const Stmts&... stmts)
-      : dests{stmts.template make_cursor<kLinear>(space, ctx)...},
+      : dests{dest_cursor<kLinear>(stmts, space, ctx)...},
         rhs{Evaluator<typename Stmts::expr_type, dest_value_t<typename Stmts::dest_type>, kLinear, Shared>(
             stmts.rhs, ctx)...} {}
 
@@ -149,12 +118,14 @@ struct PointwiseKernel {
     run_scalar_impl(j, cache, std::index_sequence_for<Stmts...>{});
   }
 
-  /// Elements j .. j+V-1 as arrays of V lanes (the CUDA vector path): every
-  /// operand must be contiguous from j and aligned, see vec_aligned<V>().
-  template <int V>
-  WEFT_HOST_DEVICE void run_vector(std::int64_t j) {
-    typename vector_cache<Shared, V>::type cache{};
-    run_vector_impl<V>(j, cache, std::index_sequence_for<Stmts...>{});
+  /// Elements j .. j+N-1 of the current row as vector values of the backend's Target (CPU
+  /// packets, CUDA lanes). CUDA runs it at multiples of N with every operand aligned to N
+  /// elements (vec_aligned<N>()); `stream`: non-temporal stores where the Target has them.
+  WEFT_VECTOR_PATH
+  template <class Target, int N>
+  WEFT_HOST_DEVICE void run_vector(std::int64_t j, bool stream) {
+    typename vector_cache<Target, Shared, N>::type cache{};
+    run_vector_impl<Target, N>(j, stream, cache, std::index_sequence_for<Stmts...>{});
   }
 
   /// Whether every operand's first element is aligned to V of its elements,
@@ -162,19 +133,10 @@ struct PointwiseKernel {
   template <int V>
   bool vec_aligned() const {
     bool aligned = true;
-    for_each_in(dests, [&](const auto& d) { aligned = aligned && lanes_aligned<V>(d.data); });
+    for_each_in(dests, [&](const auto& d) { aligned = aligned && aligned_to<V>(d.data); });
     for_each_in(rhs, [&](const auto& e) { aligned = aligned && e.template vec_aligned<V>(); });
     return aligned;
   }
-
-#if !defined(__CUDA_ARCH__)
-  /// Elements j .. j+L-1 of the current row as packets.
-  template <int L>
-  void run_packet(std::int64_t j, bool stream) {
-    typename packet_cache<Shared, L>::type cache{};
-    run_packet_impl<L>(j, stream, cache, std::index_sequence_for<Stmts...>{});
-  }
-#endif
 
  private:
   template <class Cache, std::size_t... Is>
@@ -182,19 +144,13 @@ struct PointwiseKernel {
     Tuple<dest_value_t<typename Stmts::dest_type>...> values{get<Is>(rhs).coeff(j, cache)...};
     ((*get<Is>(dests).at(j) = typename Stmts::dest_type(get<Is>(values))), ...);
   }
-  template <int V, class Cache, std::size_t... Is>
-  WEFT_HOST_DEVICE void run_vector_impl(std::int64_t j, Cache& cache, std::index_sequence<Is...>) {
-    Tuple<Lanes<dest_value_t<typename Stmts::dest_type>, V>...> values{get<Is>(rhs).template vec<V>(j, cache)...};
-    (store_lanes<typename Stmts::dest_type, V>(get<Is>(dests).at(j), get<Is>(values)), ...);
+  WEFT_VECTOR_PATH
+  template <class Target, int N, class Cache, std::size_t... Is>
+  WEFT_HOST_DEVICE void run_vector_impl(std::int64_t j, bool stream, Cache& cache, std::index_sequence<Is...>) {
+    Tuple<typename Target::template Value<dest_value_t<typename Stmts::dest_type>, N>...> values{
+        get<Is>(rhs).template vector<Target, N>(j, cache)...};
+    (Target::template store<typename Stmts::dest_type, N>(get<Is>(dests), j, get<Is>(values), stream), ...);
   }
-#if !defined(__CUDA_ARCH__)
-  template <int L, class Cache, std::size_t... Is>
-  void run_packet_impl(std::int64_t j, bool stream, Cache& cache, std::index_sequence<Is...>) {
-    Tuple<Packet<typename Stmts::dest_type, L>...> values{get<Is>(rhs).template packet<L>(j, cache)...};
-    (store_packet<typename Stmts::dest_type, L>(get<Is>(dests).at(j), get<Is>(dests).step(), get<Is>(values), stream),
-     ...);
-  }
-#endif
 };
 
 /// Distinct kernel types run so far in this process (see kernel_types_run).

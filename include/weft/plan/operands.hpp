@@ -214,11 +214,7 @@ struct ExprRecorder {
       constexpr int slot = index_in<N, Shared>;
       bool repeat = false;
       if constexpr (slot >= 0) {
-        if (k.find_repeats) {
-          const void*& first = k.shared_first[slot];
-          if (!first) first = &n;
-          else repeat = same_tree(*static_cast<const N*>(first), n);
-        }
+        if (k.find_repeats) repeat = cache_role(k.shared_first[slot], n) == CacheRole::load;
       }
       using Op = decltype(n.op);
       ExprNode& e = k.add(ExprNode::Kind::op);

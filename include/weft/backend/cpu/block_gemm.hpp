@@ -11,7 +11,7 @@
 
 namespace weft::detail::cpu {
 
-/// Tile shape of block_gemm for lane type T: kRows rows of C by kVecs packets, so that the
+/// Tile shape of block_gemm_panels for lane type T: kRows rows of C by kVecs packets, so that the
 /// kRows x kVecs accumulators, the kVecs B packets and a broadcast fit the register file.
 /// AVX-512 (32 registers): 4 x 4, 16 FMAs per 4 broadcast loads + 4 loads (float, development
 /// machine, one core, 128 x 128 x 64 blocks: 165-170 GFLOP/s; 5 x 4, 8 x 3 and 12 x 2 measured
@@ -22,10 +22,6 @@ struct BlockGemmTile {
   static constexpr int kRows = simd::kBytes >= 64 ? 4 : 6;
   static constexpr int kVecs = simd::kBytes >= 64 ? 4 : 2;
   static constexpr int kCols = kVecs * kLanes;
-  /// Offset of B(k, j) in a B of depth K packed in column panels (block_gemm_panels).
-  static constexpr std::int64_t panel_index(std::int64_t k, std::int64_t j, std::int64_t K) {
-    return (j / kCols * K + k) * kCols + j % kCols;
-  }
 };
 
 /// C[kRows x kCols] (+)= A[kRows x K] B[K x kCols]: A(r, k) = a[r ar + k ak], B row k at b + k ldb,
@@ -62,18 +58,9 @@ WEFT_HOST_UNROLL(4)
 }
 
 /// C (M x N) (+)= A (M x K) B (K x N) with M a multiple of kRows and N of kCols (callers pad
-/// their blocks): A(r, k) = a[r ar + k ak], B and C row-major with row strides ldb and ldc.
-template <class T, bool kAccumulate>
-void block_gemm(std::int64_t M, std::int64_t N, std::int64_t K, const T* a, std::int64_t ar, std::int64_t ak,
-                const T* b, std::int64_t ldb, T* c, std::int64_t ldc) {
-  constexpr int R = BlockGemmTile<T>::kRows, NC = BlockGemmTile<T>::kCols;
-  for (std::int64_t j = 0; j < N; j += NC)  // a K x kCols panel of B stays in L1 across the row tiles
-    for (std::int64_t i = 0; i < M; i += R)
-      block_gemm_tile<T, kAccumulate>(a + i * ar, ar, ak, b + j, ldb, c + i * ldc + j, ldc, K);
-}
-
-/// As block_gemm, with B packed in column panels: columns [p kCols, (p + 1) kCols) are one
-/// contiguous K x kCols panel at b + p K kCols (BlockGemmTile::panel_index). The panel that stays
+/// their blocks): A(r, k) = a[r ar + k ak]; B packed in column panels: columns
+/// [p kCols, (p + 1) kCols) are one contiguous K x kCols panel at b + p K kCols, so that
+/// B(k, j) = b[(j / kCols K + k) kCols + j % kCols]; C row-major with row stride ldc. The panel that stays
 /// in L1 across the row tiles is then one run of K kCols elements. A row-major B of 128 floats a
 /// row (512 bytes) puts the panel's 128 rows x 4 lines on half of L1's 64 sets, 16 lines a set
 /// for 12 ways: it thrashed at depth 128 (attention at head dim 128: 95 -> 150 GFLOP/s per core

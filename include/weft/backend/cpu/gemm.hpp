@@ -7,7 +7,7 @@
 
 #include "weft/backend/cpu/pointwise.hpp"
 #include "weft/core/shape.hpp"
-#include "weft/dense/reduce_plan.hpp"
+#include "weft/plan/reduce_plan.hpp"
 
 // Host code only: nvcc's device pass has no SIMD layer (see simd.hpp), and leaving Eigen's
 // headers out of it saves each CUDA translation unit their parse, twice per architecture.

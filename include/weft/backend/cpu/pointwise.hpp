@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "weft/backend/cpu/packet.hpp"
 #include "weft/backend/cpu/simd.hpp"
 #include "weft/plan/iteration.hpp"
 
@@ -36,7 +37,7 @@ inline int threads_for(std::int64_t n) {
 
 /// Packet length a kernel uses: the native vector over its widest lane.
 template <class Kernel>
-inline constexpr int lanes_v = std::max<int>(1, simd::kBytes / int(Kernel::kLaneBytes));
+inline constexpr int lanes_v = std::max<int>(1, simd::kBytes / int(KernelPackets<Kernel>::lane_bytes));
 
 /// Runs elements [begin, end) of the iteration space, row by row.
 template <class Kernel>
@@ -50,8 +51,8 @@ void run_range(Kernel& kernel, const IterationSpace& space, std::int64_t begin, 
     kernel.seek(outer);
     std::int64_t stop = std::min(inner, j + (end - i));
     i += stop - j;
-    if constexpr (Kernel::kPacketCapable) {
-      for (; j + L <= stop; j += L) kernel.template run_packet<L>(j, stream);
+    if constexpr (KernelPackets<Kernel>::capable) {
+      for (; j + L <= stop; j += L) kernel.template run_vector<PacketTarget, L>(j, stream);
     }
     for (; j < stop; ++j) kernel.run_scalar(j);
     for (int d = space.rank() - 2; d >= 0 && ++outer[d] == space.shape[d]; --d) outer[d] = 0;

@@ -8,8 +8,8 @@
 
 #include "weft/backend/cpu/pointwise.hpp"
 #include "weft/backend/cpu/simd.hpp"
-#include "weft/dense/reduce_plan.hpp"
-#include "weft/dense/reducers.hpp"
+#include "weft/plan/reduce_plan.hpp"
+#include "weft/expr/reducers.hpp"
 #include "weft/plan/kernel.hpp"
 
 // Host code only: nvcc's device pass has no SIMD layer (see simd.hpp).
@@ -76,8 +76,8 @@ struct ReduceContext {
       typename scalar_cache<Shared>::type cache{};
       return ev.coeff(j, cache);
     } else {
-      typename packet_cache<Shared, packet_width_v<Item>>::type cache{};
-      return ev.template packet<packet_width_v<Item>>(j, cache);
+      typename vector_cache<PacketTarget, Shared, packet_width_v<Item>>::type cache{};
+      return ev.template vector<PacketTarget, packet_width_v<Item>>(j, cache);
     }
   }
   template <class Item>

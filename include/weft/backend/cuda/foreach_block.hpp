@@ -68,7 +68,7 @@ WEFT_HOST_DEVICE void run_list_block(const Kernel& kernel, const Launch& launch,
   std::uint32_t scalars_from = 0;
   if (V > 1 && launch.vector_aligned(k)) {
     const std::uint32_t vectors = n / V;
-    for (std::uint32_t i = thread; i < vectors; i += threads) local.template run_vector<V>(begin + std::int64_t(i) * V);
+    for (std::uint32_t i = thread; i < vectors; i += threads) local.template run_vector<LaneTarget, V>(begin + std::int64_t(i) * V, false);
     scalars_from = vectors * V;
   }
   for (std::uint32_t i = scalars_from + thread; i < n; i += threads) local.run_scalar(begin + i);

@@ -44,32 +44,16 @@ inline cublasHandle_t cublas_handle(int device) {
   return handles[std::size_t(device)];
 }
 
-/// cuBLAS's data type and compute type for T: 16-bit floats multiply in float.
+/// cuBLAS's data type and compute type for T: 16-bit floats multiply in float, double in double.
 template <class T>
-struct CublasTypes;
-template <>
-struct CublasTypes<float> {
-  static constexpr cudaDataType_t data = CUDA_R_32F;
-  static constexpr cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
-  using Scale = float;
-};
-template <>
-struct CublasTypes<double> {
-  static constexpr cudaDataType_t data = CUDA_R_64F;
-  static constexpr cublasComputeType_t compute = CUBLAS_COMPUTE_64F;
-  using Scale = double;
-};
-template <>
-struct CublasTypes<half> {
-  static constexpr cudaDataType_t data = CUDA_R_16F;
-  static constexpr cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
-  using Scale = float;
-};
-template <>
-struct CublasTypes<bfloat16> {
-  static constexpr cudaDataType_t data = CUDA_R_16BF;
-  static constexpr cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
-  using Scale = float;
+struct CublasTypes {
+  static constexpr cudaDataType_t data = std::is_same_v<T, float>    ? CUDA_R_32F
+                                         : std::is_same_v<T, double> ? CUDA_R_64F
+                                         : std::is_same_v<T, half>   ? CUDA_R_16F
+                                                                     : CUDA_R_16BF;
+  static constexpr cublasComputeType_t compute = std::is_same_v<T, double> ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
+  using Scale = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  static_assert(is_floating_v<T>, "cuBLAS GEMMs take float, double, half or bfloat16");
 };
 
 /// c[i] = a[i] * b[i] for i < count, row-major: a[i] (n x k, row stride lda)

@@ -24,11 +24,9 @@ __global__ void __launch_bounds__(kRowBlock) layer_norm_kernel(const T* __restri
                                                                 const T* __restrict__ b, T* __restrict__ y,
                                                                 std::int64_t rows, std::int64_t n, Acc eps) {
   __shared__ RowReduceStorage<Acc, G> storage;
-  constexpr int kGroupsPerBlock = kRowBlock / G;
-  const int lane = int(threadIdx.x) % G;
-  const std::int64_t first = std::int64_t(blockIdx.x) * kGroupsPerBlock + int(threadIdx.x) / G;
-  const std::int64_t step = std::int64_t(gridDim.x) * kGroupsPerBlock;
-  for (std::int64_t row = first; row < rows; row += step) {
+  const RowGroup<G> group;
+  const int lane = group.lane;
+  for (std::int64_t row = group.first; row < rows; row += group.step) {
     const T* xr = x + row * n;
     T* yr = y + row * n;
     Acc s = 0;

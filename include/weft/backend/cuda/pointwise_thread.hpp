@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "weft/backend/cuda/lanes.hpp"
 #include "weft/core/config.hpp"
 #include "weft/plan/iteration.hpp"
 #include "weft/plan/kernel.hpp"
@@ -76,7 +77,7 @@ WEFT_HOST_DEVICE void run_thread(const Kernel& kernel, const RowGeometry& rows, 
   if constexpr (pointwise_layout<Kernel>::linear) {
     if constexpr (V > 1) {
       const Index vectors = n / Index(V);
-      for (Index k = start; k < vectors; k += step) local.template run_vector<V>(std::int64_t(k) * V);
+      for (Index k = start; k < vectors; k += step) local.template run_vector<LaneTarget, V>(std::int64_t(k) * V, false);
       for (Index i = vectors * Index(V) + start; i < n; i += step) local.run_scalar(std::int64_t(i));
     } else {
       for (Index i = start; i < n; i += step) local.run_scalar(std::int64_t(i));

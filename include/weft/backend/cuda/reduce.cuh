@@ -13,8 +13,8 @@
 
 #include "weft/backend/cuda/runtime.cuh"
 #include "weft/core/device.hpp"
-#include "weft/dense/reduce_plan.hpp"
-#include "weft/dense/reducers.hpp"
+#include "weft/plan/reduce_plan.hpp"
+#include "weft/expr/reducers.hpp"
 #include "weft/expr/math.hpp"
 #include "weft/plan/kernel.hpp"
 
@@ -43,6 +43,19 @@ struct NanMaxOp {
   __device__ T operator()(const T& a, const T& b) const {
     return math::max(a, b);
   }
+};
+
+/// Where this thread works in a row kernel whose groups of G threads each take a row
+/// (kRowBlock / G groups a block): its lane in the group, its group's first row, and the step
+/// between the rows its group takes (a grid-stride loop over rows).
+template <int G>
+struct RowGroup {
+  int lane;
+  std::int64_t first, step;
+  __device__ RowGroup()
+      : lane(int(threadIdx.x) % G),
+        first(std::int64_t(blockIdx.x) * (kRowBlock / G) + int(threadIdx.x) / G),
+        step(std::int64_t(gridDim.x) * (kRowBlock / G)) {}
 };
 
 /// Shared memory of row_allreduce: CUB's scratch plus a broadcast slot per group.

@@ -25,13 +25,11 @@ __global__ void __launch_bounds__(kRowBlock) softmax_kernel(const T* __restrict_
                                                              std::int64_t rows, std::int64_t n, std::int64_t inner) {
   using Acc = math_t<T>;
   __shared__ RowReduceStorage<Acc, G> storage;
-  constexpr int kGroupsPerBlock = kRowBlock / G;
-  const int lane = int(threadIdx.x) % G;
-  const std::int64_t first = std::int64_t(blockIdx.x) * kGroupsPerBlock + int(threadIdx.x) / G;
-  const std::int64_t step = std::int64_t(gridDim.x) * kGroupsPerBlock;
+  const RowGroup<G> group;
+  const int lane = group.lane;
   // Every thread of a group runs the same number of iterations (G == kRowBlock:
   // the whole block), as row_allreduce requires.
-  for (std::int64_t row = first; row < rows; row += step) {
+  for (std::int64_t row = group.first; row < rows; row += group.step) {
     const std::int64_t base = (row / inner) * n * inner + row % inner;
     const T* xr = x + base;
     T* yr = y + base;

@@ -7,7 +7,7 @@
 
 #include "weft/core/random.hpp"
 #include "weft/core/tensor.hpp"
-#include "weft/expr/fuse.hpp"
+#include "weft/dense/fuse.hpp"
 
 namespace weft {
 inline namespace WEFT_BACKEND_ABI {

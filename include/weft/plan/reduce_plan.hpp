@@ -12,12 +12,8 @@
 
 namespace weft::detail {
 
-/// One dim of a reduction's collapsed space: `extent` elements, stepped with
-/// the strides of original dim `source_dim` (-1: a placeholder of extent 1).
-struct ReduceGroup {
-  std::int64_t extent = 1;
-  int source_dim = -1;
-};
+/// One dim of a reduction's collapsed space (a placeholder of extent 1 has source_dim -1).
+using ReduceGroup = DimGroup;
 
 /// True when every operand steps group `g` with stride 0 or 1: plain packet loads on the CPU,
 /// coalesced loads on the GPU. `strides`: every operand's, broadcast to the reduction's shape.
@@ -95,30 +91,11 @@ inline ReducePlan plan_reduction(const Shape& full, const std::vector<bool>& red
     std::stable_sort(reduced_dims.begin(), reduced_dims.end(),
                      [&](int a, int b) { return std::abs(p[a]) > std::abs(p[b]); });
   }
-  auto merge = [&](const std::vector<int>& dims, std::vector<ReduceGroup>& groups) {
-    for (int d : dims) {
-      bool mergeable = !groups.empty();
-      if (mergeable) {
-        int last = groups.back().source_dim;
-        for (const Strides& s : strides)
-          if (s[last] != s[d] * full[d]) mergeable = false;
-      }
-      if (mergeable) groups.back() = {groups.back().extent * full[d], d};
-      else groups.push_back({full[d], d});
-    }
-  };
-  merge(kept_dims, plan.kept);
-  merge(reduced_dims, plan.reduced);
+  plan.kept = merge_dims(kept_dims, full, strides);
+  plan.reduced = merge_dims(reduced_dims, full, strides);
   if (plan.reduced.empty()) plan.reduced.push_back({1, -1});
   return plan;
 }
 
-/// coords[0..n) of flat row-major index `i` over `extents[0..n)`.
-WEFT_HOST_DEVICE inline void unravel(std::int64_t i, const std::int64_t* extents, int n, std::int64_t* coords) {
-  for (int d = n - 1; d >= 0; --d) {
-    coords[d] = i % extents[d];
-    i /= extents[d];
-  }
-}
 
 }  // namespace weft::detail

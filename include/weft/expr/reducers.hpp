@@ -20,11 +20,8 @@ namespace weft::detail {
 /// `x` in every lane of V (V is Acc or a packet of Acc).
 template <class V, class Acc>
 WEFT_HOST_DEVICE inline V splat(Acc x) {
-#if !defined(__CUDA_ARCH__)
   if constexpr (math::is_packet_v<V>) return V::broadcast(x);
-  else
-#endif
-    return V(x);
+  else return V(x);
 }
 
 /// The smallest value of Acc: -inf for floats.
@@ -128,12 +125,9 @@ struct NormReducer {
   // x != 0 ? 1 : 0
   template <class V>
   WEFT_HOST_DEVICE static V nonzero_as_one(V x) {
-#if !defined(__CUDA_ARCH__)
-    if constexpr (math::is_packet_v<V>) {
-      return simd::select(simd::cmp_ne(x, splat<V>(Acc(0))), splat<V>(Acc(1)), splat<V>(Acc(0)));
-    } else
-#endif
-      return x != Acc(0) ? Acc(1) : Acc(0);
+    using math::nonzero;
+    using math::select;
+    return select(nonzero(x), splat<V>(Acc(1)), splat<V>(Acc(0)));
   }
 };
 

@@ -23,8 +23,8 @@
 
 #include "weft/backend/cpu/block_gemm.hpp"
 #include "weft/backend/cpu/pointwise.hpp"
-#include "weft/nn/sdpa_dropout.hpp"
-#include "weft/nn/sdpa_problem.hpp"
+#include "weft/plan/attention_dropout.hpp"
+#include "weft/plan/attention_problem.hpp"
 
 #if !defined(__CUDA_ARCH__)
 
@@ -34,7 +34,7 @@ inline namespace WEFT_BACKEND_ABI {
 namespace cpu = weft::detail::cpu;
 
 /// Block sizes of the CPU flash kernels for compute type Acc: square blocks of kBlock query rows
-/// by kBlock keys, a multiple of block_gemm's tile rows and columns (the backward pass also uses
+/// by kBlock keys, a multiple of block_gemm_panels' tile rows and columns (the backward pass also uses
 /// key blocks as GEMM rows): 128 with AVX-512's 64-float tile columns, else 96. 128 x 128 floats
 /// are 64 KiB of scores, L2-resident with the packed q, k and v blocks.
 template <class Acc>
@@ -198,42 +198,8 @@ struct FlashRow {
   static constexpr int W = simd::native_lanes<Acc>;
   using V = simd::Vec<Acc, W>;
 
-  /// 2^x for a weight's exponent x = s - m <= 0 (valid up to x = 127; NaN stays NaN): k = round(x)
-  /// and 2^(x - k) by a degree-6 polynomial (relative error 2e-9 on [-1/2, 1/2]; with float
-  /// rounding 0.95 ulp at most with FMA, 1.2 without, measured on every 7th float of (-126, 0]),
-  /// times 2^k built in the exponent field; x below -126.5 (and -inf, a masked key) gives 0.
-  /// simd::exp2 (1.0 ulp) also handles x > 127 and subnormal results, in twice the instructions:
-  /// exp2_sum took 13 TSC cycles a packet with it, 8 with this (Sapphire Rapids), and was the
-  /// largest part of the softmax. A weight below 2^-126 beside the row's max weight of 1 changes
-  /// nothing at float precision. double keeps simd::exp2.
-  static V exp2_weight(V x) {
-    if constexpr (!std::is_same_v<Acc, float> || sizeof(typename V::Raw) % 4 != 0) {
-      return simd::exp2(x);
-    } else {
-      using Raw = typename V::Raw;
-      typedef std::int32_t IRaw __attribute__((vector_size(sizeof(Raw))));
-      const Raw floor_x = V::broadcast(-127.0f).raw;
-      Raw xr = x.raw < floor_x ? floor_x : x.raw;  // a NaN compares false and stays
-      // x + 1.5 2^23 rounds x to an integer k, held in the low mantissa bits (|k| < 2^22).
-      const Raw magic = V::broadcast(12582912.0f).raw;
-      const Raw shifted = xr + magic;
-      const Raw k = shifted - magic;
-      const Raw f = xr - k;  // exact, in [-1/2, 1/2]
-      Raw p = V::broadcast(1.5356125368e-4f).raw;
-      p = p * f + 1.3398815645e-3f;
-      p = p * f + 9.6184276044e-3f;
-      p = p * f + 5.5503327399e-2f;
-      p = p * f + 2.4022647738e-1f;
-      p = p * f + 6.9314718246e-1f;
-      p = p * f + 1.0f;
-      // (k mod 2^9) << 23 plus the bias: the bits of 2^k for k in [-126, 127], 0 for k = -127.
-      // Casts between same-size GCC vectors reinterpret the bits (no strict-aliasing punning).
-      const IRaw e = ((IRaw)shifted << 23) + (127 << 23);
-      V out;
-      out.raw = p * (Raw)e;
-      return out;
-    }
-  }
+  /// 2^x for a weight's exponent x = s - m <= 0 (simd::exp2_nonpositive: the softmax's hot loop).
+  static V exp2_weight(V x) { return simd::exp2_nonpositive(x); }
 
   /// max_j x_j. A NaN score is not propagated here: its weight 2^(NaN - m) is NaN, and the output with it.
   static Acc max(const Acc* x, std::int64_t n) {

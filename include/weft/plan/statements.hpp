@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file Runs fused statements: checks shapes, devices and aliasing, plans the iteration, dispatches to a backend.
+/// @file Plans fused statements: checks shapes, devices and aliasing, plans the iteration space, builds and logs the kernel.
 #pragma once
 
 #include <algorithm>
@@ -10,15 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "weft/backend/cpu/pointwise.hpp"
 #include "weft/log/log.hpp"
 #include "weft/plan/kernel.hpp"
 #include "weft/plan/print.hpp"
 
-#if defined(__CUDACC__)
-#include "weft/backend/cuda/multi_tensor.cuh"
-#include "weft/backend/cuda/pointwise.cuh"
-#endif
 
 namespace weft::detail {
 
@@ -35,12 +30,6 @@ inline bool elementwise_identical(const TensorRef& t, const TensorRef& dst, cons
   for (int d = 0; d < shape.rank(); ++d)
     if (shape[d] != 1 && s[d] != dst.strides()[d]) return false;
   return true;
-}
-
-inline std::string join_shapes(const std::vector<Shape>& shapes) {
-  std::string s;
-  for (std::size_t i = 0; i < shapes.size(); ++i) s += (i ? ", " : "") + shapes[i].str();
-  return s;
 }
 
 inline namespace WEFT_BACKEND_ABI {
@@ -70,53 +59,6 @@ PointwiseKernel<kLinear, Stmts...> build_kernel(const IterationSpace& space, con
     log_kernel<Kernel>(space, where, stmts...);
   return Kernel(space, std::move(ctx), stmts...);
 }
-
-// nvcc's device pass parses host code too, but sees no CPU executor (the
-// SIMD layer is host-only): the CPU dispatch exists in host passes only.
-#if !defined(__CUDA_ARCH__)
-/// The CPU runs a contiguous statement in the linear layout (no stride
-/// arithmetic in the packet loop: measured ~10% faster in cache than the
-/// strided layout's rank-1 case) and everything else in the strided layout.
-/// Non-temporal stores need every packet store aligned: the outputs are
-/// contiguous from an aligned base and each row holds whole packets.
-template <class... Stmts>
-void dispatch_cpu(const IterationSpace& space, bool stream, Stmts&... stmts) {
-  auto run = [&]<bool kLinear>() {
-    using Kernel = PointwiseKernel<kLinear, Stmts...>;
-    const int threads = cpu::threads_for(space.numel);
-    const bool streaming = stream && space.inner() % cpu::lanes_v<Kernel> == 0;
-    std::string where;
-    if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code))
-      where = cat("cpu, ", kLinear ? "contiguous" : "strided", ", ", space.numel, " elements, ",
-                  Kernel::kPacketCapable ? cat(simd::kIsaName, " x", cpu::lanes_v<Kernel>, " packets")
-                                         : std::string("scalar loop"),
-                  ", ", threads, " thread(s)", streaming ? ", streaming stores" : "");
-    cpu::run_pointwise(build_kernel<kLinear>(space, where, stmts...), space, threads, streaming);
-  };
-  if (space.linear) run.template operator()<true>();
-  else run.template operator()<false>();
-}
-#endif
-
-#if defined(__CUDACC__)
-/// CUDA keeps the linear layout: it is what lets every thread issue 16-byte vector loads.
-/// nvcc's device pass compiles the kernels only (compile_kernels).
-template <class... Stmts>
-void dispatch_cuda(const IterationSpace& space, Device device, Stmts&... stmts) {
-#if defined(__CUDA_ARCH__)
-  cuda::compile_pointwise_kernels<PointwiseKernel<true, Stmts...>>();
-  cuda::compile_pointwise_kernels<PointwiseKernel<false, Stmts...>>();
-  (void)space, (void)device, ((void)stmts, ...);
-#else
-  std::string where;
-  if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code))
-    where = cat("cuda:", device.index(), ", ", space.linear ? "contiguous" : "strided", ", ", space.numel,
-                " elements, ", cuda::describe_launch(space, device));
-  if (space.linear) cuda::run_pointwise(build_kernel<true>(space, where, stmts...), space, device);
-  else cuda::run_pointwise(build_kernel<false>(space, where, stmts...), space, device);
-#endif
-}
-#endif
 
 /// Whether statement s writes into its destination as it is: a view, a compound assignment, or a
 /// number filling a Tensor. Otherwise (`tensor = e` with e reading tensors) the destination takes
@@ -160,15 +102,9 @@ inline std::pair<Device, Shape> check_statements(const char* op, KernelOperands&
     if (const TensorRef& t = k.tensor(out); !have_device && t.defined) device = t.device, have_device = true;
 
   for (std::size_t s = 0; s < k.statements(); ++s) {
-    Shape& shape = k.rhs_shapes[s] = Shape{};
-    bool ok = true;
-    k.for_each_in_statement(s, ExprNode::Kind::tensor, [&](const ExprNode& n) { ok = ok && broadcast_into(shape, k.tensor(n).shape()); });
-    if (!ok) {
-      std::vector<Shape> leaves;
-      k.for_each_in_statement(s, ExprNode::Kind::tensor, [&](const ExprNode& n) { leaves.push_back(k.tensor(n).shape()); });
-      fail(op, "operands of shapes ", join_shapes(leaves),
-           " cannot be broadcast together (numpy rule: trailing dims must be equal or 1)");
-    }
+    std::vector<Shape> leaves;
+    k.for_each_in_statement(s, ExprNode::Kind::tensor, [&](const ExprNode& n) { leaves.push_back(k.tensor(n).shape()); });
+    k.rhs_shapes[s] = broadcast_shapes(op, leaves);
   }
   auto target = [&](std::size_t s) -> const Shape& {
     return keeps_destination_shape(k, s) ? k.tensor(k.outputs[s]).shape() : k.rhs_shapes[s];
@@ -231,45 +167,6 @@ inline std::pair<IterationSpace, bool> plan_statements(const KernelOperands& k, 
   IterationSpace space = plan_iteration(shape, strides);
   dst_bytes *= space.numel;
   return {space, contiguous && aligned && !destination_read && dst_bytes >= kStreamingBytes};
-}
-
-/// Evaluates statements `*dst_k = rhs_k` in one kernel (see DESIGN.md: fuse).
-/// Every check runs before anything is allocated or written.
-template <class... Stmts>
-void run_statements(const char* op, Stmts&... stmts) {
-  OperandStorage<Stmts...> operands;
-  KernelOperands k = kernel_operands(operands, false, stmts...);
-  const std::pair<Device, Shape> checked = check_statements(op, k);
-  const Device device = checked.first;
-  const Shape& shape = checked.second;
-  // All checks passed: a Tensor destination that takes the right-hand side's shape gets new
-  // elements unless its own already have that shape and device (then they are written in place).
-  std::size_t s = 0;
-  auto reallocate = [&](auto& stmt) {
-    using T = typename std::remove_cvref_t<decltype(stmt)>::dest_type;
-    if (!keeps_destination_shape(k, s) &&
-        !(stmt.owner->defined() && stmt.owner->shape() == shape && stmt.owner->device() == device)) {
-      *stmt.owner = Tensor<T>(AdoptStorage{}, allocate(std::size_t(shape.numel()) * sizeof(T), device), shape);
-      std::destroy_at(&stmt.dst);
-      std::construct_at(&stmt.dst, stmt.owner->view());
-      k.tensors[std::size_t(k.outputs[s].index)].ref = tensor_ref(stmt.dst);
-    }
-    ++s;
-  };
-  (reallocate(stmts), ...);
-  if (shape.numel() == 0) return;
-  const bool destination_read = read_overlaps_safely(op, k, shape);
-  const auto [space, stream] = plan_statements(k, shape, destination_read);
-#if !defined(__CUDA_ARCH__)
-  if (device.is_cpu()) return dispatch_cpu(space, stream, stmts...);
-#else
-  (void)stream;  // the device pass has no CPU dispatch
-#endif
-#if defined(__CUDACC__)
-  dispatch_cuda(space, device, stmts...);
-#else
-  fail_no_cuda(op);
-#endif
 }
 
 }  // namespace WEFT_BACKEND_ABI

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: MIT
+/// @file Runs statements: checks and plans them (plan/), then hands the kernel to the executor of their device.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "weft/backend/cpu/foreach.hpp"
+#include "weft/backend/cpu/pointwise.hpp"
+#include "weft/log/log.hpp"
+#include "weft/plan/foreach.hpp"
+#include "weft/plan/statements.hpp"
+
+#if defined(__CUDACC__)
+#include "weft/backend/cuda/multi_tensor.cuh"
+#include "weft/backend/cuda/pointwise.cuh"
+#endif
+
+namespace weft::detail {
+inline namespace WEFT_BACKEND_ABI {
+
+// nvcc's device pass parses host code too, but sees no CPU executor (the
+// SIMD layer is host-only): the CPU dispatch exists in host passes only.
+#if !defined(__CUDA_ARCH__)
+/// The CPU runs a contiguous statement in the linear layout (no stride
+/// arithmetic in the packet loop: measured ~10% faster in cache than the
+/// strided layout's rank-1 case) and everything else in the strided layout.
+/// Non-temporal stores need every packet store aligned: the outputs are
+/// contiguous from an aligned base and each row holds whole packets.
+template <class... Stmts>
+void dispatch_cpu(const IterationSpace& space, bool stream, Stmts&... stmts) {
+  auto run = [&]<bool kLinear>() {
+    using Kernel = PointwiseKernel<kLinear, Stmts...>;
+    const int threads = cpu::threads_for(space.numel);
+    const bool streaming = stream && space.inner() % cpu::lanes_v<Kernel> == 0;
+    std::string where;
+    if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code))
+      where = cat("cpu, ", kLinear ? "contiguous" : "strided", ", ", space.numel, " elements, ",
+                  KernelPackets<Kernel>::capable ? cat(simd::kIsaName, " x", cpu::lanes_v<Kernel>, " packets")
+                                         : std::string("scalar loop"),
+                  ", ", threads, " thread(s)", streaming ? ", streaming stores" : "");
+    cpu::run_pointwise(build_kernel<kLinear>(space, where, stmts...), space, threads, streaming);
+  };
+  if (space.linear) run.template operator()<true>();
+  else run.template operator()<false>();
+}
+#endif
+
+#if defined(__CUDACC__)
+/// CUDA keeps the linear layout: it is what lets every thread issue 16-byte vector loads.
+/// nvcc's device pass compiles the kernels only (compile_kernels).
+template <class... Stmts>
+void dispatch_cuda(const IterationSpace& space, Device device, Stmts&... stmts) {
+#if defined(__CUDA_ARCH__)
+  cuda::compile_pointwise_kernels<PointwiseKernel<true, Stmts...>>();
+  cuda::compile_pointwise_kernels<PointwiseKernel<false, Stmts...>>();
+  (void)space, (void)device, ((void)stmts, ...);
+#else
+  std::string where;
+  if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code))
+    where = cat("cuda:", device.index(), ", ", space.linear ? "contiguous" : "strided", ", ", space.numel,
+                " elements, ", cuda::describe_launch(space, device));
+  if (space.linear) cuda::run_pointwise(build_kernel<true>(space, where, stmts...), space, device);
+  else cuda::run_pointwise(build_kernel<false>(space, where, stmts...), space, device);
+#endif
+}
+#endif
+
+/// Evaluates statements `*dst_k = rhs_k` in one kernel (see DESIGN.md: fuse).
+/// Every check runs before anything is allocated or written.
+template <class... Stmts>
+void run_statements(const char* op, Stmts&... stmts) {
+  OperandStorage<Stmts...> operands;
+  KernelOperands k = kernel_operands(operands, false, stmts...);
+  const std::pair<Device, Shape> checked = check_statements(op, k);
+  const Device device = checked.first;
+  const Shape& shape = checked.second;
+  // All checks passed: a Tensor destination that takes the right-hand side's shape gets new
+  // elements unless its own already have that shape and device (then they are written in place).
+  std::size_t s = 0;
+  auto reallocate = [&](auto& stmt) {
+    using T = typename std::remove_cvref_t<decltype(stmt)>::dest_type;
+    if (!keeps_destination_shape(k, s) &&
+        !(stmt.owner->defined() && stmt.owner->shape() == shape && stmt.owner->device() == device)) {
+      *stmt.owner = Tensor<T>(AdoptStorage{}, allocate(std::size_t(shape.numel()) * sizeof(T), device), shape);
+      std::destroy_at(&stmt.dst);
+      std::construct_at(&stmt.dst, stmt.owner->view());
+      k.tensors[std::size_t(k.outputs[s].index)].ref = tensor_ref(stmt.dst);
+    }
+    ++s;
+  };
+  (reallocate(stmts), ...);
+  if (shape.numel() == 0) return;
+  const bool destination_read = read_overlaps_safely(op, k, shape);
+  const auto [space, stream] = plan_statements(k, shape, destination_read);
+#if !defined(__CUDA_ARCH__)
+  if (device.is_cpu()) return dispatch_cpu(space, stream, stmts...);
+#else
+  (void)stream;  // the device pass has no CPU dispatch
+#endif
+#if defined(__CUDACC__)
+  dispatch_cuda(space, device, stmts...);
+#else
+  fail_no_cuda(op);
+#endif
+}
+
+#if !defined(__CUDA_ARCH__)
+/// The CPU executor: ONE parallel region over all elements of all tensors
+/// (cpu::for_each_list_piece); each piece of a tensor is one row of the
+/// packet loop.
+template <class Kernel>
+void run_foreach_cpu(const Kernel& kernel, const ListTable& table, const std::vector<std::int64_t>& sizes,
+                     int threads) {
+  cpu::for_each_list_piece(sizes, threads, [&](int) {
+    return [&, local = kernel](std::int64_t k, std::int64_t begin, std::int64_t end) mutable {
+      IterationSpace piece;
+      piece.shape = Shape{sizes[k]};
+      piece.numel = sizes[k];
+      local.select(k, table);
+      cpu::run_range(local, piece, begin, end, false);
+    };
+  });
+}
+#endif
+
+/// Evaluates list statements `*dst_k = rhs_k` for every tensor index in one
+/// kernel. Every check runs before anything is written.
+template <ListBackends kBackends = ListBackends::cpu_and_cuda, class... Stmts>
+void run_list_statements(const char* op, Stmts&... stmts) {
+  OperandStorage<Stmts...> operands;
+  const std::pair<Device, std::vector<std::int64_t>> checked = check_list_statements(op, kernel_operands(operands, false, stmts...));
+  const Device device = checked.first;
+  const std::vector<std::int64_t>& sizes = checked.second;
+#if defined(__CUDA_ARCH__)
+  // nvcc's device pass: the kernels only (compile_kernels). The checks above stay: what they
+  // instantiate can launch kernels too (a copy of an input that overlaps an output).
+  if constexpr (kBackends != ListBackends::cpu_only)
+    cuda::compile_foreach_kernels<PointwiseKernel<false, Stmts...>>();
+  (void)device, (void)sizes;
+#else
+  const std::size_t size = sizes.size();
+
+  // Build the kernel: single tensors read element 0 (stride 0).
+  std::int64_t total = 0;
+  for (auto n : sizes) total += n;
+  const IterationSpace space = foreach_space(total);
+  using Kernel = PointwiseKernel<false, Stmts...>;
+  std::string where;
+  if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code) ||
+      log_enabled(LogComponent::foreach)) {
+    where = cat(device, ", ", size, " tensors, ", total, " elements");
+    if (device.is_cpu())
+      where += cat(", ", KernelPackets<Kernel>::capable ? cat(simd::kIsaName, " x", cpu::lanes_v<Kernel>, " packets") : "scalar",
+                   ", ", cpu::threads_for(total), " thread(s)");
+    log_kernel<Kernel>(space, where, stmts...);
+    log(LogComponent::foreach, LogLevel::info, op, ": ", sizeof...(Stmts), " output list(s) x ", size,
+        " tensors, ", total, " elements, 1 kernel [", where, "]");
+  }
+  ListTable table;
+  const Kernel kernel = build_list_kernel(space, table, stmts...);
+  if (device.is_cpu()) {
+    if constexpr (kBackends == ListBackends::cuda_only)
+      fail(op, "internal error: lists on ", device, " reached a call compiled for CUDA only");
+    else return run_foreach_cpu(kernel, table, sizes, cpu::threads_for(total));
+  }
+  if constexpr (kBackends == ListBackends::cpu_only)
+    fail(op, "internal error: lists on ", device, " reached a call compiled for the CPU only");
+#if defined(__CUDACC__)
+  else cuda::run_foreach(kernel, table, sizes, device);
+#else
+  fail_no_cuda(op);
+#endif
+#endif  // __CUDA_ARCH__
+}
+
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace weft::detail
