@@ -139,7 +139,7 @@ struct Row {
   double gbps() const { return double(elements) * bytes_per_element / (median_ms * 1e-3) / 1e9; }
 };
 
-/// One of the issue's targets: a ratio of times, reference / fused (a
+/// A target ratio of times, reference / fused (a
 /// fraction of copy bandwidth, or a speedup), against its goal. `value` is
 /// the median over rounds of the ratio within each round: the variants of a
 /// round ran back to back, so a slow spell of the machine cancels out.
@@ -182,7 +182,7 @@ inline void print_row(const Row& r, double copy_gbps) {
 }
 
 inline void print_targets(const std::vector<Target>& targets) {
-  std::printf("\n%-44s %9s %9s %9s %8s  %s\n", "target (issue)", "measured", "(medians", "mins)", "goal",
+  std::printf("\n%-44s %9s %9s %9s %8s  %s\n", "target", "measured", "(medians", "mins)", "goal",
               "status");
   std::printf("%s\n", std::string(92, '-').c_str());
   for (const Target& t : targets) {

@@ -102,7 +102,7 @@ def compare_optim(args):
     for label, ms in results:
         print(f"{label:44s} {ms:10.2f} {gbps(ms):8.1f} {100 * copy_ms / ms:7.0f}% {ms / weft_ms:12.2f}x")
     print("GB/s counts 28 bytes per parameter (p, g, m, v read; p, m, v written) for every row;\n"
-          "weft speedup = that row's time / weft's. Targets (issue 4): >= 1.0x fused, >= 2x foreach and for-loop.")
+          "weft speedup = that row's time / weft's. Targets: >= 1.0x fused, >= 2x foreach and for-loop.")
 
 
 def torch_times(L, E, causal, reps, threads):

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /// @file Foreach benchmark: one fused multi-tensor AdamW kernel against a per-tensor loop and torch's foreach chains.
 //
-// Workloads (issue 3's targets):
+// Workloads:
 //   1. AdamW over a transformer-like float32 parameter list: 12 layers x
 //      {4 x 768x768, 768x3072, 3072x768, 6 x 768} and a final 2 x 768,
 //      146 tensors, 85.0M parameters (1.4 GB per list: far beyond the caches).
@@ -134,7 +134,7 @@ int run_cpu(const Options& opt) {
       make_target("10000 x 100: speedup over per-tensor loop", 5.0, "x", w2.per_tensor, w2.fused),
   };
   print_targets(report.targets);
-  std::printf("(the issue sets the copy-bandwidth, 9-op chain and 10000 x 100 goals; the torch 2.x chain and the\n"
+  std::printf("(the goals: copy bandwidth, the 9-op chain and 10000 x 100; the torch 2.x chain and the\n"
               "per-tensor loop over the %zu tensors are for reference)\n",
               big.size());
   return write_json_if_asked(opt, "foreach", "cpu", threads, reps, weft::simd::kIsaName, report);

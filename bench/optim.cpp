@@ -2,7 +2,7 @@
 /// @file Optimizer benchmark: weft::optim steps (one fused kernel each) against copy bandwidth and
 /// the same AdamW update as single-op foreach passes.
 //
-// Workloads (issue 4's targets), float32, a transformer-like list of 146
+// Workloads, float32, a transformer-like list of 146
 // tensors (12 layers x {4 x d x d, d x 4d, 4d x d, 6 x d} + 2 x d, d = 832:
 // 99.7M parameters, 400 MB per list):
 //   1. weft::optim::AdamW.step against
@@ -146,7 +146,7 @@ int run_cpu(const Options& opt) {
       make_target("Lion: fraction of copy", 0.80, "%", lion[1], lion[0]),
   };
   print_targets(report.targets);
-  std::printf("(the issue sets the AdamW goals; the other optimizers' 80%% is the same bar, for reference)\n");
+  std::printf("(the goals are set for AdamW; the other optimizers' 80%% is the same bar, for reference)\n");
   return write_json_if_asked(opt, "optim", "cpu", threads, reps, weft::simd::kIsaName, report);
 }
 #endif  // !__CUDACC__

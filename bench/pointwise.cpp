@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /// @file Pointwise benchmark: fused weft kernels against a plain copy, Eigen's Tensor module and op-by-op evaluation.
 //
-// Workloads (the issue's targets):
+// Workloads:
 //   1. y = a * sigmoid(b) + c * d, fp32, 16M elements     (20 bytes/element move)
 //   2. the same in bfloat16                               (10 bytes/element)
 //   3. y = x + row over a 4096 x 4096 fp32 matrix         ( 8 bytes/element)
@@ -211,7 +211,7 @@ int run_cpu(const Options& opt) {
       make_target("broadcast: speedup over Eigen", 1.0, "x", bc.eigen, bc.fused),
   };
   print_targets(report.targets);
-  std::printf("(the issue sets the fp32 and broadcast goals; the bf16 rows use the fp32 goals for reference)\n");
+  std::printf("(the goals are set for fp32 and broadcast; the bf16 rows use the fp32 goals for reference)\n");
 
   return write_json_if_asked(opt, "pointwise", "cpu", threads, reps, weft::simd::kIsaName, report);
 }

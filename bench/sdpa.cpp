@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /// @file Attention benchmark: flash forward and backward GFLOP/s against a large Eigen SGEMM of the same run, flash against math at L = S = 4096, and peak memory per L.
 //
-// Shapes from issue 5: fp32, N = 1, H = 8, L = S = 2048, E = Ev = 64 and 128, causal and not.
+// Shapes: fp32, N = 1, H = 8, L = S = 2048, E = Ev = 64 and 128, causal and not.
 // FLOPs counted as FlashAttention does: forward 4 N H L S E (two GEMMs), backward 2.5x that
 // (five GEMMs), half of each when causal. A target is the median over rounds of
 // (this variant's GFLOP/s) / (the SGEMM's GFLOP/s) within a round, or a ratio of times.

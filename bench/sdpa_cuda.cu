@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file The CUDA attention benchmark: weft's FlashAttention-2 forward in TFLOP/s on issue 6's shapes (bf16, N L = 16k tokens, H E = 2048), beside a cuBLAS GEMM roofline and torch's SDPA when python3 imports torch.
+/// @file The CUDA attention benchmark: weft's FlashAttention-2 forward in TFLOP/s (bf16, N L = 16k tokens, H E = 2048), beside a cuBLAS GEMM roofline and torch's SDPA when python3 imports torch.
 //
 // FLOPs of a forward: 4 N H L S E (q k^T and p v), halved when causal (FlashAttention's
 // convention). Medians of cudaEvent-timed runs after a warm-up.

@@ -14,7 +14,7 @@ using weft::ScalarList;
 using weft::TensorList;
 
 
-/// List lengths the issue names: empty, one, two, a prime and a long list.
+/// List lengths worth testing: empty, one, two, a prime and a long list.
 inline constexpr std::size_t kLengths[] = {0, 1, 2, 37, 1000};
 
 /// A random shape per tensor: empty tensors, 1, sizes around the vector width, a few large ones.

@@ -112,8 +112,6 @@ template <class N>
 inline constexpr std::size_t lane_bytes_v = 0;  // numbers adopt their parent's lane
 template <class T>
 inline constexpr std::size_t lane_bytes_v<Leaf<T>> = sizeof(lane_t<T>);
-template <class T>
-inline constexpr std::size_t lane_bytes_v<ListLeaf<T>> = sizeof(lane_t<T>);
 template <class Op, class... Args>
 inline constexpr std::size_t lane_bytes_v<Map<Op, Args...>> =
     std::max({sizeof(lane_t<typename Map<Op, Args...>::compute_type>),

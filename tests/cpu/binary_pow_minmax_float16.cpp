@@ -1,9 +1,0 @@
-// SPDX-License-Identifier: MIT
-/// @file cpu: pow maximum minimum on two float16 tensors (random shapes, broadcasting, strided inputs and destinations); see binary_suite.hpp.
-#include "binary_suite.hpp"
-
-using namespace weft_test;
-
-TEST_SUITE("cpu") {
-TEST_CASE("binary pow maximum minimum on float16") { run_binary_arith<half, half, half, half, 2>("float16"); }
-}

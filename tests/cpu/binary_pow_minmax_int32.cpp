@@ -1,9 +1,0 @@
-// SPDX-License-Identifier: MIT
-/// @file cpu: pow maximum minimum on two int32 tensors (random shapes, broadcasting, strided inputs and destinations); see binary_suite.hpp.
-#include "binary_suite.hpp"
-
-using namespace weft_test;
-
-TEST_SUITE("cpu") {
-TEST_CASE("binary pow maximum minimum on int32") { run_binary_arith<std::int32_t, std::int32_t, std::int32_t, float, 2>("int32"); }
-}
