@@ -23,6 +23,7 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #if defined(__SSE2__)
 #include <immintrin.h>
@@ -760,6 +761,19 @@ WEFT_SIMD_INLINE Vec<T, N> horner(Vec<T, N> x, C c0, Cs... cs) {
   return horner(x, cs...) * x + T(c0);
 }
 
+template <class T, int N, class C, std::size_t K, std::size_t... Is>
+WEFT_SIMD_INLINE Vec<T, N> horner_array(Vec<T, N> x, const C (&c)[K], std::index_sequence<Is...>) {
+  return horner(x, c[Is]...);
+}
+
+/// A minimax polynomial of x (Horner's rule, lowest order first) in T's precision: the float
+/// coefficients for float lanes, the double ones for double lanes.
+template <class T, int N, std::size_t F, std::size_t D>
+WEFT_SIMD_INLINE Vec<T, N> minimax(Vec<T, N> x, const float (&f)[F], const double (&d)[D]) {
+  if constexpr (std::is_same_v<T, float>) return horner_array(x, f, std::make_index_sequence<F>{});
+  else return horner_array(x, d, std::make_index_sequence<D>{});
+}
+
 template <class T, int N>
 WEFT_SIMD_INLINE Vec<T, N> copysign(Vec<T, N> magnitude, Vec<T, N> sign) {
   using I = lane_int_t<T>;
@@ -802,33 +816,27 @@ WEFT_SIMD_INLINE Vec<T, N> mul_pow2(Vec<T, N> x, int_vec_t<T, N> k) {
 }
 
 // exp(r) on |r| <= ln2/2: 1 + r + r^2 P(r), P minimax for relative error (2^-28 float, 2^-56 double).
+inline constexpr float kExpReducedF[] = {4.999999404e-01f, 1.666651517e-01f, 4.166845605e-02f, 8.369418792e-03f,
+                                         1.381314476e-03f};
+inline constexpr double kExpReducedD[] = {5.00000000000001110e-01, 1.66666666666666741e-01, 4.16666666665101229e-02,
+                                          8.33333333332129424e-03, 1.38888889514111706e-03, 1.98412698893518386e-04,
+                                          2.48014833047790866e-05, 2.75572392444585326e-06, 2.76341565695036390e-07,
+                                          2.51112039763078908e-08};
 template <class T, int N>
 WEFT_SIMD_INLINE Vec<T, N> exp_reduced(Vec<T, N> r) {
-  Vec<T, N> p;
-  if constexpr (std::is_same_v<T, float>) {
-    p = horner(r, 4.999999404e-01f, 1.666651517e-01f, 4.166845605e-02f, 8.369418792e-03f, 1.381314476e-03f);
-  } else {
-    p = horner(r, 5.00000000000001110e-01, 1.66666666666666741e-01, 4.16666666665101229e-02,
-               8.33333333332129424e-03, 1.38888889514111706e-03, 1.98412698893518386e-04,
-               2.48014833047790866e-05, 2.75572392444585326e-06, 2.76341565695036390e-07,
-               2.51112039763078908e-08);
-  }
-  return (r + r * r * p) + T(1);
+  return (r + r * r * minimax(r, kExpReducedF, kExpReducedD)) + T(1);
 }
 
 // expm1(r) on |r| <= ln2/2: r + r^2/2 + r^3 Q(r), Q minimax for relative error (2^-31 float, 2^-60 double).
+inline constexpr float kExpm1ReducedF[] = {1.666666567e-01f, 4.166647419e-02f, 8.333423175e-03f, 1.393414102e-03f,
+                                           1.982408867e-04f};
+inline constexpr double kExpm1ReducedD[] = {1.66666666666666741e-01, 4.16666666666666713e-02, 8.33333333332128903e-03,
+                                            1.38888888888799513e-03, 1.98412698893666271e-04, 2.48015873367754219e-05,
+                                            2.75572392280559217e-06, 2.75572612664610185e-07, 2.51112100377814246e-08,
+                                            2.09192481672728133e-09};
 template <class T, int N>
 WEFT_SIMD_INLINE Vec<T, N> expm1_reduced(Vec<T, N> r) {
-  Vec<T, N> q;
-  if constexpr (std::is_same_v<T, float>) {
-    q = horner(r, 1.666666567e-01f, 4.166647419e-02f, 8.333423175e-03f, 1.393414102e-03f, 1.982408867e-04f);
-  } else {
-    q = horner(r, 1.66666666666666741e-01, 4.16666666666666713e-02, 8.33333333332128903e-03,
-               1.38888888888799513e-03, 1.98412698893666271e-04, 2.48015873367754219e-05,
-               2.75572392280559217e-06, 2.75572612664610185e-07, 2.51112100377814246e-08,
-               2.09192481672728133e-09);
-  }
-  return r + r * r * (r * q + T(0.5));
+  return r + r * r * (r * minimax(r, kExpm1ReducedF, kExpm1ReducedD) + T(0.5));
 }
 
 template <class T, int N>
@@ -897,23 +905,19 @@ WEFT_SIMD_INLINE QuarterTurns<double, N> reduce_quarter_turns(Vec<double, N> x) 
 // q even: +-sin(r), q odd: +-cos(r), negated when bit 1 of q is set.
 // sin(r) = r + r^3 S(r^2), cos(r) = 1 - r^2/2 + r^4 C(r^2) on |r| <= pi/4, S and C minimax
 // (float degree 3: 2^-35 / 2^-39 relative; double degree 6: 2^-64 / 2^-69).
+inline constexpr float kSinF[] = {-1.666666716e-01f, 8.333331905e-03f, -1.984008559e-04f, 2.724381147e-06f};
+inline constexpr double kSinD[] = {-1.66666666666666657e-01, 8.33333333333333322e-03, -1.98412698412684562e-04,
+                                   2.75573192217702830e-06,  -2.50521069867532146e-08, 1.60586365822314619e-10,
+                                   -7.59207691030735658e-13};
+inline constexpr float kCosF[] = {4.166666791e-02f, -1.388888806e-03f, 2.480059993e-05f, -2.729585162e-07f};
+inline constexpr double kCosD[] = {4.16666666666666644e-02,  -1.38888888888888894e-03, 2.48015873015865325e-05,
+                                   -2.75573192227543130e-07, 2.08767562104080776e-09,  -1.14705192378310191e-11,
+                                   4.74886257735895265e-14};
 template <class T, int N>
 WEFT_SIMD_INLINE Vec<T, N> sin_quadrant(Vec<T, N> r, int_vec_t<T, N> q) {
   Vec<T, N> z = r * r;
-  Vec<T, N> s, c;
-  if constexpr (std::is_same_v<T, float>) {
-    s = horner(z, -1.666666716e-01f, 8.333331905e-03f, -1.984008559e-04f, 2.724381147e-06f);
-    c = horner(z, 4.166666791e-02f, -1.388888806e-03f, 2.480059993e-05f, -2.729585162e-07f);
-  } else {
-    s = horner(z, -1.66666666666666657e-01, 8.33333333333333322e-03, -1.98412698412684562e-04,
-               2.75573192217702830e-06, -2.50521069867532146e-08, 1.60586365822314619e-10,
-               -7.59207691030735658e-13);
-    c = horner(z, 4.16666666666666644e-02, -1.38888888888888894e-03, 2.48015873015865325e-05,
-               -2.75573192227543130e-07, 2.08767562104080776e-09, -1.14705192378310191e-11,
-               4.74886257735895265e-14);
-  }
-  s = r + r * z * s;
-  c = z * (z * c - T(0.5)) + T(1);
+  Vec<T, N> s = r + r * z * minimax(z, kSinF, kSinD);
+  Vec<T, N> c = z * (z * minimax(z, kCosF, kCosD) - T(0.5)) + T(1);
   Mask<T, N> odd{cmp_ne(q & 1, 0).raw};
   Vec<T, N> y = select(odd, c, s);
   return from_bits<T, N>(to_bits(y) ^ ((q & 2) << (8 * int(sizeof(T)) - 2)));
@@ -1005,40 +1009,31 @@ WEFT_SIMD_INLINE Vec<T, N> sign(Vec<T, N> x) {
 }
 
 namespace detail {
+// sqrt_native for float and double lanes at one width: the intrinsic on the raw vector.
+#define WEFT_SQRT_NATIVE(lanes, F, D, sqrt_ps, sqrt_pd)                                                 \
+  WEFT_SIMD_INLINE Vec<float, lanes> sqrt_native(Vec<float, lanes> x) {                                \
+    return {(Vec<float, lanes>::Raw)sqrt_ps((F)x.raw)};                                       \
+  }                                                                                                   \
+  WEFT_SIMD_INLINE Vec<double, lanes / 2> sqrt_native(Vec<double, lanes / 2> x) {                      \
+    return {(Vec<double, lanes / 2>::Raw)sqrt_pd((D)x.raw)};                                  \
+  }
 #if defined(__SSE2__)
-WEFT_SIMD_INLINE Vec<float, 4> sqrt_native(Vec<float, 4> x) {
-  return {(Vec<float, 4>::Raw)_mm_sqrt_ps((__m128)x.raw)};
-}
-WEFT_SIMD_INLINE Vec<double, 2> sqrt_native(Vec<double, 2> x) {
-  return {(Vec<double, 2>::Raw)_mm_sqrt_pd((__m128d)x.raw)};
-}
+WEFT_SQRT_NATIVE(4, __m128, __m128d, _mm_sqrt_ps, _mm_sqrt_pd)
 #endif
 #if defined(__AVX__)
-WEFT_SIMD_INLINE Vec<float, 8> sqrt_native(Vec<float, 8> x) {
-  return {(Vec<float, 8>::Raw)_mm256_sqrt_ps((__m256)x.raw)};
-}
-WEFT_SIMD_INLINE Vec<double, 4> sqrt_native(Vec<double, 4> x) {
-  return {(Vec<double, 4>::Raw)_mm256_sqrt_pd((__m256d)x.raw)};
-}
+WEFT_SQRT_NATIVE(8, __m256, __m256d, _mm256_sqrt_ps, _mm256_sqrt_pd)
 #endif
 #if defined(__AVX512F__)
 // GCC 12's unmasked forms start from _mm512_undefined_*(), which -Wuninitialized flags
 // once inlined; the all-lanes masked forms compile to the same instruction.
-WEFT_SIMD_INLINE Vec<float, 16> sqrt_native(Vec<float, 16> x) {
-  return {(Vec<float, 16>::Raw)_mm512_mask_sqrt_ps((__m512)x.raw, __mmask16(0xffff), (__m512)x.raw)};
-}
-WEFT_SIMD_INLINE Vec<double, 8> sqrt_native(Vec<double, 8> x) {
-  return {(Vec<double, 8>::Raw)_mm512_mask_sqrt_pd((__m512d)x.raw, __mmask8(0xff), (__m512d)x.raw)};
-}
+WEFT_SIMD_INLINE __m512 sqrt512_ps(__m512 x) { return _mm512_mask_sqrt_ps(x, __mmask16(0xffff), x); }
+WEFT_SIMD_INLINE __m512d sqrt512_pd(__m512d x) { return _mm512_mask_sqrt_pd(x, __mmask8(0xff), x); }
+WEFT_SQRT_NATIVE(16, __m512, __m512d, sqrt512_ps, sqrt512_pd)
 #endif
 #if defined(__ARM_NEON) && defined(__aarch64__)
-WEFT_SIMD_INLINE Vec<float, 4> sqrt_native(Vec<float, 4> x) {
-  return {(Vec<float, 4>::Raw)vsqrtq_f32((float32x4_t)x.raw)};
-}
-WEFT_SIMD_INLINE Vec<double, 2> sqrt_native(Vec<double, 2> x) {
-  return {(Vec<double, 2>::Raw)vsqrtq_f64((float64x2_t)x.raw)};
-}
+WEFT_SQRT_NATIVE(4, float32x4_t, float64x2_t, vsqrtq_f32, vsqrtq_f64)
 #endif
+#undef WEFT_SQRT_NATIVE
 }  // namespace detail
 
 // sqrt(x), correctly rounded: the ISA's square root per register, std::sqrt per lane where there is none.
