@@ -42,25 +42,27 @@ namespace weft::simd {
 // Target
 // ---------------------------------------------------------------------------
 
+/// The vector ISA of the build: its widest register in bytes, and its name.
+struct Isa {
+  int bytes;
+  const char* name;
+};
+inline constexpr Isa kIsa =
 #if defined(__AVX512F__)
-inline constexpr int kBytes = 64;
-inline constexpr const char* kIsaName = "avx512";
+    {64, "avx512"};
 #elif defined(__AVX2__)
-inline constexpr int kBytes = 32;
-inline constexpr const char* kIsaName = "avx2";
+    {32, "avx2"};
 #elif defined(__AVX__)
-inline constexpr int kBytes = 32;
-inline constexpr const char* kIsaName = "avx";
+    {32, "avx"};
 #elif defined(__SSE2__)
-inline constexpr int kBytes = 16;
-inline constexpr const char* kIsaName = "sse2";
+    {16, "sse2"};
 #elif defined(__ARM_NEON)
-inline constexpr int kBytes = 16;
-inline constexpr const char* kIsaName = "neon";
+    {16, "neon"};
 #else
-inline constexpr int kBytes = 16;
-inline constexpr const char* kIsaName = "generic";
+    {16, "generic"};
 #endif
+inline constexpr int kBytes = kIsa.bytes;
+inline constexpr const char* kIsaName = kIsa.name;
 
 /// Lanes of T in one native register.
 template <class T>
