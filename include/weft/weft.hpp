@@ -15,6 +15,7 @@
 #include "weft/expr/expr.hpp"
 #include "weft/expr/ops.hpp"
 #include "weft/expr/nodes.hpp"
+#include "weft/expr/tree.hpp"
 #include "weft/expr/operators.hpp"
 #include "weft/dense/fuse.hpp"
 #include "weft/dense/factories.hpp"

@@ -96,7 +96,7 @@ def result(fn, entries):
         return "na"
     try:
         out = fn(*[operand(e) for e in entries])
-    except Exception:  # RuntimeError / NotImplementedError / TypeError: torch refuses these dtypes
+    except (RuntimeError, NotImplementedError, TypeError):  # torch refuses these dtypes
         return "no"
     return RESULT[out.dtype]
 

@@ -4,13 +4,9 @@
 
 #include <cstdint>
 
-#include "weft/backend/cpu/layer_norm.hpp"
+#include "weft/backend/rows.hpp"
 #include "weft/dense/factories.hpp"
 #include "weft/dense/operand.hpp"
-
-#if defined(__CUDACC__)
-#include "weft/backend/cuda/layer_norm.cuh"
-#endif
 
 namespace weft {
 namespace detail {
@@ -49,15 +45,7 @@ Tensor<T> layer_norm_impl(const TensorView<const T>& x, const TensorView<const T
   const std::int64_t n = ws.numel();
   if (y.numel() == 0) return y;
   const std::int64_t rows = x.numel() / n;
-  if (x.device().is_cpu()) {
-#if !defined(__CUDA_ARCH__)
-    cpu::run_layer_norm(xc.data(), wc.data(), bc.defined() ? bc.data() : nullptr, y.data(), rows, n, eps);
-#endif
-  } else {
-#if defined(__CUDACC__)
-    cuda::run_layer_norm(xc.data(), wc.data(), bc.defined() ? bc.data() : nullptr, y.data(), rows, n, eps, x.device());
-#endif
-  }
+  run_layer_norm_rows(xc.data(), wc.data(), bc.defined() ? bc.data() : nullptr, y.data(), rows, n, eps, x.device());
   return y;
 }
 

@@ -14,8 +14,9 @@
 #include "weft/dense/factories.hpp"
 #include "weft/dense/operand.hpp"
 #include "weft/plan/reduce_plan.hpp"
-#include "weft/expr/reducers.hpp"
 #include "weft/expr/operators.hpp"
+#include "weft/expr/reducers.hpp"
+#include "weft/expr/tree.hpp"
 
 #if defined(__CUDACC__)
 #include "weft/backend/cuda/reduce.cuh"

@@ -4,14 +4,10 @@
 
 #include <cstdint>
 
-#include "weft/backend/cpu/softmax.hpp"
+#include "weft/backend/rows.hpp"
 #include "weft/dense/factories.hpp"
-#include "weft/dense/operand.hpp"
 #include "weft/dense/fuse.hpp"
-
-#if defined(__CUDACC__)
-#include "weft/backend/cuda/softmax.cuh"
-#endif
+#include "weft/dense/operand.hpp"
 
 namespace weft {
 namespace detail {
@@ -32,15 +28,7 @@ Tensor<T> softmax_impl(const char* op, const TensorView<const T>& x, std::int64_
   if (y.numel() == 0) return y;
   std::int64_t outer = 1, n = 1, inner = 1;
   for (int k = 0; k < x.dim(); ++k) (k < d ? outer : k == d ? n : inner) *= x.shape()[k];
-  if (x.device().is_cpu()) {
-#if !defined(__CUDA_ARCH__)
-    cpu::run_softmax<kLog>(xc.data(), y.data(), outer, n, inner);
-#endif
-  } else {
-#if defined(__CUDACC__)
-    cuda::run_softmax<kLog>(xc.data(), y.data(), outer, n, inner, x.device());
-#endif
-  }
+  run_softmax_rows<kLog>(xc.data(), y.data(), outer, n, inner, x.device());
   return y;
 }
 

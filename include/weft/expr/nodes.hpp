@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/// @file Expression nodes: Leaf (a tensor), Scalar (a number), Map (an op over operands), Cast.
+/// @file Expression nodes: Leaf (a tensor), Scalar (a number), Map (an op over operands), Cast, and the list operands
+/// of foreach (ListLeaf, ListScalar). Each names its operand types (`children`); expr/tree.hpp walks trees through them.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,7 @@ namespace weft {
 template <Element T>
 struct Leaf : Expr<Leaf<T>> {
   using value_type = T;
+  using children = detail::TypeList<>;
   TensorView<const T> tensor;
 };
 
@@ -24,6 +26,7 @@ template <class S>
 struct Scalar : Expr<Scalar<S>> {
   static_assert(std::is_same_v<S, bool> || std::is_same_v<S, std::int64_t> || std::is_same_v<S, double>);
   using value_type = S;
+  using children = detail::TypeList<>;
   S value;
 };
 
@@ -163,6 +166,8 @@ struct Map : Expr<Map<Op, Args...>> {
   using value_type = typename types::value;
   /// Type the operands are converted to before op runs (float for 16-bit floats).
   using compute_type = typename types::compute;
+  using op_type = Op;
+  using children = detail::TypeList<Args...>;
 
   [[no_unique_address]] Op op;
   detail::Tuple<Args...> args;
@@ -172,6 +177,7 @@ struct Map : Expr<Map<Op, Args...>> {
 template <Element U, class E>
 struct Cast : Expr<Cast<U, E>> {
   using value_type = U;
+  using children = detail::TypeList<E>;
   E arg;
 };
 
@@ -179,6 +185,7 @@ struct Cast : Expr<Cast<U, E>> {
 template <Element T>
 struct ListLeaf : Expr<ListLeaf<T>> {
   using value_type = T;
+  using children = detail::TypeList<>;
   TensorList<T> list;
 };
 
@@ -186,72 +193,8 @@ struct ListLeaf : Expr<ListLeaf<T>> {
 template <class S>
 struct ListScalar : Expr<ListScalar<S>> {
   using value_type = S;
+  using children = detail::TypeList<>;
   ScalarList<S> values;
 };
 
-namespace detail {
-
-/// Preorder list of the Map node types in a tree: the candidates for sharing.
-template <class N>
-struct map_types_in {
-  using type = TypeList<>;
-};
-template <class Op, class... Args>
-struct map_types_in<Map<Op, Args...>> {
-  using type = concat_t<TypeList<Map<Op, Args...>>, typename map_types_in<Args>::type...>;
-};
-template <Element U, class E>
-struct map_types_in<Cast<U, E>> {
-  using type = typename map_types_in<E>::type;
-};
-
-template <class N>
-inline constexpr bool is_leaf_v = is_instance_v<N, Leaf> || is_instance_v<N, ListLeaf>;
-
-template <class N>
-inline constexpr bool is_map_v = is_instance_v<N, Map>;
-
-template <class N>
-inline constexpr bool is_cast_v = is_instance_v<N, Cast>;
-
-/// Calls f(node) for every node of the tree, parents before operands, left to
-/// right (the order kernels evaluate in). One template with `if constexpr`,
-/// so no overload needs to be declared before another.
-template <class Node, class F>
-void visit_nodes(Node& node, F&& f) {
-  f(node);
-  if constexpr (is_map_v<std::remove_const_t<Node>>) for_each_in(node.args, [&](auto& child) { visit_nodes(child, f); });
-  else if constexpr (is_cast_v<std::remove_const_t<Node>>) visit_nodes(node.arg, f);
-}
-
-/// Calls f(leaf) for every single-tensor Leaf in the tree, left to right.
-template <class Node, class F>
-void for_each_leaf(Node& node, F&& f) {
-  visit_nodes(node, [&](auto& n) {
-    if constexpr (requires { n.tensor; }) f(n);
-  });
-}
-
-/// Structural equality: same tensors (address, shape, strides), lists, numbers and ops.
-template <class Node>
-bool same_tree(const Node& a, const Node& b) {
-  if constexpr (is_map_v<Node>) {
-    return [&]<std::size_t... Is>(std::index_sequence<Is...>) {
-      return (same_tree(get<Is>(a.args), get<Is>(b.args)) && ...);
-    }(std::make_index_sequence<decltype(a.args)::size>{});
-  } else if constexpr (is_cast_v<Node>) {
-    return same_tree(a.arg, b.arg);
-  } else if constexpr (requires { a.tensor; }) {
-    return a.tensor.data() == b.tensor.data() && a.tensor.shape() == b.tensor.shape() &&
-           a.tensor.strides() == b.tensor.strides();
-  } else if constexpr (requires { a.list; }) {
-    return a.list.id() == b.list.id();
-  } else if constexpr (requires { a.values; }) {
-    return a.values.id() == b.values.id();
-  } else {
-    return a.value == b.value;
-  }
-}
-
-}  // namespace detail
 }  // namespace weft

@@ -9,6 +9,7 @@
 
 #include "weft/core/tuple.hpp"
 #include "weft/expr/nodes.hpp"
+#include "weft/expr/tree.hpp"
 #include "weft/plan/iteration.hpp"
 
 namespace weft::detail {
@@ -388,13 +389,11 @@ struct Evaluator<Cast<U, E>, Want, kLinear, Shared> {
 };
 
 /// Widest element (bytes) a tree reads from memory; sets the CUDA vector width.
+/// Numbers are kernel arguments; lists are read one member at a time, through their own cursors.
 template <class N>
-inline constexpr std::size_t element_bytes_v = 0;  // numbers are kernel arguments
-template <class T>
-inline constexpr std::size_t element_bytes_v<Leaf<T>> = sizeof(T);
-template <class Op, class... Args>
-inline constexpr std::size_t element_bytes_v<Map<Op, Args...>> = std::max({std::size_t(0), element_bytes_v<Args>...});
-template <class U, class E>
-inline constexpr std::size_t element_bytes_v<Cast<U, E>> = element_bytes_v<E>;
+inline constexpr std::size_t element_bytes_v = tree_max<N>([]<class M>(std::type_identity<M>) {
+  if constexpr (is_instance_v<M, Leaf>) return sizeof(typename M::value_type);
+  else return 0;
+});
 
 }  // namespace weft::detail

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "weft/expr/assign.hpp"
+#include "weft/expr/tree.hpp"
 #include "weft/plan/evaluator.hpp"
 
 namespace weft {
@@ -54,8 +55,8 @@ struct select_shared<All, TypeList<T, Rest...>, TypeList<Acc...>> {
 /// a per-element cache slot, so a subexpression named once in C++ and used in
 /// several outputs is computed once (unless recompute_cheaper_v).
 template <class... Exprs>
-using shared_nodes_t = typename select_shared<concat_t<typename map_types_in<Exprs>::type...>,
-                                              concat_t<typename map_types_in<Exprs>::type...>, TypeList<>>::type;
+using shared_nodes_t = typename select_shared<concat_t<maps_in_t<Exprs>...>,
+                                              concat_t<maps_in_t<Exprs>...>, TypeList<>>::type;
 
 /// The value a statement computes for a destination of dtype T.
 template <class T>

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "weft/expr/tree.hpp"
 #include "weft/plan/kernel.hpp"
 
 namespace weft::detail {
@@ -14,23 +15,13 @@ namespace weft::detail {
 /// ListLeaf nodes in an expression tree: each occurrence is one list operand
 /// of the kernel (one ListCursor, one id in the ListTable before dedup).
 template <class N>
-inline constexpr int list_leaf_count_v = 0;
-template <class T>
-inline constexpr int list_leaf_count_v<ListLeaf<T>> = 1;
-template <class Op, class... Args>
-inline constexpr int list_leaf_count_v<Map<Op, Args...>> = (0 + ... + list_leaf_count_v<Args>);
-template <class U, class E>
-inline constexpr int list_leaf_count_v<Cast<U, E>> = list_leaf_count_v<E>;
+inline constexpr int list_leaf_count_v =
+    int(tree_sum<N>([]<class M>(std::type_identity<M>) { return is_instance_v<M, ListLeaf>; }));
 
 /// ListScalar nodes in an expression tree.
 template <class N>
-inline constexpr int list_scalar_count_v = 0;
-template <class S>
-inline constexpr int list_scalar_count_v<ListScalar<S>> = 1;
-template <class Op, class... Args>
-inline constexpr int list_scalar_count_v<Map<Op, Args...>> = (0 + ... + list_scalar_count_v<Args>);
-template <class U, class E>
-inline constexpr int list_scalar_count_v<Cast<U, E>> = list_scalar_count_v<E>;
+inline constexpr int list_scalar_count_v =
+    int(tree_sum<N>([]<class M>(std::type_identity<M>) { return is_instance_v<M, ListScalar>; }));
 
 /// The list operands of a foreach kernel type, counted at compile time:
 /// every destination (a ListCursor) and every ListLeaf occurrence, and every

@@ -18,6 +18,7 @@
 
 #include "weft/core/tensor.hpp"
 #include "weft/core/tensor_list.hpp"
+#include "weft/expr/tree.hpp"
 #include "weft/plan/kernel.hpp"
 
 namespace weft::detail {
@@ -118,11 +119,7 @@ struct ExprNode {
 
 /// Nodes in an expression tree.
 template <class N>
-inline constexpr std::size_t node_count_v = 1;
-template <class Op, class... Args>
-inline constexpr std::size_t node_count_v<Map<Op, Args...>> = 1 + (0 + ... + node_count_v<Args>);
-template <class U, class E>
-inline constexpr std::size_t node_count_v<Cast<U, E>> = 1 + node_count_v<E>;
+inline constexpr std::size_t node_count_v = tree_sum<N>([](auto) { return 1; });
 
 /// The statements of one kernel, statement s writing outputs[s] from nodes [rhs_begin[s],
 /// rhs_begin[s+1]). It views arrays the caller holds (OperandStorage, on the stack: a kernel call

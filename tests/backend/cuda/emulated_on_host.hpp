@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <weft/backend/cuda/pointwise_thread.hpp>
+#include <weft/expr/tree.hpp>
 
 #include "backend/cuda/pointwise_suite.hpp"
 

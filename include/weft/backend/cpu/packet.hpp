@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "weft/backend/cpu/simd.hpp"
+#include "weft/expr/tree.hpp"
 #include "weft/plan/kernel.hpp"
 
 // Host code only: nvcc's device pass has no SIMD layer (see simd.hpp).
@@ -99,25 +100,22 @@ inline void store_packet(T* p, std::int64_t stride, Packet<T, L> v, bool stream)
 
 /// Whether every op in the tree has a packet form for its lane type.
 template <class N>
-inline constexpr bool packet_capable_v = true;
-template <class Op, class... Args>
-inline constexpr bool packet_capable_v<Map<Op, Args...>> =
-    (std::is_floating_point_v<typename Map<Op, Args...>::compute_type> || ops::has_integer_packets<Op>) &&
-    (packet_capable_v<Args> && ...);
-template <class U, class E>
-inline constexpr bool packet_capable_v<Cast<U, E>> = packet_capable_v<E>;
+inline constexpr bool packet_capable_v = tree_all<N>([]<class M>(std::type_identity<M>) {
+  if constexpr (is_map_v<M>)
+    return std::is_floating_point_v<typename M::compute_type> || ops::has_integer_packets<typename M::op_type>;
+  else return true;
+});
 
 /// Widest lane (bytes) a tree's values take; sets the kernel's packet length.
+/// Numbers adopt their parent's lane; a cast computes through float.
 template <class N>
-inline constexpr std::size_t lane_bytes_v = 0;  // numbers adopt their parent's lane
-template <class T>
-inline constexpr std::size_t lane_bytes_v<Leaf<T>> = sizeof(lane_t<T>);
-template <class Op, class... Args>
-inline constexpr std::size_t lane_bytes_v<Map<Op, Args...>> =
-    std::max({sizeof(lane_t<typename Map<Op, Args...>::compute_type>),
-              sizeof(lane_t<typename Map<Op, Args...>::value_type>), lane_bytes_v<Args>...});
-template <class U, class E>
-inline constexpr std::size_t lane_bytes_v<Cast<U, E>> = std::max({sizeof(lane_t<U>), sizeof(float), lane_bytes_v<E>});
+inline constexpr std::size_t lane_bytes_v = tree_max<N>([]<class M>(std::type_identity<M>) {
+  if constexpr (is_instance_v<M, Leaf>) return sizeof(lane_t<typename M::value_type>);
+  else if constexpr (is_map_v<M>)
+    return std::max(sizeof(lane_t<typename M::compute_type>), sizeof(lane_t<typename M::value_type>));
+  else if constexpr (is_cast_v<M>) return std::max(sizeof(lane_t<typename M::value_type>), sizeof(float));
+  else return std::size_t(0);
+});
 
 /// How a pointwise kernel runs in packets: whether every statement has a packet form, and the
 /// widest lane of its values and destinations.

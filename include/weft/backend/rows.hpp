@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+/// @file The row ops (softmax, log_softmax, layer_norm) handed to the executor of the data's device: one call per op,
+/// as backend/run.hpp does for statements, so that dense/ names no backend.
+#pragma once
+
+#include <cstdint>
+
+#include "weft/backend/cpu/layer_norm.hpp"
+#include "weft/backend/cpu/softmax.hpp"
+#include "weft/core/device.hpp"
+
+#if defined(__CUDACC__)
+#include "weft/backend/cuda/layer_norm.cuh"
+#include "weft/backend/cuda/softmax.cuh"
+#endif
+
+namespace weft::detail {
+inline namespace WEFT_BACKEND_ABI {
+
+// nvcc's device pass sees no CPU executor (host-only SIMD); a g++ translation unit sees no CUDA one (the op
+// refused CUDA tensors before allocating).
+
+/// softmax (log_softmax with kLog) of contiguous x viewed as (outer, n, inner), over the middle dim, into y.
+template <bool kLog, class T>
+void run_softmax_rows(const T* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t inner, Device device) {
+  if (device.is_cpu()) {
+#if !defined(__CUDA_ARCH__)
+    cpu::run_softmax<kLog>(x, y, outer, n, inner);
+#endif
+  } else {
+#if defined(__CUDACC__)
+    cuda::run_softmax<kLog>(x, y, outer, n, inner, device);
+#endif
+  }
+}
+
+/// layer_norm of `rows` contiguous rows of n elements into y; b may be null (no bias).
+template <class T>
+void run_layer_norm_rows(const T* x, const T* w, const T* b, T* y, std::int64_t rows, std::int64_t n, double eps,
+                         Device device) {
+  if (device.is_cpu()) {
+#if !defined(__CUDA_ARCH__)
+    cpu::run_layer_norm(x, w, b, y, rows, n, eps);
+#endif
+  } else {
+#if defined(__CUDACC__)
+    cuda::run_layer_norm(x, w, b, y, rows, n, eps, device);
+#endif
+  }
+}
+
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace weft::detail
