@@ -25,5 +25,6 @@
 #include "weft/dense/layer_norm.hpp"
 #include "weft/dense/matmul.hpp"
 #include "weft/dense/foreach_norm.hpp"
+#include "weft/dense/threads.hpp"
 #include "weft/nn/sdpa.hpp"
 #include "weft/optim/optim.hpp"

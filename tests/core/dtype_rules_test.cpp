@@ -73,6 +73,14 @@ API(Gelu, (const auto& x), weft::gelu(x))
 API(Silu, (const auto& x), weft::silu(x))
 API(Erf, (const auto& x), weft::erf(x))
 API(Reciprocal, (const auto& x), weft::reciprocal(x))
+API(Floor, (const auto& x), weft::floor(x))
+API(Ceil, (const auto& x), weft::ceil(x))
+API(Trunc, (const auto& x), weft::trunc(x))
+API(Round, (const auto& x), weft::round(x))
+API(IsNan, (const auto& x), weft::isnan(x))
+API(IsInf, (const auto& x), weft::isinf(x))
+API(IsFinite, (const auto& x), weft::isfinite(x))
+API(LogicalNot, (const auto& x), weft::logical_not(x))
 API(Add, (const auto& a, const auto& b), a + b)
 API(Sub, (const auto& a, const auto& b), a - b)
 API(Mul, (const auto& a, const auto& b), a * b)
@@ -86,6 +94,11 @@ API(Greater, (const auto& a, const auto& b), a > b)
 API(GreaterEqual, (const auto& a, const auto& b), a >= b)
 API(Equal, (const auto& a, const auto& b), a == b)
 API(NotEqual, (const auto& a, const auto& b), a != b)
+API(Fmod, (const auto& a, const auto& b), weft::fmod(a, b))
+API(Remainder, (const auto& a, const auto& b), weft::remainder(a, b))
+API(LogicalAnd, (const auto& a, const auto& b), weft::logical_and(a, b))
+API(LogicalOr, (const auto& a, const auto& b), weft::logical_or(a, b))
+API(LogicalXor, (const auto& a, const auto& b), weft::logical_xor(a, b))
 API(Clamp, (const auto& x, const auto& lo, const auto& hi), weft::clamp(x, lo, hi))
 API(Where, (const auto& c, const auto& a, const auto& b), weft::where(c, a, b))
 API(Lerp, (const auto& a, const auto& b, const auto& w), weft::lerp(a, b, w))
@@ -150,6 +163,14 @@ ROW(Gelu, (),               no,   no,   no,   f16,  bf16, f32,  f64);
 ROW(Silu, (),               no,   no,   no,   f16,  bf16, f32,  f64);
 ROW(Erf, (),                f32,  f32,  f32,  f16,  bf16, f32,  f64);
 ROW(Reciprocal, (),         f32,  f32,  f32,  f16,  bf16, f32,  f64);
+ROW(Floor, (),              no,   i32,  i64,  f16,  bf16, f32,  f64);
+ROW(Ceil, (),               no,   i32,  i64,  f16,  bf16, f32,  f64);
+ROW(Trunc, (),              no,   i32,  i64,  f16,  bf16, f32,  f64);
+ROW(Round, (),              no,   i32,  i64,  f16,  bf16, f32,  f64);
+ROW(IsNan, (),              b8,   b8,   b8,   b8,   b8,   b8,   b8);
+ROW(IsInf, (),              b8,   b8,   b8,   b8,   b8,   b8,   b8);
+ROW(IsFinite, (),           b8,   b8,   b8,   b8,   b8,   b8,   b8);
+ROW(LogicalNot, (),         b8,   b8,   b8,   b8,   b8,   b8,   b8);
 
 // a; b =                   B8    I32   I64   F16   BF16  F32   F64   bool  int   double
 ROW(Add, (B8),              b8,   i32,  i64,  f16,  bf16, f32,  f64,  b8,   i64,  f32);
@@ -306,6 +327,66 @@ ROW(NotEqual, (F64),        b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8, 
 ROW(NotEqual, (bool),       b8,   b8,   b8,   b8,   b8,   b8,   b8,   na,   na,   na);
 ROW(NotEqual, (int),        b8,   b8,   b8,   b8,   b8,   b8,   b8,   na,   na,   na);
 ROW(NotEqual, (double),     b8,   b8,   b8,   b8,   b8,   b8,   b8,   na,   na,   na);
+
+// a; b =                   B8    I32   I64   F16   BF16  F32   F64   bool  int   double
+ROW(Fmod, (B8),             no,   i32,  i64,  f16,  bf16, f32,  f64,  no,   i64,  f32);
+ROW(Fmod, (I32),            i32,  i32,  i64,  f16,  bf16, f32,  f64,  i32,  i32,  f32);
+ROW(Fmod, (I64),            i64,  i64,  i64,  f16,  bf16, f32,  f64,  i64,  i64,  f32);
+ROW(Fmod, (F16),            f16,  f16,  f16,  f16,  f32,  f32,  f64,  f16,  f16,  f16);
+ROW(Fmod, (BF16),           bf16, bf16, bf16, f32,  bf16, f32,  f64,  bf16, bf16, bf16);
+ROW(Fmod, (F32),            f32,  f32,  f32,  f32,  f32,  f32,  f64,  f32,  f32,  f32);
+ROW(Fmod, (F64),            f64,  f64,  f64,  f64,  f64,  f64,  f64,  f64,  f64,  f64);
+ROW(Fmod, (bool),           no,   i32,  i64,  f16,  bf16, f32,  f64,  na,   na,   na);
+ROW(Fmod, (int),            i64,  i32,  i64,  f16,  bf16, f32,  f64,  na,   na,   na);
+ROW(Fmod, (double),         f32,  f32,  f32,  f16,  bf16, f32,  f64,  na,   na,   na);
+
+// a; b =                   B8    I32   I64   F16   BF16  F32   F64   bool  int   double
+ROW(Remainder, (B8),        no,   i32,  i64,  f16,  bf16, f32,  f64,  no,   i64,  f32);
+ROW(Remainder, (I32),       i32,  i32,  i64,  f16,  bf16, f32,  f64,  i32,  i32,  f32);
+ROW(Remainder, (I64),       i64,  i64,  i64,  f16,  bf16, f32,  f64,  i64,  i64,  f32);
+ROW(Remainder, (F16),       f16,  f16,  f16,  f16,  f32,  f32,  f64,  f16,  f16,  f16);
+ROW(Remainder, (BF16),      bf16, bf16, bf16, f32,  bf16, f32,  f64,  bf16, bf16, bf16);
+ROW(Remainder, (F32),       f32,  f32,  f32,  f32,  f32,  f32,  f64,  f32,  f32,  f32);
+ROW(Remainder, (F64),       f64,  f64,  f64,  f64,  f64,  f64,  f64,  f64,  f64,  f64);
+ROW(Remainder, (bool),      no,   i32,  i64,  f16,  bf16, f32,  f64,  na,   na,   na);
+ROW(Remainder, (int),       i64,  i32,  i64,  f16,  bf16, f32,  f64,  na,   na,   na);
+ROW(Remainder, (double),    f32,  f32,  f32,  f16,  bf16, f32,  f64,  na,   na,   na);
+
+// a; b =                   B8    I32   I64   F16   BF16  F32   F64   bool  int   double
+ROW(LogicalAnd, (B8),       b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8);
+ROW(LogicalAnd, (I32),      b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8);
+ROW(LogicalAnd, (I64),      b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8);
+ROW(LogicalAnd, (F16),      b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8);
+ROW(LogicalAnd, (BF16),     b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8);
+ROW(LogicalAnd, (F32),      b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8);
+ROW(LogicalAnd, (F64),      b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8);
+ROW(LogicalAnd, (bool),     b8,   b8,   b8,   b8,   b8,   b8,   b8,   na,   na,   na);
+ROW(LogicalAnd, (int),      b8,   b8,   b8,   b8,   b8,   b8,   b8,   na,   na,   na);
+ROW(LogicalAnd, (double),   b8,   b8,   b8,   b8,   b8,   b8,   b8,   na,   na,   na);
+
+// a; b =                   B8    I32   I64   F16   BF16  F32   F64   bool  int   double
+ROW(LogicalOr, (B8),        b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8);
+ROW(LogicalOr, (I32),       b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8);
+ROW(LogicalOr, (I64),       b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8);
+ROW(LogicalOr, (F16),       b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8);
+ROW(LogicalOr, (BF16),      b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8);
+ROW(LogicalOr, (F32),       b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8);
+ROW(LogicalOr, (F64),       b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8);
+ROW(LogicalOr, (bool),      b8,   b8,   b8,   b8,   b8,   b8,   b8,   na,   na,   na);
+ROW(LogicalOr, (int),       b8,   b8,   b8,   b8,   b8,   b8,   b8,   na,   na,   na);
+ROW(LogicalOr, (double),    b8,   b8,   b8,   b8,   b8,   b8,   b8,   na,   na,   na);
+
+// a; b =                   B8    I32   I64   F16   BF16  F32   F64   bool  int   double
+ROW(LogicalXor, (B8),       b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8);
+ROW(LogicalXor, (I32),      b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8);
+ROW(LogicalXor, (I64),      b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8);
+ROW(LogicalXor, (F16),      b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8);
+ROW(LogicalXor, (BF16),     b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8);
+ROW(LogicalXor, (F32),      b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8);
+ROW(LogicalXor, (F64),      b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8);
+ROW(LogicalXor, (bool),     b8,   b8,   b8,   b8,   b8,   b8,   b8,   na,   na,   na);
+ROW(LogicalXor, (int),      b8,   b8,   b8,   b8,   b8,   b8,   b8,   na,   na,   na);
+ROW(LogicalXor, (double),   b8,   b8,   b8,   b8,   b8,   b8,   b8,   na,   na,   na);
 
 // x, lo; hi =              B8    I32   I64   F16   BF16  F32   F64   bool  int   double
 ROW(Clamp, (B8, B8),        no,   i32,  i64,  f16,  bf16, f32,  f64,  no,   i64,  f32);

@@ -203,6 +203,10 @@ TEST_CASE("reduce: errors name the op, the shapes and the fix") {
   CHECK(has(m, "weft::amax"));
   CHECK(has(m, "more than once"));
   CHECK(has(m, "[2, 3]"));
+  m = error_of([&] { weft::all(x, 2); });
+  CHECK(has(m, "weft::all"));
+  CHECK(has(m, "out of range"));
+  CHECK(has(error_of([&] { weft::any(x, {0, 0}); }), "weft::any"));
 
   const Tensor<float> e = weft::zeros<float>(Shape{4, 0});
   for (auto f : {+[](const weft::TensorBase<float>& t) { weft::max(t); }, +[](const weft::TensorBase<float>& t) { weft::min(t, 1); },
@@ -213,6 +217,10 @@ TEST_CASE("reduce: errors name the op, the shapes and the fix") {
     CHECK(has(m, "of size 0"));
     CHECK(has(m, "empty"));
   }
+  // any and all of nothing are false and true (no error), as in PyTorch.
+  CHECK(!weft::any(e).item());
+  CHECK(weft::all(e).item());
+  CHECK(values_of(weft::all(e, 1)) == std::vector<double>{1, 1, 1, 1});
   CHECK(has(error_of([&] { weft::max(e); }), "weft::max"));
   CHECK(has(error_of([&] { weft::amin(e, 1); }), "weft::amin"));
 

@@ -16,8 +16,8 @@ minimum / clamp / where / lerp / square / sign / rsqrt / reciprocal / ..., and
 torch.nn.functional.relu / gelu / silu.
 
 Numbers: weft takes a number wherever it takes a tensor, as a wrapped number. Where torch's
-Python signature takes only tensors (maximum, minimum, where's condition, clamp with one tensor
-and one number bound), a number is passed as a 0-dim tensor of its default dtype (bool, int64,
+Python signature takes only tensors (maximum, minimum, fmod's dividend, the logical ops, where's
+condition, clamp with one tensor and one number bound), a number is passed as a 0-dim tensor of its default dtype (bool, int64,
 float32), which promotes exactly as a wrapped number does; the script checks that claim before
 it starts. lerp's start and end are tensors in torch (a number there is a TypeError), so weft
 refuses numbers there too.
@@ -67,7 +67,9 @@ UNARY = [
     ("Exp", torch.exp), ("Log", torch.log), ("Log1p", torch.log1p), ("Expm1", torch.expm1), ("Sqrt", torch.sqrt),
     ("Rsqrt", torch.rsqrt), ("Sin", torch.sin), ("Cos", torch.cos), ("Tanh", torch.tanh),
     ("Sigmoid", torch.sigmoid), ("Gelu", F.gelu), ("Silu", F.silu), ("Erf", torch.erf),
-    ("Reciprocal", torch.reciprocal),
+    ("Reciprocal", torch.reciprocal), ("Floor", torch.floor), ("Ceil", torch.ceil), ("Trunc", torch.trunc),
+    ("Round", torch.round), ("IsNan", torch.isnan), ("IsInf", torch.isinf), ("IsFinite", torch.isfinite),
+    ("LogicalNot", torch.logical_not),
 ]
 BINARY = [
     ("Add", operator.add), ("Sub", operator.sub), ("Mul", operator.mul), ("Div", operator.truediv),
@@ -76,6 +78,10 @@ BINARY = [
     ("Minimum", lambda a, b: torch.minimum(as_tensor(a), as_tensor(b))),
     ("Less", operator.lt), ("LessEqual", operator.le), ("Greater", operator.gt),
     ("GreaterEqual", operator.ge), ("Equal", operator.eq), ("NotEqual", operator.ne),
+    ("Fmod", lambda a, b: torch.fmod(as_tensor(a), b)), ("Remainder", torch.remainder),
+    ("LogicalAnd", lambda a, b: torch.logical_and(as_tensor(a), as_tensor(b))),
+    ("LogicalOr", lambda a, b: torch.logical_or(as_tensor(a), as_tensor(b))),
+    ("LogicalXor", lambda a, b: torch.logical_xor(as_tensor(a), as_tensor(b))),
 ]
 # (functor, torch call, operands of the first slot)
 TERNARY = [

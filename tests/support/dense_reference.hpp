@@ -133,10 +133,10 @@ inline double sum_error_bound(std::int64_t n, double eps, double sum_abs) {
 // Checking a reduction's output
 // ---------------------------------------------------------------------------
 
-enum class Op { sum, mean, max, min, amax, amin, norm };
+enum class Op { sum, mean, max, min, amax, amin, norm, any, all };
 
 inline const char* op_name(Op op) {
-  constexpr const char* names[] = {"sum", "mean", "max", "min", "amax", "amin", "norm"};
+  constexpr const char* names[] = {"sum", "mean", "max", "min", "amax", "amin", "norm", "any", "all"};
   return names[int(op)];
 }
 
@@ -173,6 +173,10 @@ Expect expect_reduction(Op op, const std::vector<double>& group, double p, doubl
     case Op::amax: e.want = ref_max(group); break;  // one of the inputs: exact
     case Op::min:
     case Op::amin: e.want = ref_min(group); break;
+    case Op::any:  // a value is true when nonzero (NaN is); of nothing, any is false and all true
+      e.want = std::any_of(group.begin(), group.end(), [](double x) { return x != 0; });
+      break;
+    case Op::all: e.want = std::all_of(group.begin(), group.end(), [](double x) { return x != 0; }); break;
     case Op::norm: {
       e.want = ref_norm(group, p);
       if (std::isinf(p)) break;  // a max or a min of |x|: exact

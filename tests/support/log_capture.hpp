@@ -37,7 +37,10 @@ class LogCapture {
   }
   LogCapture(const LogCapture&) = delete;
   LogCapture& operator=(const LogCapture&) = delete;
-  ~LogCapture() { restore(); }
+  ~LogCapture() {
+    restore();
+    ::unlink(err_file_.c_str());  // the log file stays: weft keeps writing to it
+  }
 
   /// Everything logged so far in this capture.
   std::string text() {

@@ -26,6 +26,7 @@ void random_sweep(Rng& rng, int iterations) {
     const Layout layout = random_layout(rng, false);
     Domain dom;
     if constexpr (std::is_integral_v<T>) dom = Domain{-1000, 1000};
+    dom.zero_chance = 0.05;  // zeros decide any and all: some groups have one, some none
     const TensorView<T> x = make_view<T>(rng, full, dom, layout);
     const std::vector<double> values = values_of(x);
     const std::vector<std::int64_t> dims = random_dims(rng, full.rank());
@@ -37,6 +38,8 @@ void random_sweep(Rng& rng, int iterations) {
     INFO("dtype ", type_name<T>(), ", iteration ", iter, ", layout ", layout_name(layout));
     constexpr double eps = accumulator_eps<T>();
     check_reduction(weft::sum(x, dims, keepdim), Op::sum, values, full, mask, keepdim, 0, eps);
+    check_reduction(weft::any(x, dims, keepdim), Op::any, values, full, mask, keepdim, 0, 0);
+    check_reduction(weft::all(x, dims, keepdim), Op::all, values, full, mask, keepdim, 0, 0);
     if (n_red > 0) {
       check_reduction(weft::amax(x, dims, keepdim), Op::amax, values, full, mask, keepdim, 0, eps);
       check_reduction(weft::min(x, dims, keepdim), Op::min, values, full, mask, keepdim, 0, eps);

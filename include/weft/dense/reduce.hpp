@@ -12,6 +12,7 @@
 
 #include "weft/backend/cpu/reduce.hpp"
 #include "weft/dense/factories.hpp"
+#include "weft/dense/fuse.hpp"
 #include "weft/dense/operand.hpp"
 #include "weft/plan/reduce_plan.hpp"
 #include "weft/expr/operators.hpp"
@@ -167,11 +168,13 @@ Tensor<O> run_reduction(const char* op, const ReduceInput<E>& input, const Red& 
   return out;
 }
 
+/// The sum (`op` names the public op in errors: sum, or any / all counting their deciding elements).
 template <class E>
-Tensor<sum_dtype_t<typename E::value_type>> reduce_sum(const E& e, const std::vector<std::int64_t>* dims, bool keepdim) {
+Tensor<sum_dtype_t<typename E::value_type>> reduce_sum(const E& e, const std::vector<std::int64_t>* dims, bool keepdim,
+                                                       const char* op = "sum") {
   using V = typename E::value_type;
   using Acc = std::conditional_t<is_floating_v<V>, math_t<V>, std::int64_t>;
-  return run_reduction<sum_dtype_t<V>>("sum", prepare_reduce("sum", e, dims, keepdim, false), SumReducer<Acc>{});
+  return run_reduction<sum_dtype_t<V>>(op, prepare_reduce(op, e, dims, keepdim, false), SumReducer<Acc>{});
 }
 
 template <class E>
@@ -315,6 +318,43 @@ template <Operand X>
   requires HasTensorOperand<X>
 Tensor<to_floating_t<detail::operand_dtype_t<X>>> norm(const X& x, double p, const DimList& dim, bool keepdim = false) {
   return detail::reduce_norm(detail::as_expr(x), p, &dim.dims(), keepdim);
+}
+
+// any and all count the elements that decide them: all(x) = (sum of (x == 0)) == 0 and any(x) =
+// (sum of (x != 0)) > 0, one reduction each (the test fused into it) and a pass over its result.
+// Of nothing, all is true and any false (torch.all / torch.any).
+
+/// Whether every element is nonzero (NaN counts as nonzero), as a 0-dim bool tensor.
+template <Operand X>
+  requires HasTensorOperand<X>
+Tensor<bool> all(const X& x) {
+  return eval(detail::reduce_sum(detail::as_expr(logical_not(x)), nullptr, false, "all") == 0);
+}
+/// Whether every element along `dim` is nonzero.
+template <Operand X>
+  requires HasTensorOperand<X>
+Tensor<bool> all(const X& x, const DimList& dim, bool keepdim = false) {
+  return eval(detail::reduce_sum(detail::as_expr(logical_not(x)), &dim.dims(), keepdim, "all") == 0);
+}
+/// Whether any element is nonzero, as a 0-dim bool tensor.
+template <Operand X>
+  requires HasTensorOperand<X>
+Tensor<bool> any(const X& x) {
+  return eval(detail::reduce_sum(detail::as_expr(x != 0), nullptr, false, "any") > 0);
+}
+/// Whether any element along `dim` is nonzero.
+template <Operand X>
+  requires HasTensorOperand<X>
+Tensor<bool> any(const X& x, const DimList& dim, bool keepdim = false) {
+  return eval(detail::reduce_sum(detail::as_expr(x != 0), &dim.dims(), keepdim, "any") > 0);
+}
+
+/// Whether a and b (broadcast together) are close everywhere: all(isclose(a, b, rtol, atol,
+/// equal_nan)) (torch.allclose).
+template <Operand A, Operand B>
+  requires HasTensorOperand<A, B>
+bool allclose(const A& a, const B& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) {
+  return all(isclose(a, b, rtol, atol, equal_nan)).item();
 }
 
 }  // namespace WEFT_BACKEND_ABI

@@ -44,7 +44,41 @@ WEFT_UNARY_FLOAT_MATH(sin, sinf, sin)
 WEFT_UNARY_FLOAT_MATH(cos, cosf, cos)
 WEFT_UNARY_FLOAT_MATH(tanh, tanhf, tanh)
 WEFT_UNARY_FLOAT_MATH(erf, erff, erf)
+WEFT_UNARY_FLOAT_MATH(floor, floorf, floor)
+WEFT_UNARY_FLOAT_MATH(ceil, ceilf, ceil)
+WEFT_UNARY_FLOAT_MATH(trunc, truncf, trunc)
+WEFT_UNARY_FLOAT_MATH(round_even, rintf, rint)  // rint rounds in the default mode: to nearest, ties to even
 #undef WEFT_UNARY_FLOAT_MATH
+
+// Integers are integral already.
+#define WEFT_INTEGER_IDENTITY(name)                                   \
+  template <class I, std::enable_if_t<std::is_integral_v<I>, int> = 0> \
+  WEFT_HOST_DEVICE inline I name(I x) {                               \
+    return x;                                                         \
+  }
+WEFT_INTEGER_IDENTITY(floor)
+WEFT_INTEGER_IDENTITY(ceil)
+WEFT_INTEGER_IDENTITY(trunc)
+WEFT_INTEGER_IDENTITY(round_even)
+#undef WEFT_INTEGER_IDENTITY
+
+// fmod(a, b) = a - trunc(a / b) * b, exact; the sign of a. Integers: C++'s %, except that a
+// divisor of 0 gives 0 (PyTorch raises ZeroDivisionError on the CPU; a kernel cannot, and a trap
+// would kill the process) and -1 gives 0 (INT_MIN % -1 traps on x86).
+WEFT_HOST_DEVICE inline float fmod(float a, float b) { return ::fmodf(a, b); }
+WEFT_HOST_DEVICE inline double fmod(double a, double b) { return ::fmod(a, b); }
+template <class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
+WEFT_HOST_DEVICE inline I fmod(I a, I b) {
+  return b == I(0) || b == I(-1) ? I(0) : I(a % b);
+}
+
+// floor_mod(a, b) = a - floor(a / b) * b (torch.remainder, Python's %): fmod moved into b's sign
+// (ATen's formula: a zero or NaN stays as fmod gave it).
+template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
+WEFT_HOST_DEVICE inline T floor_mod(T a, T b) {
+  T r = fmod(a, b);
+  return r != T(0) && ((r < T(0)) != (b < T(0))) ? T(r + b) : r;
+}
 
 WEFT_HOST_DEVICE inline float pow(float x, float y) { return ::powf(x, y); }
 WEFT_HOST_DEVICE inline double pow(double x, double y) { return ::pow(x, y); }

@@ -97,6 +97,11 @@ struct map_types<ops::Kind::where, Cond, A, B> {
   using compute = math_t<value>;
 };
 template <class X>
+struct map_types<ops::Kind::predicate, X> {
+  using value = bool;
+  using compute = math_t<to_floating_t<typename mixed_promote<X>::type>>;
+};
+template <class X>
 struct map_types<ops::Kind::square, X> {
   using value = typename mixed_promote<X, Scalar<std::int64_t>>::type;  // x * 2's dtype: bool squares in int64
   using compute = math_t<value>;
@@ -149,6 +154,18 @@ WEFT_REFUSE(Pow, pow_refused_v<Args...>,
             "weft::pow of bool by a bool tensor is not supported (nor in PyTorch); cast<int32_t>() the base first")
 WEFT_REFUSE(Clamp, (std::is_same_v<typename mixed_promote<Args...>::type, bool>),
             "weft::clamp of bool with bool bounds is not supported (nor in PyTorch); cast<int32_t>(x) first")
+WEFT_REFUSE(Floor, (is_bool_node_v<Args> && ...),
+            "weft::floor of a bool tensor is not supported (nor in PyTorch); cast<int32_t>(x) first")
+WEFT_REFUSE(Ceil, (is_bool_node_v<Args> && ...),
+            "weft::ceil of a bool tensor is not supported (nor in PyTorch); cast<int32_t>(x) first")
+WEFT_REFUSE(Trunc, (is_bool_node_v<Args> && ...),
+            "weft::trunc of a bool tensor is not supported (nor in PyTorch); cast<int32_t>(x) first")
+WEFT_REFUSE(Round, (is_bool_node_v<Args> && ...),
+            "weft::round of a bool tensor is not supported (nor in PyTorch); cast<int32_t>(x) first")
+WEFT_REFUSE(Fmod, (std::is_same_v<typename mixed_promote<Args...>::type, bool>),
+            "weft::fmod of bools is not supported (nor in PyTorch); cast<int32_t>() an operand first")
+WEFT_REFUSE(Remainder, (std::is_same_v<typename mixed_promote<Args...>::type, bool>),
+            "weft::remainder of bools is not supported (nor in PyTorch); cast<int32_t>() an operand first")
 WEFT_REFUSE(Where, where_refused_v<Args...>,
             "weft::where needs a bool condition (as in PyTorch); compare it, e.g. where(c != 0, a, b)")
 WEFT_REFUSE(Lerp, lerp_refused_v<Args...>,

@@ -81,6 +81,14 @@ WEFT_UNARY_FUNCTION(erf, Erf)
 WEFT_UNARY_FUNCTION(square, Square)
 WEFT_UNARY_FUNCTION(reciprocal, Reciprocal)
 WEFT_UNARY_FUNCTION(sign, Sign)
+WEFT_UNARY_FUNCTION(floor, Floor)
+WEFT_UNARY_FUNCTION(ceil, Ceil)
+WEFT_UNARY_FUNCTION(trunc, Trunc)
+WEFT_UNARY_FUNCTION(round, Round)
+WEFT_UNARY_FUNCTION(isnan, IsNan)
+WEFT_UNARY_FUNCTION(isinf, IsInf)
+WEFT_UNARY_FUNCTION(isfinite, IsFinite)
+WEFT_UNARY_FUNCTION(logical_not, LogicalNot)
 #undef WEFT_UNARY_FUNCTION
 
 #define WEFT_BINARY_FUNCTION(name, Op)                       \
@@ -92,7 +100,37 @@ WEFT_UNARY_FUNCTION(sign, Sign)
 WEFT_BINARY_FUNCTION(pow, Pow)
 WEFT_BINARY_FUNCTION(maximum, Maximum)
 WEFT_BINARY_FUNCTION(minimum, Minimum)
+WEFT_BINARY_FUNCTION(fmod, Fmod)
+WEFT_BINARY_FUNCTION(remainder, Remainder)
+WEFT_BINARY_FUNCTION(logical_and, LogicalAnd)
+WEFT_BINARY_FUNCTION(logical_or, LogicalOr)
+WEFT_BINARY_FUNCTION(logical_xor, LogicalXor)
 #undef WEFT_BINARY_FUNCTION
+
+namespace detail {
+/// A bool tensor, bool expression or bool number: what &&, || and ! take (logical_and, logical_or
+/// and logical_not take any dtype).
+template <class X>
+concept BoolOperand = std::is_same_v<typename expr_t<X>::value_type, bool>;
+}  // namespace detail
+
+/// a && b, a || b and !a elementwise on bool operands (masks: `isfinite(x) && (x > 0)`). Both sides
+/// are always evaluated, element by element: there is no short circuit in a kernel.
+template <Operand A, Operand B>
+  requires HasTensorOperand<A, B> && detail::BoolOperand<A> && detail::BoolOperand<B>
+auto operator&&(const A& a, const B& b) {
+  return detail::make_map<ops::LogicalAnd>(a, b);
+}
+template <Operand A, Operand B>
+  requires HasTensorOperand<A, B> && detail::BoolOperand<A> && detail::BoolOperand<B>
+auto operator||(const A& a, const B& b) {
+  return detail::make_map<ops::LogicalOr>(a, b);
+}
+template <Operand A>
+  requires HasTensorOperand<A> && detail::BoolOperand<A>
+auto operator!(const A& a) {
+  return detail::make_map<ops::LogicalNot>(a);
+}
 
 /// clamp(x, lo, hi) = min(max(x, lo), hi); lo and hi may be numbers or tensors.
 template <Operand X, Operand Lo, Operand Hi>
@@ -120,6 +158,31 @@ template <Element U, Operand X>
   requires HasTensorOperand<X>
 auto cast(const X& x) {
   return Cast<U, detail::expr_t<X>>{{}, detail::as_expr(x)};
+}
+
+namespace detail {
+/// x as a floating operand of dtype F: a tensor or expression cast to F, a number as a double.
+template <class F, class X>
+auto as_floating(const X& x) {
+  if constexpr (Number<X>) return as_expr(double(x));
+  else return cast<F>(x);
+}
+}  // namespace detail
+
+/// isclose(a, b) = a == b || |a - b| <= atol + rtol |b| (torch.isclose), elementwise, bool; with
+/// equal_nan two NaNs are close too. Integer and bool operands compare as float (a bool operand
+/// of a subtraction is refused), as exact integers would only need a == b.
+template <Operand A, Operand B>
+  requires HasTensorOperand<A, B>
+auto isclose(const A& a, const B& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) {
+  using Ea = detail::expr_t<A>;
+  using Eb = detail::expr_t<B>;
+  using F = to_floating_t<typename detail::mixed_promote<Ea, Eb>::type>;
+  if (!(rtol >= 0) || !(atol >= 0))
+    detail::fail("isclose", "rtol and atol must be >= 0, got rtol ", rtol, " and atol ", atol);
+  const auto fa = detail::as_floating<F>(a);
+  const auto fb = detail::as_floating<F>(b);
+  return (fa == fb) || (abs(fa - fb) <= atol + rtol * abs(fb)) || (equal_nan && (isnan(fa) && isnan(fb)));
 }
 
 }  // namespace weft

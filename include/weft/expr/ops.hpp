@@ -15,6 +15,7 @@ enum class Kind : unsigned char {
   comparison,  // compute in the promoted type, result bool
   where,       // (cond, a, b): promote a and b; cond is only tested
   square,      // (x): promote x with the number 2, as torch.square = pow(x, 2) does: bool -> int64
+  predicate,   // (x): compute in x's floating type (integers and bool as float), result bool
 };
 
 /// How the op is printed by WEFT_LOGS=output_code.
@@ -59,6 +60,14 @@ struct Pow {  // pow(a, b) = a^b
   WEFT_OP_TRAITS(arithmetic, "pow", call)
   template <class V> WEFT_HOST_DEVICE V operator()(V a, V b) const { using math::pow; return pow(a, b); }
 };
+struct Fmod {  // fmod(a, b) = a - trunc(a / b) * b, exactly (C's fmod): the sign of a
+  WEFT_OP_TRAITS(arithmetic, "fmod", call)
+  template <class V> WEFT_HOST_DEVICE V operator()(V a, V b) const { using math::fmod; return fmod(a, b); }
+};
+struct Remainder {  // remainder(a, b) = a - floor(a / b) * b (Python's %): the sign of b
+  WEFT_OP_TRAITS(arithmetic, "remainder", call)
+  template <class V> WEFT_HOST_DEVICE V operator()(V a, V b) const { using math::floor_mod; return floor_mod(a, b); }
+};
 
 #define WEFT_COMPARISON_OP(Name, text, fn)                                                      \
   struct Name {                                                                                 \
@@ -72,6 +81,35 @@ WEFT_COMPARISON_OP(GreaterEqual, ">=", ge)   // a >= b
 WEFT_COMPARISON_OP(Equal, "==", eq)          // a == b
 WEFT_COMPARISON_OP(NotEqual, "!=", ne)       // a != b
 #undef WEFT_COMPARISON_OP
+
+// Logical ops test their operands against zero (NaN is true, as in PyTorch) and combine the 0/1
+// truths: min is "and", max is "or", != is "xor". The truths are bools for scalars and 0/1 lanes
+// for packets, so one body serves both.
+struct LogicalAnd {  // a && b = (a != 0) and (b != 0)
+  WEFT_OP_TRAITS(comparison, "&&", infix)
+  template <class V> WEFT_HOST_DEVICE auto operator()(V a, V b) const {
+    using namespace math;
+    return min(ne(a, constant<V>(0)), ne(b, constant<V>(0)));
+  }
+};
+struct LogicalOr {  // a || b = (a != 0) or (b != 0)
+  WEFT_OP_TRAITS(comparison, "||", infix)
+  template <class V> WEFT_HOST_DEVICE auto operator()(V a, V b) const {
+    using namespace math;
+    return max(ne(a, constant<V>(0)), ne(b, constant<V>(0)));
+  }
+};
+struct LogicalXor {  // logical_xor(a, b) = (a != 0) != (b != 0)
+  WEFT_OP_TRAITS(comparison, "logical_xor", call)
+  template <class V> WEFT_HOST_DEVICE auto operator()(V a, V b) const {
+    using namespace math;
+    return ne(ne(a, constant<V>(0)), ne(b, constant<V>(0)));
+  }
+};
+struct LogicalNot {  // !x = (x == 0)
+  WEFT_OP_TRAITS(comparison, "!", prefix)
+  template <class V> WEFT_HOST_DEVICE auto operator()(V x) const { using namespace math; return eq(x, constant<V>(0)); }
+};
 
 // ---- unary, dtype-preserving -----------------------------------------------------
 struct Neg {  // -x
@@ -96,6 +134,43 @@ struct Square {  // square(x) = x * x
 struct Sign {  // sign(x) = (x > 0) - (x < 0)
   WEFT_OP_TRAITS(arithmetic, "sign", call)
   template <class V> WEFT_HOST_DEVICE V operator()(V x) const { using math::sign; return sign(x); }
+};
+// Rounding to an integral value of the same dtype (integers pass through; bool is refused, as in PyTorch).
+struct Floor {  // floor(x): the largest integer <= x
+  WEFT_OP_TRAITS(arithmetic, "floor", call)
+  template <class V> WEFT_HOST_DEVICE V operator()(V x) const { using math::floor; return floor(x); }
+};
+struct Ceil {  // ceil(x): the smallest integer >= x
+  WEFT_OP_TRAITS(arithmetic, "ceil", call)
+  template <class V> WEFT_HOST_DEVICE V operator()(V x) const { using math::ceil; return ceil(x); }
+};
+struct Trunc {  // trunc(x): x rounded toward zero
+  WEFT_OP_TRAITS(arithmetic, "trunc", call)
+  template <class V> WEFT_HOST_DEVICE V operator()(V x) const { using math::trunc; return trunc(x); }
+};
+struct Round {  // round(x): the nearest integer, ties to even (torch.round; C's round breaks ties away from zero)
+  WEFT_OP_TRAITS(arithmetic, "round", call)
+  template <class V> WEFT_HOST_DEVICE V operator()(V x) const { using math::round_even; return round_even(x); }
+};
+
+// ---- unary tests, bool-valued (computed in the floating type: an integer is always finite) ---------
+struct IsNan {  // isnan(x) = x != x
+  WEFT_OP_TRAITS(predicate, "isnan", call)
+  template <class V> WEFT_HOST_DEVICE auto operator()(V x) const { using namespace math; return ne(x, x); }
+};
+struct IsInf {  // isinf(x) = |x| == inf
+  WEFT_OP_TRAITS(predicate, "isinf", call)
+  template <class V> WEFT_HOST_DEVICE auto operator()(V x) const {
+    using namespace math;
+    return eq(abs(x), constant<V>(double(INFINITY)));
+  }
+};
+struct IsFinite {  // isfinite(x) = |x| < inf (false for NaN)
+  WEFT_OP_TRAITS(predicate, "isfinite", call)
+  template <class V> WEFT_HOST_DEVICE auto operator()(V x) const {
+    using namespace math;
+    return lt(abs(x), constant<V>(double(INFINITY)));
+  }
 };
 
 // ---- unary, float-valued (integers compute in float) -------------------------------

@@ -66,6 +66,30 @@ TEST_CASE("pointwise on cuda: numbers, factories, compound assignment, eval and 
 
 // More than 2^31 elements: the strided kernel's 64-bit index math and the
 // vector kernel's 64-bit offsets. About 4.3 GB of device memory, bool outputs.
+TEST_CASE("pointwise on cuda: rounding, modulo, logical ops and tests of values" * doctest::skip(!cuda_available())) {
+  const Shape shape{41, 37};
+  Tensor<float> xh = weft::randn<float>(shape, 11) * 4;
+  Tensor<float> x = xh.to(Device::cuda());
+  Tensor<float> r = weft::eval(weft::round(x) + weft::floor(x) * 2 + weft::fmod(x, 1.5) + weft::remainder(x, -2.0));
+  check_result(
+      r,
+      [&](const Index& i) {
+        const double v = value_at(xh, i), f = std::fmod(v, 1.5), m = std::fmod(v, -2.0);
+        const double rem = m != 0 && m > 0 ? m - 2.0 : m;
+        const double want = std::nearbyint(v) + std::floor(v) * 2 + f + rem;
+        return Expected{want, std::fabs(std::nearbyint(v)) + std::fabs(std::floor(v)) * 2 + 4};
+      },
+      4);
+  Tensor<bool> b = weft::eval((weft::isfinite(x / (x > 0)) && (x < 1)) || weft::logical_not(x));
+  check_result(
+      b,
+      [&](const Index& i) {
+        const double v = value_at(xh, i);
+        return Expected{double((v > 0 && v < 1) || v == 0), 0};
+      },
+      0);
+}
+
 TEST_CASE("pointwise on cuda: more than 2^31 elements" * doctest::skip(!cuda_available())) {
   const std::int64_t rows = 46341, cols = 46341;  // rows * cols = 2^31 + 4634
   const std::int64_t n = rows * cols;

@@ -17,6 +17,13 @@
 
 namespace weft::detail::cpu {
 
+/// Sets the threads of every CPU kernel and of Eigen's GEMM (Eigen reads a process-wide count of
+/// its own).
+inline void set_thread_limit(int n) {
+  thread_limit.store(n, std::memory_order_relaxed);
+  Eigen::setNbThreads(n);
+}
+
 /// Below this many multiply-adds per product, a batch runs one product per
 /// thread; above it (or with a single product) Eigen threads each product.
 inline constexpr std::int64_t kSmallGemm = std::int64_t(1) << 21;

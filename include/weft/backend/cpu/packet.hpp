@@ -32,6 +32,17 @@ WEFT_PACKET_COMPARISON(eq, cmp_eq)
 WEFT_PACKET_COMPARISON(ne, cmp_ne)
 #undef WEFT_PACKET_COMPARISON
 
+// fmod and remainder lane by lane through the scalar definitions (expr/math.hpp): C's fmod is
+// exact, which a quotient computed in packets is not; integer lanes keep the zero-divisor rule.
+template <class T, int N>
+inline Vec<T, N> fmod(Vec<T, N> a, Vec<T, N> b) {
+  return detail::map_lanes(a, b, [](T x, T y) { return math::fmod(x, y); });
+}
+template <class T, int N>
+inline Vec<T, N> floor_mod(Vec<T, N> a, Vec<T, N> b) {
+  return detail::map_lanes(a, b, [](T x, T y) { return math::floor_mod(x, y); });
+}
+
 /// where()'s truth test: c != 0, lane by lane.
 template <class T, int N>
 inline Mask<T, N> nonzero(Vec<T, N> c) {

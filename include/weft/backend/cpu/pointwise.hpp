@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 
 #include "weft/backend/cpu/packet.hpp"
@@ -22,9 +23,17 @@ namespace weft::detail::cpu {
 /// costs more than the work.
 inline constexpr std::int64_t kMinElementsPerThread = 16384;
 
+/// The thread count weft::set_num_threads chose for every CPU kernel, in every calling thread
+/// (0: none chosen, OpenMP's default applies). A process-wide setting, as torch.set_num_threads,
+/// where omp_set_num_threads would set only the calling thread's count.
+inline std::atomic<int> thread_limit{0};
+
+/// Threads a CPU kernel may use: set_num_threads's count, else OpenMP's (OMP_NUM_THREADS, or one
+/// per hardware thread).
 inline int max_threads() {
 #if defined(_OPENMP)
-  return omp_get_max_threads();
+  const int limit = thread_limit.load(std::memory_order_relaxed);
+  return limit > 0 ? limit : omp_get_max_threads();
 #else
   return 1;
 #endif

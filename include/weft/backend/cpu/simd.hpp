@@ -1070,6 +1070,43 @@ WEFT_SIMD_INLINE Vec<T, N> floor(Vec<T, N> x) {
   return select(cmp_lt(ax, kTwoPowMant), r, x);
 }
 
+// ceil(x) = -floor(-x): the signs of zeros follow (ceil(-0.5) = -0).
+template <class T, int N>
+  requires std::is_floating_point_v<T>
+WEFT_SIMD_INLINE Vec<T, N> ceil(Vec<T, N> x) {
+  return -floor(-x);
+}
+
+// trunc(x) = floor(|x|) with x's sign.
+template <class T, int N>
+  requires std::is_floating_point_v<T>
+WEFT_SIMD_INLINE Vec<T, N> trunc(Vec<T, N> x) {
+  return detail::copysign(floor(abs(x)), x);
+}
+
+// round_even(x): the nearest integer, ties to even. Adding and subtracting 2^p rounds |x| < 2^p in
+// the default rounding mode (nearest, ties to even); larger |x| (and inf, NaN) pass through.
+template <class T, int N>
+  requires std::is_floating_point_v<T>
+WEFT_SIMD_INLINE Vec<T, N> round_even(Vec<T, N> x) {
+  constexpr T kTwoPowMant = detail::FloatTraits<T>::kTwoPowMant;
+  Vec<T, N> ax = abs(x);
+  return select(cmp_lt(ax, kTwoPowMant), detail::copysign((ax + kTwoPowMant) - kTwoPowMant, x), x);
+}
+
+// Integer lanes are integral already.
+#define WEFT_SIMD_INTEGER_IDENTITY(name)          \
+  template <class T, int N>                       \
+    requires std::is_integral_v<T>                \
+  WEFT_SIMD_INLINE Vec<T, N> name(Vec<T, N> x) {  \
+    return x;                                     \
+  }
+WEFT_SIMD_INTEGER_IDENTITY(floor)
+WEFT_SIMD_INTEGER_IDENTITY(ceil)
+WEFT_SIMD_INTEGER_IDENTITY(trunc)
+WEFT_SIMD_INTEGER_IDENTITY(round_even)
+#undef WEFT_SIMD_INTEGER_IDENTITY
+
 // exp(x) = 2^k exp(r), x = k ln2 + r, |r| <= ln2/2 (ln2 in two parts); exp(r) = 1 + r + r^2 P(r),
 // P minimax degree 4 (float) / 9 (double); 2^k applied as two factors so subnormal results round once.
 template <class T, int N>
