@@ -54,6 +54,36 @@ TEST_CASE("matmul: large and batched products (Eigen's blocked kernels, threads 
   check_matmul<float>(row, operand<float>(rng, Shape{3, 50, 7}));
 }
 
+TEST_CASE("matmul: transposed operands are read in place (only the output is allocated)") {
+  // A linear layer's backward: dW = dY^T X and dX = dY W, with W^T and dY^T as transposed views.
+  WEFT_TEST_RNG(rng);
+  auto counters = [] { return weft::detail::tensor_counters().allocations.load() + weft::detail::tensor_counters().copies.load(); };
+  for (const bool ta : {false, true})
+    for (const bool tb : {false, true})
+      for (const Shape& batch : {Shape{}, Shape{3}, Shape{2, 1}}) {
+        auto matrix = [&](std::int64_t rows, std::int64_t cols, bool transposed, const Shape& b) {
+          Shape s = b;
+          s.push_back(transposed ? cols : rows);
+          s.push_back(transposed ? rows : cols);
+          const TensorView<float> stored = make_view<float>(rng, s, Domain{}, Layout::contiguous);
+          return transposed ? stored.transpose(-1, -2) : stored;
+        };
+        const TensorView<float> a = matrix(37, 70, ta, batch);
+        const TensorView<float> b = matrix(70, 19, tb, batch.rank() == 2 ? Shape{4} : batch);  // [2, 1] with [4]: broadcast
+        INFO("a transposed ", ta, ", b transposed ", tb, ", batch ", shape_str(batch));
+        const std::int64_t before = counters();
+        const Tensor<float> c = weft::matmul(a, b);
+        CHECK(counters() - before == 1);  // the output, no copy of an operand
+        check_matmul<float>(a, b);
+      }
+  // Integers too (their loop reads either order), and a transposed vector operand.
+  const TensorView<std::int32_t> ia = make_view<std::int32_t>(rng, Shape{9, 13}, Domain{-50, 50}, Layout::contiguous);
+  const TensorView<std::int32_t> ib = make_view<std::int32_t>(rng, Shape{11, 9}, Domain{-50, 50}, Layout::contiguous);
+  check_matmul<std::int32_t>(ia.transpose(0, 1), ib.transpose(0, 1));
+  check_matmul<float>(make_view<float>(rng, Shape{5, 1}, Domain{}, Layout::contiguous).transpose(0, 1),
+                      make_view<float>(rng, Shape{6, 5}, Domain{}, Layout::contiguous).transpose(0, 1));
+}
+
 TEST_CASE("matmul: expression operands are evaluated first") {
   WEFT_TEST_RNG(rng);
   const TensorView<float> a = operand<float>(rng, Shape{4, 6}), b = operand<float>(rng, Shape{6, 3});

@@ -51,31 +51,38 @@ inline MatmulShapes matmul_shapes(const Shape& a, const Shape& b) {
   return s;
 }
 
-/// An operand as a batch of row-major matrices: `view` has shape
-/// (batch..., rows, cols) (expanded, so broadcast batch dims have stride 0)
-/// and rows `ld` elements apart, ld >= cols. Layouts that are not row-major
-/// (a transpose, a broadcast row) are copied into a contiguous tensor first.
+/// An operand as a batch of matrices: `view` has shape (batch..., rows, cols) (expanded, so
+/// broadcast batch dims have stride 0), row-major with rows `ld` elements apart (ld >= cols), or,
+/// with col_major, column-major with columns ld apart (ld >= rows): a transposed view, as the
+/// backward of a linear layer passes, is read in place (both GEMMs take either order). Other
+/// layouts (a broadcast row, a slice with both strides > 1) are copied into a contiguous tensor.
 template <class T>
 struct MatrixOperand {
   TensorView<const T> view;
   std::int64_t ld = 1;
   Strides batch_strides;
+  bool col_major = false;
 };
 
 inline namespace WEFT_BACKEND_ABI {  // matrix_operand copies (contiguous)
 
+/// `allow_col_major`: whether the GEMM that follows reads column-major operands (the packed
+/// bfloat16 GEMMs read rows only).
 template <class T>
 MatrixOperand<T> matrix_operand(const TensorView<const T>& x, bool vector_is_row, const Shape& batch,
-                                std::int64_t rows, std::int64_t cols) {
+                                std::int64_t rows, std::int64_t cols, bool allow_col_major) {
   const TensorView<const T> matrix = x.dim() != 1 ? x : vector_is_row ? x.unsqueeze(0) : x.unsqueeze(1);
   const std::int64_t rs = matrix.strides()[matrix.dim() - 2], cs = matrix.strides()[matrix.dim() - 1];
   const bool row_major = (cols == 1 || cs == 1) && (rows == 1 || rs >= cols);
+  const bool col_major = !row_major && allow_col_major && (rows == 1 || rs == 1) && (cols == 1 || cs >= rows);
   Shape target = batch;
   target.push_back(rows);
   target.push_back(cols);
-  const TensorView<const T> view = (row_major ? matrix : matrix.contiguous()).expand(target);
-  const std::int64_t ld = rows == 1 ? std::max<std::int64_t>(cols, 1) : view.strides()[view.dim() - 2];
-  return MatrixOperand<T>{view, ld, Shape(view.strides().begin(), view.strides().end() - 2)};
+  const TensorView<const T> view = (row_major || col_major ? matrix : matrix.contiguous()).expand(target);
+  const std::int64_t ld = col_major ? (cols == 1 ? std::max<std::int64_t>(rows, 1) : view.strides()[view.dim() - 1])
+                          : rows == 1 ? std::max<std::int64_t>(cols, 1)
+                                      : view.strides()[view.dim() - 2];
+  return MatrixOperand<T>{view, ld, Shape(view.strides().begin(), view.strides().end() - 2), col_major};
 }
 
 /// The single stride that steps every batch index of `batch` (true), or false
@@ -137,8 +144,9 @@ Tensor<T> matmul_impl(const TensorView<const T>& a, const TensorView<const T>& b
     fill_bytes(out.data(), device, &zero, sizeof(T), std::size_t(out.numel()));
     return out;
   }
-  const MatrixOperand<T> ma = matrix_operand(a, true, s.batch, s.n, s.k);
-  const MatrixOperand<T> mb = matrix_operand(b, false, s.batch, s.k, s.m);
+  const bool rows_only = device.is_cpu() && is_16bit_float_v<T>;  // the packed bfloat16 GEMMs
+  const MatrixOperand<T> ma = matrix_operand(a, true, s.batch, s.n, s.k, !rows_only);
+  const MatrixOperand<T> mb = matrix_operand(b, false, s.batch, s.k, s.m, !rows_only);
   if (device.is_cpu()) {
 #if !defined(__CUDA_ARCH__)
 #if WEFT_GEMM_AMX || WEFT_GEMM_BFMMLA
@@ -149,7 +157,7 @@ Tensor<T> matmul_impl(const TensorView<const T>& a, const TensorView<const T>& b
 #endif
     if constexpr (!is_16bit_float_v<T>) {
       cpu::gemm_batched(ma.view.data(), ma.ld, ma.batch_strides, mb.view.data(), mb.ld, mb.batch_strides, out.data(),
-                        s.batch, s.n, s.k, s.m);
+                        s.batch, s.n, s.k, s.m, ma.col_major, mb.col_major);
     }
 #endif
   } else {
@@ -159,15 +167,15 @@ Tensor<T> matmul_impl(const TensorView<const T>& a, const TensorView<const T>& b
       // broadcast patterns are copied into a contiguous batch first.
       auto flatten = [&](const MatrixOperand<T>& mo, std::int64_t rows, std::int64_t cols, std::int64_t& stride) {
         if (uniform_batch_stride(s.batch, mo.batch_strides, stride)) return mo;
-        Tensor<T> dense(mo.view);  // writes the broadcast batch out
+        Tensor<T> dense(mo.view);  // writes the broadcast batch out, row-major
         stride = rows * cols;
-        return MatrixOperand<T>{std::move(dense), cols, contiguous_strides(mo.view.shape())};
+        return MatrixOperand<T>{std::move(dense), cols, contiguous_strides(mo.view.shape()), false};
       };
       std::int64_t stride_a = 0, stride_b = 0;
       const MatrixOperand<T> fa = flatten(ma, s.n, s.k, stride_a);
       const MatrixOperand<T> fb = flatten(mb, s.k, s.m, stride_b);
       cuda::gemm_strided_batched(fa.view.data(), fa.ld, stride_a, fb.view.data(), fb.ld, stride_b, out.data(),
-                                 s.batch.numel(), s.n, s.k, s.m, device);
+                                 s.batch.numel(), s.n, s.k, s.m, device, fa.col_major, fb.col_major);
     }
 #endif
   }

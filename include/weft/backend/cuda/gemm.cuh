@@ -56,19 +56,21 @@ struct CublasTypes {
   static_assert(is_floating_v<T>, "cuBLAS GEMMs take float, double, half or bfloat16");
 };
 
-/// c[i] = a[i] * b[i] for i < count, row-major: a[i] (n x k, row stride lda)
-/// at a + i * stride_a, b[i] (k x m, ldb) at b + i * stride_b, c contiguous
-/// (count, n, m). cuBLAS is column-major, and a row-major matrix read as
-/// column-major is its transpose, so it computes c^T = b^T a^T with both
-/// operands untransposed. Needs n, m, k >= 1, lda >= k, ldb >= m.
+/// c[i] = a[i] * b[i] for i < count: a[i] (n x k) at a + i * stride_a, row-major with rows lda
+/// apart (a_col_major: column-major, columns lda apart: a transposed view), b[i] (k x m, ldb,
+/// b_col_major) at b + i * stride_b, c contiguous row-major (count, n, m). cuBLAS is column-major,
+/// and a row-major matrix read as column-major is its transpose, so it computes c^T = b^T a^T:
+/// a row-major operand goes in untransposed (OP_N), a column-major one as OP_T; no operand is
+/// copied. Needs n, m, k >= 1 and each ld at least its row (column) length.
 template <class T>
 void gemm_strided_batched(const T* a, std::int64_t lda, std::int64_t stride_a, const T* b, std::int64_t ldb,
                           std::int64_t stride_b, T* c, std::int64_t count, std::int64_t n, std::int64_t k,
-                          std::int64_t m, Device device) {
+                          std::int64_t m, Device device, bool a_col_major = false, bool b_col_major = false) {
   using Types = CublasTypes<T>;
   CudaDeviceGuard guard(device.index());
   const typename Types::Scale alpha = 1, beta = 0;
-  check_cublas(cublasGemmStridedBatchedEx(cublas_handle(device.index()), CUBLAS_OP_N, CUBLAS_OP_N, int(m), int(n),
+  check_cublas(cublasGemmStridedBatchedEx(cublas_handle(device.index()), b_col_major ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                          a_col_major ? CUBLAS_OP_T : CUBLAS_OP_N, int(m), int(n),
                                           int(k), &alpha, b, Types::data, int(ldb), (long long)stride_b, a,
                                           Types::data, int(lda), (long long)stride_a, &beta, c, Types::data, int(m),
                                           (long long)(n * m), int(count), Types::compute, CUBLAS_GEMM_DEFAULT),
