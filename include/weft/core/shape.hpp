@@ -117,7 +117,6 @@ inline bool broadcast_into(Shape& acc, const Shape& s) {
   return true;
 }
 
-/// True when `from` broadcasts to exactly `to` (PyTorch's expand / copy_ rule).
 /// "[2, 3], [3]": shapes for messages.
 inline std::string join_shapes(const std::vector<Shape>& shapes) {
   std::string s;
@@ -125,16 +124,23 @@ inline std::string join_shapes(const std::vector<Shape>& shapes) {
   return s;
 }
 
-/// The shape `shapes` broadcast to together (numpy's rule); a weft::Error naming `op`, `what` the
-/// shapes are and the shapes when they do not.
-inline Shape broadcast_shapes(const char* op, const std::vector<Shape>& shapes, const std::string& what = "operands") {
+/// The weft::Error of shapes that do not broadcast together: `op`, what the shapes are, the shapes.
+/// Callers on hot paths broadcast with broadcast_into and gather the shapes only to fail.
+[[noreturn, gnu::cold]] inline void fail_broadcast(const char* op, const std::vector<Shape>& shapes,
+                                                   const std::string& what = "operands") {
+  detail::fail(op, what, " of shapes ", join_shapes(shapes),
+               " cannot be broadcast together (numpy rule: trailing dims must be equal or 1)");
+}
+
+/// The shape `shapes` broadcast to together (numpy's rule); fail_broadcast when they do not.
+inline Shape broadcast_shapes(const char* op, const std::vector<Shape>& shapes) {
   Shape out;
   for (const Shape& s : shapes)
-    if (!broadcast_into(out, s))
-      detail::fail(op, what, " of shapes ", join_shapes(shapes),
-                   " cannot be broadcast together (numpy rule: trailing dims must be equal or 1)");
+    if (!broadcast_into(out, s)) fail_broadcast(op, shapes);
   return out;
 }
+
+/// True when `from` broadcasts to exactly `to` (PyTorch's expand / copy_ rule).
 
 inline bool broadcasts_to(const Shape& from, const Shape& to) {
   if (from.rank() > to.rank()) return false;

@@ -44,7 +44,8 @@ inline MatmulShapes matmul_shapes(const Shape& a, const Shape& b) {
     fail(op, "shapes ", a, " and ", b, " cannot be multiplied: a's last dim (", s.k, ") must equal b's ",
          rb == 1 ? "only" : "second-to-last", " dim (", kb, ")");
   Shape ba(a.begin(), a.end() - std::min(ra, 2)), bb(b.begin(), b.end() - std::min(rb, 2));
-  s.batch = broadcast_shapes(op, {ba, bb}, cat("the batch dims (all but the last two) of a ", a, " and b ", b, ","));
+  if (!broadcast_into(s.batch, ba) || !broadcast_into(s.batch, bb))
+    fail_broadcast(op, {ba, bb}, cat("the batch dims (all but the last two) of a ", a, " and b ", b, ","));
   s.out = s.batch;
   if (ra > 1) s.out.push_back(s.n);
   if (rb > 1) s.out.push_back(s.m);

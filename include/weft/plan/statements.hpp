@@ -101,10 +101,17 @@ inline std::pair<Device, Shape> check_statements(const char* op, KernelOperands&
   for (const ExprNode& out : k.outputs)
     if (const TensorRef& t = k.tensor(out); !have_device && t.defined) device = t.device, have_device = true;
 
+  // Broadcast in place: every kernel launch passes here, so the shapes are gathered only to fail.
   for (std::size_t s = 0; s < k.statements(); ++s) {
-    std::vector<Shape> leaves;
-    k.for_each_in_statement(s, ExprNode::Kind::tensor, [&](const ExprNode& n) { leaves.push_back(k.tensor(n).shape()); });
-    k.rhs_shapes[s] = broadcast_shapes(op, leaves);
+    Shape& shape = k.rhs_shapes[s] = Shape{};
+    bool ok = true;
+    k.for_each_in_statement(s, ExprNode::Kind::tensor,
+                            [&](const ExprNode& n) { ok = ok && broadcast_into(shape, k.tensor(n).shape()); });
+    if (!ok) {
+      std::vector<Shape> leaves;
+      k.for_each_in_statement(s, ExprNode::Kind::tensor, [&](const ExprNode& n) { leaves.push_back(k.tensor(n).shape()); });
+      fail_broadcast(op, leaves);
+    }
   }
   auto target = [&](std::size_t s) -> const Shape& {
     return keeps_destination_shape(k, s) ? k.tensor(k.outputs[s]).shape() : k.rhs_shapes[s];
