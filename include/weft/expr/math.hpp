@@ -44,23 +44,20 @@ WEFT_UNARY_FLOAT_MATH(sin, sinf, sin)
 WEFT_UNARY_FLOAT_MATH(cos, cosf, cos)
 WEFT_UNARY_FLOAT_MATH(tanh, tanhf, tanh)
 WEFT_UNARY_FLOAT_MATH(erf, erff, erf)
-WEFT_UNARY_FLOAT_MATH(floor, floorf, floor)
-WEFT_UNARY_FLOAT_MATH(ceil, ceilf, ceil)
-WEFT_UNARY_FLOAT_MATH(trunc, truncf, trunc)
-WEFT_UNARY_FLOAT_MATH(round_even, rintf, rint)  // rint rounds in the default mode: to nearest, ties to even
-#undef WEFT_UNARY_FLOAT_MATH
 
-// Integers are integral already.
-#define WEFT_INTEGER_IDENTITY(name)                                   \
+// Rounding to an integral value of the same type; integers are integral already.
+#define WEFT_ROUNDING_MATH(name, fname, dname)                          \
+  WEFT_UNARY_FLOAT_MATH(name, fname, dname)                             \
   template <class I, std::enable_if_t<std::is_integral_v<I>, int> = 0> \
-  WEFT_HOST_DEVICE inline I name(I x) {                               \
-    return x;                                                         \
+  WEFT_HOST_DEVICE inline I name(I x) {                                 \
+    return x;                                                           \
   }
-WEFT_INTEGER_IDENTITY(floor)
-WEFT_INTEGER_IDENTITY(ceil)
-WEFT_INTEGER_IDENTITY(trunc)
-WEFT_INTEGER_IDENTITY(round_even)
-#undef WEFT_INTEGER_IDENTITY
+WEFT_ROUNDING_MATH(floor, floorf, floor)
+WEFT_ROUNDING_MATH(ceil, ceilf, ceil)
+WEFT_ROUNDING_MATH(trunc, truncf, trunc)
+WEFT_ROUNDING_MATH(round_even, rintf, rint)  // rint rounds in the default mode: to nearest, ties to even
+#undef WEFT_ROUNDING_MATH
+#undef WEFT_UNARY_FLOAT_MATH
 
 // fmod(a, b) = a - trunc(a / b) * b, exact; the sign of a. Integers: C++'s %, except that a
 // divisor of 0 gives 0 (PyTorch raises ZeroDivisionError on the CPU; a kernel cannot, and a trap
