@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: MIT
+/// @file The gpt2 program: `test` checks a model against llm.c's debug state as llm.c's test_gpt2 does, `train` trains
+/// on a token file, `sample` generates tokens. With no arguments it runs `test` and a short `train` on the small model
+/// in tests/golden/gpt2 (the build passes its folder).
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "model.hpp"
+
+namespace {
+
+using gpt2::Model;
+using weft::Tensor;
+
+const char* const kUsage = R"(usage:
+  gpt2 test MODEL STATE [--losses FILE] [--loss-tolerance X]
+      one forward and backward on the debug state's batch, checked as llm.c's test_gpt2 does
+      (logits within 1e-2, loss within 1e-2, every gradient element within 2e-2), then 10 AdamW
+      steps (lr 1e-4, betas 0.9/0.999, eps 1e-8, weight decay 0.01); FILE holds the expected loss
+      of each step, checked within X (default 1e-2). Exit status 0 only when every check passes.
+  gpt2 train MODEL DATA [--batch B] [--seq T] [--steps N] [--lr X] [--threads K]
+      AdamW steps on consecutive batches of a token file (defaults: B 4, T 64, N 20, lr 1e-4).
+  gpt2 sample MODEL [--tokens N] [--seed S] [--prompt "ID ID ..."] [--tokenizer FILE]
+      generates N tokens (default 32) after the prompt (default: token 0, or end-of-text).
+Files are llm.c's: the float32 checkpoint (magic 20240326 v3), the debug state (20240327 v2),
+token files (20240520) and the tokenizer (20240328).
+)";
+
+/// --name value options after the positional arguments.
+struct Options {
+  std::vector<std::string> positional;
+  std::map<std::string, std::string> named;
+
+  double number(const std::string& name, double fallback) const {
+    auto it = named.find(name);
+    if (it == named.end()) return fallback;
+    char* end = nullptr;
+    const double v = std::strtod(it->second.c_str(), &end);
+    if (end == it->second.c_str() || *end != '\0')
+      throw std::invalid_argument("--" + name + " takes a number, got '" + it->second + "'");
+    return v;
+  }
+  std::string text(const std::string& name, const std::string& fallback) const {
+    auto it = named.find(name);
+    return it == named.end() ? fallback : it->second;
+  }
+};
+
+Options parse(int argc, char** argv, int first, const std::vector<std::string>& allowed) {
+  Options o;
+  for (int i = first; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--", 0) != 0) {
+      o.positional.push_back(arg);
+      continue;
+    }
+    const std::string name = arg.substr(2);
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end())
+      throw std::invalid_argument("unknown option " + arg);
+    if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
+    o.named[name] = argv[++i];
+  }
+  return o;
+}
+
+double milliseconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// The largest |got - want| over n elements, and whether every one is within the tolerance.
+struct Comparison {
+  double max_diff = 0;
+  bool ok = true;
+};
+Comparison compare(const float* got, const float* want, std::int64_t n, double tolerance) {
+  Comparison c;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double d = std::fabs(double(got[i]) - double(want[i]));
+    if (!(d <= tolerance)) c.ok = false;  // NaN fails
+    c.max_diff = std::max(c.max_diff, std::isnan(d) ? INFINITY : d);
+  }
+  return c;
+}
+
+bool print_check(const char* what, const Comparison& c) {
+  std::printf("%-10s %s, max |diff| = %e\n", what, c.ok ? "OK" : "NOT OK", c.max_diff);
+  return c.ok;
+}
+
+int run_test(const std::string& model_path, const std::string& state_path, const std::string& losses_path,
+             double loss_tolerance) {
+  Model model(gpt2::read_checkpoint(model_path));
+  const gpt2::Config& cfg = model.config();
+  gpt2::DebugState state = gpt2::read_debug_state(state_path, cfg, model.num_parameters());
+  std::vector<double> expected_losses;
+  if (!losses_path.empty()) expected_losses = gpt2::read_numbers(losses_path);
+  std::printf("[GPT-2] max_seq_len %lld, vocab %lld (padded %lld), layers %lld, heads %lld, channels %lld, "
+              "%lld parameters\n[State] batch %lld, seq_len %lld\n",
+              (long long)cfg.max_seq_len, (long long)cfg.vocab_size, (long long)cfg.padded_vocab_size,
+              (long long)cfg.num_layers, (long long)cfg.num_heads, (long long)cfg.channels,
+              (long long)model.num_parameters(), (long long)state.batch, (long long)state.seq_len);
+
+  bool all_ok = true;
+  const std::int64_t V = cfg.vocab_size, rows = state.batch * state.seq_len;
+  for (int step = 0; step < 10; ++step) {
+    const auto start = std::chrono::steady_clock::now();
+    const float loss = model.forward(state.inputs, state.targets);
+    model.backward();
+    if (step == 0) {
+      // The logits over the real vocabulary (the model keeps them padded to Vp).
+      const weft::TensorView<const float> logits = model.activations().logits.narrow(1, 0, V).contiguous();
+      all_ok &= print_check("logits", compare(logits.data(), state.logits.data(), rows * V, 1e-2));
+      const bool loss_ok = std::fabs(loss - state.loss) < 1e-2;
+      std::printf("%-10s %s, %f vs %f\n", "loss", loss_ok ? "OK" : "NOT OK", loss, state.loss);
+      all_ok &= loss_ok;
+      // Each gradient tensor, in checkpoint order; wte's padding rows are not compared (as llm.c).
+      const gpt2::ParameterTensors& got = model.gradient_tensors();
+      const gpt2::ParameterTensors want = gpt2::point_parameters(state.grads.view(), cfg);
+      const std::pair<const char*, weft::TensorView<float> gpt2::ParameterTensors::*> tensors[] = {
+          {"dwte", &gpt2::ParameterTensors::wte},         {"dwpe", &gpt2::ParameterTensors::wpe},
+          {"dln1w", &gpt2::ParameterTensors::ln1w},       {"dln1b", &gpt2::ParameterTensors::ln1b},
+          {"dqkvw", &gpt2::ParameterTensors::qkvw},       {"dqkvb", &gpt2::ParameterTensors::qkvb},
+          {"dattprojw", &gpt2::ParameterTensors::attprojw}, {"dattprojb", &gpt2::ParameterTensors::attprojb},
+          {"dln2w", &gpt2::ParameterTensors::ln2w},       {"dln2b", &gpt2::ParameterTensors::ln2b},
+          {"dfcw", &gpt2::ParameterTensors::fcw},         {"dfcb", &gpt2::ParameterTensors::fcb},
+          {"dfcprojw", &gpt2::ParameterTensors::fcprojw}, {"dfcprojb", &gpt2::ParameterTensors::fcprojb},
+          {"dlnfw", &gpt2::ParameterTensors::lnfw},       {"dlnfb", &gpt2::ParameterTensors::lnfb}};
+      for (const auto& [name, member] : tensors) {
+        const weft::TensorView<float>& g = got.*member;
+        const std::int64_t n = member == &gpt2::ParameterTensors::wte ? V * cfg.channels : g.numel();
+        all_ok &= print_check(name, compare(g.data(), (want.*member).data(), n, 2e-2));
+      }
+    }
+    model.update(1e-4, 0.9, 0.999, 1e-8, 0.01);
+    const double ms = milliseconds_since(start);
+    bool step_ok = true;
+    if (std::size_t(step) < expected_losses.size())
+      step_ok = std::fabs(double(loss) - expected_losses[std::size_t(step)]) < loss_tolerance;
+    else if (!expected_losses.empty())
+      step_ok = false;  // fewer expected losses than steps
+    all_ok &= step_ok;
+    std::printf("step %d: loss %f (took %f ms)%s\n", step, loss, ms, step_ok ? "" : "  NOT OK");
+  }
+  std::printf("overall okay: %d\n", int(all_ok));
+  return all_ok ? 0 : 1;
+}
+
+/// Consecutive [B, T] windows of a token file (targets shifted by one), wrapping around.
+class Batches {
+ public:
+  Batches(std::vector<std::uint16_t> tokens, std::int64_t batch, std::int64_t seq_len)
+      : tokens_(std::move(tokens)), batch_(batch), seq_len_(seq_len) {
+    if (std::int64_t(tokens_.size()) < batch * seq_len + 1)
+      throw std::invalid_argument("the token file holds " + std::to_string(tokens_.size()) + " tokens; a batch of " +
+                                  std::to_string(batch) + " x " + std::to_string(seq_len) + " needs " +
+                                  std::to_string(batch * seq_len + 1));
+  }
+  std::pair<Tensor<std::int32_t>, Tensor<std::int32_t>> next(std::int64_t vocab_size) {
+    const std::int64_t n = batch_ * seq_len_;
+    if (position_ + n + 1 > std::int64_t(tokens_.size())) position_ = 0;
+    std::vector<std::int32_t> x(static_cast<std::size_t>(n)), y(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) {
+      x[std::size_t(i)] = tokens_[std::size_t(position_ + i)];
+      y[std::size_t(i)] = tokens_[std::size_t(position_ + i + 1)];
+      if (x[std::size_t(i)] >= vocab_size || y[std::size_t(i)] >= vocab_size)
+        throw std::invalid_argument("token " + std::to_string(std::max(x[std::size_t(i)], y[std::size_t(i)])) +
+                                    " at position " + std::to_string(position_ + i) +
+                                    " is outside the model's vocabulary of " + std::to_string(vocab_size));
+    }
+    position_ += n;
+    return {weft::from_vector(x, {batch_, seq_len_}), weft::from_vector(y, {batch_, seq_len_})};
+  }
+
+ private:
+  std::vector<std::uint16_t> tokens_;
+  std::int64_t batch_, seq_len_, position_ = 0;
+};
+
+/// Trains and returns the losses of each step.
+std::vector<float> run_train(const std::string& model_path, const std::string& data_path, std::int64_t batch,
+                             std::int64_t seq_len, int steps, double lr) {
+  Model model(gpt2::read_checkpoint(model_path));
+  if (seq_len < 1 || seq_len > model.config().max_seq_len || batch < 1 || steps < 0)
+    throw std::invalid_argument("--seq must be in [1, " + std::to_string(model.config().max_seq_len) +
+                                "], --batch >= 1, --steps >= 0");
+  Batches data(gpt2::read_tokens(data_path), batch, seq_len);
+  std::vector<float> losses;
+  for (int step = 0; step < steps; ++step) {
+    auto [x, y] = data.next(model.config().vocab_size);
+    const auto start = std::chrono::steady_clock::now();
+    const float loss = model.forward(x, y);
+    model.backward();
+    model.update(lr, 0.9, 0.999, 1e-8, 0.01);
+    std::printf("step %d: loss %f (took %f ms)\n", step, loss, milliseconds_since(start));
+    std::fflush(stdout);
+    losses.push_back(loss);
+  }
+  return losses;
+}
+
+/// Samples from softmax(logits) of the last position, one token at a time (no cache: each step
+/// runs the whole window, the last max_seq_len tokens).
+int run_sample(const std::string& model_path, int count, std::uint64_t seed, const std::string& prompt,
+               const std::string& tokenizer_path) {
+  Model model(gpt2::read_checkpoint(model_path));
+  const gpt2::Config& cfg = model.config();
+  const auto tokenizer = tokenizer_path.empty() ? std::nullopt : gpt2::read_tokenizer(tokenizer_path);
+  std::vector<std::int32_t> tokens;
+  for (const char* p = prompt.c_str(); *p;) {
+    char* end = nullptr;
+    const long v = std::strtol(p, &end, 10);
+    if (end == p) throw std::invalid_argument("--prompt takes token ids separated by spaces, got '" + prompt + "'");
+    if (v < 0 || v >= cfg.vocab_size)
+      throw std::invalid_argument("prompt token " + std::to_string(v) + " is outside the vocabulary of " +
+                                  std::to_string(cfg.vocab_size));
+    tokens.push_back(std::int32_t(v));
+    p = end;
+    while (*p == ' ') ++p;
+  }
+  if (tokens.empty()) tokens.push_back(tokenizer && tokenizer->end_of_text >= 0 ? tokenizer->end_of_text : 0);
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < count; ++i) {
+    const std::int64_t t = std::min<std::int64_t>(std::int64_t(tokens.size()), cfg.max_seq_len);
+    const std::vector<std::int32_t> window(tokens.end() - t, tokens.end());
+    model.forward(weft::from_vector(window, {1, t}), Tensor<std::int32_t>());
+    const Tensor<float> probs = weft::softmax(model.activations().logits.select(0, t - 1).narrow(0, 0, cfg.vocab_size), 0);
+    const std::vector<float> p = probs.to_vector();
+    std::discrete_distribution<std::int32_t> pick(p.begin(), p.end());
+    tokens.push_back(pick(rng));
+  }
+  for (std::int32_t id : tokens) {
+    if (tokenizer && std::size_t(id) < tokenizer->pieces.size()) std::fputs(tokenizer->pieces[std::size_t(id)].c_str(), stdout);
+    else std::printf("%d ", id);
+  }
+  std::printf("\n");
+  return 0;
+}
+
+/// No arguments: `test` on the small model the build points at, with the reference losses held
+/// to 1e-4 (it ran in float64), then 40 `train` steps on its token file, whose loss must fall.
+int run_self_check() {
+#if defined(WEFT_GPT2_GOLDEN_DIR)
+  const std::string dir = WEFT_GPT2_GOLDEN_DIR;
+  if (run_test(dir + "/model.bin", dir + "/state.bin", dir + "/losses.txt", 1e-4) != 0) return 1;
+  const std::vector<float> losses = run_train(dir + "/model.bin", dir + "/tokens.bin", 4, 20, 40, 1e-3);
+  const bool falls = losses.back() < 0.5f * losses.front();
+  std::printf("train: loss %f -> %f, %s\n", losses.front(), losses.back(), falls ? "falls (OK)" : "NOT OK");
+  return falls ? 0 : 1;
+#else
+  std::fputs(kUsage, stderr);
+  return 2;
+#endif
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    if (argc < 2) return run_self_check();
+    const std::string command = argv[1];
+    if (command == "test") {
+      const Options o = parse(argc, argv, 2, {"losses", "loss-tolerance"});
+      if (o.positional.size() != 2) throw std::invalid_argument("gpt2 test takes MODEL and STATE");
+      return run_test(o.positional[0], o.positional[1], o.text("losses", ""), o.number("loss-tolerance", 1e-2));
+    }
+    if (command == "train") {
+      const Options o = parse(argc, argv, 2, {"batch", "seq", "steps", "lr", "threads"});
+      if (o.positional.size() != 2) throw std::invalid_argument("gpt2 train takes MODEL and DATA");
+      if (o.named.count("threads")) weft::set_num_threads(int(o.number("threads", 0)));
+      run_train(o.positional[0], o.positional[1], std::int64_t(o.number("batch", 4)), std::int64_t(o.number("seq", 64)),
+                int(o.number("steps", 20)), o.number("lr", 1e-4));
+      return 0;
+    }
+    if (command == "sample") {
+      const Options o = parse(argc, argv, 2, {"tokens", "seed", "prompt", "tokenizer"});
+      if (o.positional.size() != 1) throw std::invalid_argument("gpt2 sample takes MODEL");
+      return run_sample(o.positional[0], int(o.number("tokens", 32)), std::uint64_t(o.number("seed", 1337)),
+                        o.text("prompt", ""), o.text("tokenizer", ""));
+    }
+    std::fputs(kUsage, stderr);
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpt2: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+/// @file GPT-2's forward and backward passes (model.hpp). Every linear layer is one GEMM that reads the weight
+/// transposed in place (y = x W^T); each bias, residual and GELU is fused into one pass with its neighbours.
+
+#include "model.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace gpt2 {
+
+using weft::matmul;
+
+std::int64_t parameter_count(const Config& c) {
+  const std::int64_t C = c.channels, L = c.num_layers;
+  return c.padded_vocab_size * C + c.max_seq_len * C + L * (12 * C * C + 13 * C) + 2 * C;
+}
+
+ParameterTensors point_parameters(TensorView<float> flat, const Config& c) {
+  const std::int64_t C = c.channels, L = c.num_layers;
+  std::int64_t offset = 0;
+  auto next = [&](weft::Shape shape) {
+    const std::int64_t n = shape.numel();
+    TensorView<float> v = flat.narrow(0, offset, n).view(shape);
+    offset += n;
+    return v;
+  };
+  ParameterTensors p;
+  p.wte = next({c.padded_vocab_size, C});
+  p.wpe = next({c.max_seq_len, C});
+  p.ln1w = next({L, C});
+  p.ln1b = next({L, C});
+  p.qkvw = next({L, 3 * C, C});
+  p.qkvb = next({L, 3 * C});
+  p.attprojw = next({L, C, C});
+  p.attprojb = next({L, C});
+  p.ln2w = next({L, C});
+  p.ln2b = next({L, C});
+  p.fcw = next({L, 4 * C, C});
+  p.fcb = next({L, 4 * C});
+  p.fcprojw = next({L, C, 4 * C});
+  p.fcprojb = next({L, C});
+  p.lnfw = next({C});
+  p.lnfb = next({C});
+  if (offset != flat.numel())
+    throw std::logic_error("point_parameters: the views cover " + std::to_string(offset) + " of " +
+                           std::to_string(flat.numel()) + " floats");
+  return p;
+}
+
+namespace {
+
+constexpr double kLayerNormEps = 1e-5;
+
+/// W^T of a [out, in] weight: a transposed view that matmul reads in place (no copy).
+TensorView<const float> transposed(const TensorView<float>& w) { return w.transpose(0, 1); }
+
+/// Head `i` of q, k, v (i = 0, 1, 2) in qkv [B T, 3C], as a [B, NH, T, hs] view: the layout attention reads.
+TensorView<const float> head_major(const Tensor<float>& qkv, std::int64_t B, std::int64_t T, std::int64_t NH, int i) {
+  const std::int64_t hs = qkv.size(1) / (3 * NH);
+  return qkv.view({B, T, 3, NH, hs}).select(2, i).permute({0, 2, 1, 3});
+}
+
+}  // namespace
+
+Model::Model(Checkpoint checkpoint)
+    : config_(checkpoint.config),
+      parameters_(std::move(checkpoint.parameters)),
+      gradients_(weft::zeros<float>({parameters_.numel()})) {
+  if (parameters_.numel() != parameter_count(config_))
+    throw std::invalid_argument("Model: the checkpoint holds " + std::to_string(parameters_.numel()) +
+                                " parameters; its configuration needs " + std::to_string(parameter_count(config_)));
+  params_ = point_parameters(parameters_.view(), config_);
+  grads_ = point_parameters(gradients_.view(), config_);
+}
+
+float Model::forward(const Tensor<std::int32_t>& inputs, const Tensor<std::int32_t>& targets) {
+  const Config& c = config_;
+  const std::int64_t B = inputs.size(0), T = inputs.size(1), C = c.channels, NH = c.num_heads, hs = C / NH;
+  if (T > c.max_seq_len)
+    throw std::invalid_argument("forward: sequences of " + std::to_string(T) + " tokens exceed the model's " +
+                                std::to_string(c.max_seq_len) + " positions");
+  Activations& a = acts_;
+  a.batch = B;
+  a.seq_len = T;
+  a.inputs = inputs.clone();
+  a.targets = targets.defined() ? targets.clone() : Tensor<std::int32_t>();
+  a.blocks.resize(std::size_t(c.num_layers));
+
+  // x = wte[inputs] + wpe[0..T), as [B T, C] rows (every activation is rows: one GEMM per linear layer).
+  Tensor<float> x = weft::embedding(params_.wte.narrow(0, 0, c.vocab_size), a.inputs.view({B * T}));
+  x.view({B, T, C}) += params_.wpe.narrow(0, 0, T);
+
+  weft::nn::SdpaOptions causal;
+  causal.is_causal = true;
+  for (std::int64_t l = 0; l < c.num_layers; ++l) {
+    BlockActivations& k = a.blocks[std::size_t(l)];
+    k.input = std::move(x);
+    k.ln1 = weft::layer_norm(k.input, params_.ln1w.select(0, l), params_.ln1b.select(0, l), kLayerNormEps);
+    k.qkv = matmul(k.ln1, transposed(params_.qkvw.select(0, l)));
+    k.qkv += params_.qkvb.select(0, l);
+
+    // q, k, v: [B, NH, T, hs] views of qkv's thirds; attention reads them in place.
+    auto attn = weft::nn::sdpa_forward(head_major(k.qkv, B, T, NH, 0), head_major(k.qkv, B, T, NH, 1),
+                                       head_major(k.qkv, B, T, NH, 2), causal);
+    k.attention = std::move(attn.out);
+    k.lse = std::move(attn.lse);
+    k.atty = weft::empty<float>({B * T, C});
+    k.atty.view({B, T, NH, hs}) = k.attention.permute({0, 2, 1, 3});
+
+    // residual2 = input + atty W_proj^T + b_proj: the GEMM, then one fused pass.
+    k.residual2 = weft::eval(k.input + matmul(k.atty, transposed(params_.attprojw.select(0, l))) +
+                             params_.attprojb.select(0, l));
+    k.ln2 = weft::layer_norm(k.residual2, params_.ln2w.select(0, l), params_.ln2b.select(0, l), kLayerNormEps);
+    k.fch = matmul(k.ln2, transposed(params_.fcw.select(0, l)));
+    k.fch += params_.fcb.select(0, l);
+    k.fch_gelu = weft::eval(weft::gelu_tanh(k.fch));
+    x = weft::eval(k.residual2 + matmul(k.fch_gelu, transposed(params_.fcprojw.select(0, l))) +
+                   params_.fcprojb.select(0, l));
+  }
+  a.residual = std::move(x);
+  a.lnf = weft::layer_norm(a.residual, params_.lnfw, params_.lnfb, kLayerNormEps);
+  // logits = lnf wte^T over the padded vocabulary (its padding rows are zero), as llm.c keeps them.
+  a.logits = matmul(a.lnf, transposed(params_.wte));
+  if (!a.targets.defined()) return 0;
+  return weft::nn::cross_entropy(a.logits.narrow(1, 0, c.vocab_size), a.targets.view({B * T})).item();
+}
+
+void Model::backward() {
+  const Config& c = config_;
+  Activations& a = acts_;
+  if (!a.targets.defined()) throw std::logic_error("backward: the last forward had no targets");
+  const std::int64_t B = a.batch, T = a.seq_len, C = c.channels, NH = c.num_heads, hs = C / NH, V = c.vocab_size;
+  gradients_.view() = 0.0f;
+
+  // The loss's gradient over the real vocabulary: (softmax(logits) - onehot(target)) / (B T).
+  const Tensor<float> dlogits =
+      weft::nn::cross_entropy_backward(weft::ones<float>({}), a.logits.narrow(1, 0, V), a.targets.view({B * T}));
+  // logits = lnf wte^T: d lnf = dlogits wte, d wte += dlogits^T lnf (rows from V on stay zero).
+  Tensor<float> dx = matmul(dlogits, params_.wte.narrow(0, 0, V));
+  grads_.wte.narrow(0, 0, V) = matmul(dlogits.transpose(0, 1), a.lnf);
+
+  auto lnf = weft::nn::layer_norm_backward(dx, a.residual, params_.lnfw, kLayerNormEps);
+  grads_.lnfw = lnf.dweight;
+  grads_.lnfb = lnf.dbias;
+  dx = std::move(lnf.dx);  // d residual stream, [B T, C]
+
+  weft::nn::SdpaOptions causal;
+  causal.is_causal = true;
+  for (std::int64_t l = c.num_layers - 1; l >= 0; --l) {
+    const BlockActivations& k = a.blocks[std::size_t(l)];
+    // x_out = residual2 + fch_gelu W_fcproj^T + b
+    grads_.fcprojw.select(0, l) = matmul(dx.transpose(0, 1), k.fch_gelu);
+    grads_.fcprojb.select(0, l) = weft::sum(dx, 0);
+    // d fch = (dx W_fcproj) * gelu'(fch): the GEMM, then one fused pass.
+    const Tensor<float> dfch = weft::eval(weft::nn::gelu_tanh_backward(matmul(dx, params_.fcprojw.select(0, l)), k.fch));
+    grads_.fcw.select(0, l) = matmul(dfch.transpose(0, 1), k.ln2);
+    grads_.fcb.select(0, l) = weft::sum(dfch, 0);
+    const Tensor<float> dln2 = matmul(dfch, params_.fcw.select(0, l));
+    auto ln2 = weft::nn::layer_norm_backward(dln2, k.residual2, params_.ln2w.select(0, l), kLayerNormEps);
+    grads_.ln2w.select(0, l) = ln2.dweight;
+    grads_.ln2b.select(0, l) = ln2.dbias;
+    const Tensor<float> dresidual2 = weft::eval(dx + ln2.dx);
+
+    // residual2 = input + atty W_attproj^T + b
+    grads_.attprojw.select(0, l) = matmul(dresidual2.transpose(0, 1), k.atty);
+    grads_.attprojb.select(0, l) = weft::sum(dresidual2, 0);
+    const Tensor<float> datty = matmul(dresidual2, params_.attprojw.select(0, l));  // [B T, C]
+    auto g = weft::nn::sdpa_backward(datty.view({B, T, NH, hs}).permute({0, 2, 1, 3}), head_major(k.qkv, B, T, NH, 0),
+                                     head_major(k.qkv, B, T, NH, 1), head_major(k.qkv, B, T, NH, 2), k.attention,
+                                     k.lse, causal);
+    Tensor<float> dqkv = weft::empty<float>({B * T, 3 * C});
+    const TensorView<float> dqkv5 = dqkv.view({B, T, 3, NH, hs});
+    weft::fuse(weft::assign(dqkv5.select(2, 0), g.dq.permute({0, 2, 1, 3})),
+               weft::assign(dqkv5.select(2, 1), g.dk.permute({0, 2, 1, 3})),
+               weft::assign(dqkv5.select(2, 2), g.dv.permute({0, 2, 1, 3})));
+
+    // qkv = ln1 W_qkv^T + b
+    grads_.qkvw.select(0, l) = matmul(dqkv.transpose(0, 1), k.ln1);
+    grads_.qkvb.select(0, l) = weft::sum(dqkv, 0);
+    const Tensor<float> dln1 = matmul(dqkv, params_.qkvw.select(0, l));
+    auto ln1 = weft::nn::layer_norm_backward(dln1, k.input, params_.ln1w.select(0, l), kLayerNormEps);
+    grads_.ln1w.select(0, l) = ln1.dweight;
+    grads_.ln1b.select(0, l) = ln1.dbias;
+    dx = weft::eval(dresidual2 + ln1.dx);
+  }
+
+  // x = wte[inputs] + wpe[0..T): the position rows sum over the batch, the token rows scatter-add.
+  grads_.wpe.narrow(0, 0, T) = weft::sum(dx.view({B, T, C}), 0);
+  weft::index_add(grads_.wte, 0, a.inputs.view({B * T}), dx);
+}
+
+void Model::update(double lr, double beta1, double beta2, double eps, double weight_decay) {
+  if (!optimizer_) {
+    weft::optim::AdamWOptions o;
+    o.lr = lr;
+    o.betas = {beta1, beta2};
+    o.eps = eps;
+    o.weight_decay = weight_decay;
+    optimizer_ = std::make_unique<weft::optim::AdamW<float>>(weft::TensorList<float>({parameters_.view()}), o);
+  }
+  optimizer_->options().lr = lr;
+  optimizer_->step(weft::TensorList<float>({gradients_.view()}));
+}
+
+}  // namespace gpt2
