@@ -42,6 +42,16 @@ std::array<std::int32_t, 256> read_header(std::FILE* f, const std::string& path,
   return h;
 }
 
+void write_exactly(std::FILE* f, const void* data, std::size_t bytes, const std::string& path) {
+  if (std::fwrite(data, 1, bytes, f) != bytes) throw std::runtime_error("cannot write '" + path + "'");
+}
+
+File create_file(const std::string& path) {
+  File f(std::fopen(path.c_str(), "wb"), &std::fclose);
+  if (!f) throw std::runtime_error("cannot create '" + path + "'");
+  return f;
+}
+
 void expect_end(std::FILE* f, const std::string& path) {
   if (std::fgetc(f) != EOF) throw std::runtime_error("'" + path + "' has bytes past its expected end");
 }
@@ -66,6 +76,18 @@ Checkpoint read_checkpoint(const std::string& path) {
   read_exactly(f.get(), c.parameters.data(), std::size_t(count) * sizeof(float), path);
   expect_end(f.get(), path);
   return c;
+}
+
+void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
+  const Config& k = checkpoint.config;
+  std::array<std::int32_t, 256> h{};
+  const std::int64_t fields[] = {20240326, 3, k.max_seq_len, k.vocab_size, k.num_layers, k.num_heads, k.channels,
+                                 k.padded_vocab_size};
+  for (std::size_t i = 0; i < std::size(fields); ++i) h[i] = std::int32_t(fields[i]);
+  File f = create_file(path);
+  write_exactly(f.get(), h.data(), sizeof(h), path);
+  const weft::TensorView<const float> p = checkpoint.parameters.view().contiguous();
+  write_exactly(f.get(), p.data(), std::size_t(p.numel()) * sizeof(float), path);
 }
 
 DebugState read_debug_state(const std::string& path, const Config& config, std::int64_t num_parameters) {
@@ -99,6 +121,16 @@ std::vector<std::uint16_t> read_tokens(const std::string& path) {
   std::vector<std::uint16_t> tokens(static_cast<std::size_t>(h[2]));
   read_exactly(f.get(), tokens.data(), tokens.size() * 2, path);
   return tokens;
+}
+
+void write_tokens(const std::string& path, const std::vector<std::uint16_t>& tokens) {
+  std::array<std::int32_t, 256> h{};
+  h[0] = 20240520;
+  h[1] = 1;
+  h[2] = std::int32_t(tokens.size());
+  File f = create_file(path);
+  write_exactly(f.get(), h.data(), sizeof(h), path);
+  write_exactly(f.get(), tokens.data(), tokens.size() * sizeof(std::uint16_t), path);
 }
 
 std::optional<Tokenizer> read_tokenizer(const std::string& path) {

@@ -29,6 +29,7 @@ struct Checkpoint {
   weft::Tensor<float> parameters;  // flat
 };
 Checkpoint read_checkpoint(const std::string& path);
+void write_checkpoint(const std::string& path, const Checkpoint& checkpoint);
 
 /// The debug state llm.c's test reads: 256 int32 header (magic 20240327, version 2, B, T), the
 /// inputs and targets (int32 [B, T]), the expected logits over the real vocabulary (float32
@@ -44,6 +45,7 @@ DebugState read_debug_state(const std::string& path, const Config& config, std::
 
 /// A token file: 256 int32 header (magic 20240520, version 1, token count), then uint16 tokens.
 std::vector<std::uint16_t> read_tokens(const std::string& path);
+void write_tokens(const std::string& path, const std::vector<std::uint16_t>& tokens);
 
 /// llm.c's tokenizer (magic 20240328, version 2, vocabulary size, end-of-text id; then each
 /// token as a length byte and its bytes), for printing samples as text.

@@ -49,6 +49,19 @@ ParameterTensors point_parameters(TensorView<float> flat, const Config& c) {
   return p;
 }
 
+Checkpoint initial_checkpoint(const Config& c, std::uint64_t seed) {
+  Checkpoint k{c, weft::zeros<float>({parameter_count(c)})};
+  const ParameterTensors p = point_parameters(k.parameters.view(), c);
+  const double residual_std = 0.02 / std::sqrt(2.0 * double(c.num_layers));
+  auto normal = [&](TensorView<float> w, double std) { w = weft::randn<float>(w.shape(), seed++) * std; };
+  normal(p.wte.narrow(0, 0, c.vocab_size), 0.02);
+  normal(p.wpe, 0.02);
+  for (const TensorView<float>& w : {p.qkvw, p.fcw}) normal(w, 0.02);
+  for (const TensorView<float>& w : {p.attprojw, p.fcprojw}) normal(w, residual_std);
+  for (TensorView<float> w : {p.ln1w, p.ln2w, p.lnfw}) w = 1.0f;
+  return k;
+}
+
 namespace {
 
 constexpr double kLayerNormEps = 1e-5;

@@ -40,6 +40,10 @@ std::int64_t parameter_count(const Config& c);
 /// Views of the 16 tensors in a flat buffer of parameter_count(c) floats.
 ParameterTensors point_parameters(TensorView<float> flat, const Config& c);
 
+/// A model at GPT-2's initialization: normal weights of std 0.02 (the residual projections'
+/// scaled by 1 / sqrt(2 L)), LayerNorm weights 1 and biases 0, wte's padding rows 0.
+Checkpoint initial_checkpoint(const Config& c, std::uint64_t seed);
+
 /// What the forward pass keeps for one block. Every activation is [B T, X] rows (one GEMM per
 /// linear layer); attention's are [B, NH, T, hs].
 struct BlockActivations {

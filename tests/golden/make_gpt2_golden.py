@@ -63,23 +63,25 @@ def init_params(gen):
     return {k: v.float().double().requires_grad_() for k, v in p.items()}
 
 
-def forward(p, x, y):
-    """Returns (logits [B, T, V], mean loss)."""
+def forward(p, x, y, vocab=V, layers=L, heads=H):
+    """llm.c's GPT-2 over parameters p (the 16 tensors by name; wte may have padding rows past
+    `vocab`). Returns (logits over the real vocabulary [B, T, vocab], mean loss against y)."""
     bsz, t = x.shape
+    c = p["wpe"].shape[1]
     h = p["wte"][x] + p["wpe"][:t]
-    for l in range(L):
-        a = F.layer_norm(h, (C,), p["ln1w"][l], p["ln1b"][l], 1e-5)
+    for l in range(layers):
+        a = F.layer_norm(h, (c,), p["ln1w"][l], p["ln1b"][l], 1e-5)
         qkv = a @ p["qkvw"][l].T + p["qkvb"][l]
-        q, k, v = (z.view(bsz, t, H, C // H).transpose(1, 2) for z in qkv.split(C, dim=-1))
+        q, k, v = (z.view(bsz, t, heads, c // heads).transpose(1, 2) for z in qkv.split(c, dim=-1))
         att = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        att = att.transpose(1, 2).reshape(bsz, t, C)
+        att = att.transpose(1, 2).reshape(bsz, t, c)
         h = h + att @ p["attprojw"][l].T + p["attprojb"][l]
-        a = F.layer_norm(h, (C,), p["ln2w"][l], p["ln2b"][l], 1e-5)
+        a = F.layer_norm(h, (c,), p["ln2w"][l], p["ln2b"][l], 1e-5)
         m = F.gelu(a @ p["fcw"][l].T + p["fcb"][l], approximate="tanh")
         h = h + m @ p["fcprojw"][l].T + p["fcprojb"][l]
-    h = F.layer_norm(h, (C,), p["lnfw"], p["lnfb"], 1e-5)
-    logits = h @ p["wte"].T
-    loss = F.cross_entropy(logits.reshape(-1, V), y.reshape(-1))
+    h = F.layer_norm(h, (c,), p["lnfw"], p["lnfb"], 1e-5)
+    logits = (h @ p["wte"].T)[..., :vocab]
+    loss = F.cross_entropy(logits.reshape(-1, vocab), y.reshape(-1))
     return logits, loss
 
 

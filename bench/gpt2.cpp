@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: MIT
+/// @file One GPT-2 training step (forward, backward, AdamW) on weft beside PyTorch eager and llm.c's CPU trainer, with
+/// the same-run SGEMM roofline and the peak memory.
+///
+///   chrt -f 1 bench/gpt2 [--layers 12] [--batch 4] [--seq 64] [--threads 2] [--steps 3] [--rounds 2]
+///                        [--llmc PATH] [--no-torch] [--quick]
+///
+/// The model is GPT-2 124M (d12: 12 layers, 12 heads, 768 channels, vocabulary 50257 padded to
+/// 50304, 1024 positions) at its initialization, written as an llm.c checkpoint with a token file
+/// of random tokens into a temporary folder, so that every peer trains the same model on the same
+/// tokens. Each round times --steps steps of weft in this process, then of each peer in a child
+/// process (PyTorch: bench/gpt2_torch.py; llm.c: its train_gpt2, built from --llmc PATH with its
+/// Makefile, which runs B 4, T 64), and compares the rounds' medians. A step's work is counted as
+/// 6 x parameters x tokens + 12 x layers x channels x T x tokens FLOPs (the matmuls and attention's
+/// two products, forward and backward), against the FLOP/s of a same-run SGEMM.
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "../examples/gpt2/model.hpp"
+#include "bench_common.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using weft_bench::median;
+
+struct Settings {
+  std::int64_t layers = 12, batch = 4, seq = 64;
+  int threads = 2, steps = 3, rounds = 2;
+  std::string llmc;
+  bool torch = true;
+};
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/// The times of the `step K: ... (took T ms)` lines a peer prints, the first `skip` dropped
+/// (warm-up); stops reading (and kills the peer) after skip + count lines.
+std::vector<double> step_times(const std::string& command, int skip, int count) {
+  std::vector<double> ms;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return ms;
+  static const std::regex line(R"(^step (\d+): .*\(took ([0-9.]+) ms\))");
+  char buffer[4096];
+  int seen = 0;
+  std::string tail;
+  while (seen < skip + count && std::fgets(buffer, sizeof(buffer), pipe)) {
+    std::cmatch m;
+    tail = buffer;
+    if (!std::regex_search(buffer, m, line)) continue;
+    if (seen++ >= skip) ms.push_back(std::stod(m[2].str()));
+  }
+  if (seen < skip + count) std::fprintf(stderr, "  (%s stopped after %d step lines; last output: %s)\n",
+                                        command.c_str(), seen, tail.c_str());
+  // llm.c goes on for 40 steps with validation and sampling: stop it here.
+  std::string kill = "pkill -f " + std::string("'") + command.substr(0, command.find(' ')) + "' >/dev/null 2>&1";
+  (void)std::system(kill.c_str());
+  pclose(pipe);
+  return ms;
+}
+
+/// FLOP/s of a float32 GEMM of the workload's size class (weft::matmul: Eigen), the best of five.
+double sgemm_flops(std::int64_t n) {
+  const weft::Tensor<float> a = weft::randn<float>({n, n}, 1), b = weft::randn<float>({n, n}, 2);
+  double best = 0;
+  for (int i = 0; i < 5; ++i) {
+    const double t0 = now_ms();
+    const weft::Tensor<float> c = weft::matmul(a, b);
+    best = std::max(best, 2.0 * double(n) * double(n) * double(n) / ((now_ms() - t0) * 1e-3));
+  }
+  return best;
+}
+
+double peak_rss_bytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_maxrss) * 1024.0;
+}
+
+/// Floats llm.c keeps for the forward pass's activations (its act_sizes) at B, T.
+double llmc_activation_floats(const gpt2::Config& c, double B, double T) {
+  const double C = double(c.channels), L = double(c.num_layers), NH = double(c.num_heads),
+               Vp = double(c.padded_vocab_size);
+  return B * T * C + L * B * T * C * 8 + L * B * T * 4 + L * B * T * 3 * C + L * B * NH * T * T * 2 +
+         L * B * T * 4 * C * 2 + B * T * C + 2 * B * T + 2 * B * T * Vp + B * T;
+}
+
+void usage() {
+  std::printf("usage: gpt2 [--layers L] [--batch B] [--seq T] [--threads K] [--steps N] [--rounds R] [--llmc PATH]\n"
+              "            [--no-torch] [--quick]\n"
+              "  --llmc PATH  a checkout of karpathy/llm.c: its train_gpt2 (CPU) is built with its Makefile and run\n"
+              "  --quick      1 round of 1 step on 2 layers, no peers (a smoke run)\n"
+              "Run it as `chrt -f 1 gpt2 ...` on a shared machine.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Settings s;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "%s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--layers") s.layers = std::atoll(value().c_str());
+    else if (a == "--batch") s.batch = std::atoll(value().c_str());
+    else if (a == "--seq") s.seq = std::atoll(value().c_str());
+    else if (a == "--threads") s.threads = std::atoi(value().c_str());
+    else if (a == "--steps") s.steps = std::atoi(value().c_str());
+    else if (a == "--rounds") s.rounds = std::atoi(value().c_str());
+    else if (a == "--llmc") s.llmc = value();
+    else if (a == "--no-torch") s.torch = false;
+    else if (a == "--quick") s.layers = 2, s.steps = 1, s.rounds = 1, s.torch = false, s.llmc.clear();
+    else {
+      usage();
+      return a == "--help" ? 0 : 2;
+    }
+  }
+  weft::set_num_threads(s.threads);
+
+  const gpt2::Config config{1024, 50257, 50304, s.layers, 12, 768};
+  const fs::path dir = fs::temp_directory_path() / ("weft-gpt2-bench-" + std::to_string(getpid()));
+  fs::create_directories(dir / "dev/data/tinyshakespeare");
+  {
+    gpt2::write_checkpoint((dir / "gpt2_124M.bin").string(), gpt2::initial_checkpoint(config, 1));
+    std::mt19937 rng(7);
+    std::vector<std::uint16_t> tokens(1 << 17);
+    for (auto& t : tokens) t = std::uint16_t(rng() % std::uint32_t(config.vocab_size));
+    for (const char* split : {"train", "val"})
+      gpt2::write_tokens((dir / ("dev/data/tinyshakespeare/tiny_shakespeare_" + std::string(split) + ".bin")).string(),
+                         tokens);
+  }
+  const std::string model_path = (dir / "gpt2_124M.bin").string();
+  const std::string tokens_path = (dir / "dev/data/tinyshakespeare/tiny_shakespeare_train.bin").string();
+
+  std::string llmc_binary;
+  if (!s.llmc.empty()) {
+    if (s.batch != 4 || s.seq != 64) std::fprintf(stderr, "note: llm.c's train_gpt2 always runs B 4, T 64\n");
+    const std::string make = "make -C '" + s.llmc + "' train_gpt2 >/dev/null 2>&1";
+    if (std::system(make.c_str()) != 0) std::fprintf(stderr, "cannot build llm.c's train_gpt2 in %s\n", s.llmc.c_str());
+    else llmc_binary = (fs::absolute(s.llmc) / "train_gpt2").string();
+  }
+  const std::string torch_script = WEFT_SOURCE_DIR "/bench/gpt2_torch.py";
+  if (s.torch && std::system("python3 -c 'import torch' >/dev/null 2>&1") != 0) {
+    std::fprintf(stderr, "note: PyTorch is not installed; no torch peer\n");
+    s.torch = false;
+  }
+
+  gpt2::Model model(gpt2::read_checkpoint(model_path));
+  const std::vector<std::uint16_t> tokens = gpt2::read_tokens(tokens_path);
+  const std::int64_t n = s.batch * s.seq;
+  std::vector<std::int32_t> x(tokens.begin(), tokens.begin() + n), y(tokens.begin() + 1, tokens.begin() + n + 1);
+  const weft::Tensor<std::int32_t> inputs = weft::from_vector(x, {s.batch, s.seq});
+  const weft::Tensor<std::int32_t> targets = weft::from_vector(y, {s.batch, s.seq});
+  auto weft_step = [&] {
+    const double t0 = now_ms();
+    model.forward(inputs, targets);
+    model.backward();
+    model.update(1e-4, 0.9, 0.999, 1e-8, 0.01);
+    return now_ms() - t0;
+  };
+
+  std::printf("GPT-2 d%lld (%lld parameters), B %lld, T %lld, %d threads, %d steps x %d rounds\n",
+              (long long)s.layers, (long long)model.num_parameters(), (long long)s.batch, (long long)s.seq, s.threads,
+              s.steps, s.rounds);
+  std::vector<double> weft_round, torch_round, llmc_round, sgemm_round;
+  double weft_peak = 0;
+  const std::string omp = "OMP_NUM_THREADS=" + std::to_string(s.threads) + " ";
+  for (int r = 0; r < s.rounds; ++r) {
+    if (r == 0) weft_step();  // warm-up: first-touch of the activations and the optimizer state
+    std::vector<double> ms;
+    for (int i = 0; i < s.steps; ++i) ms.push_back(weft_step());
+    weft_round.push_back(median(ms));
+    if (r == 0) weft_peak = peak_rss_bytes();
+    sgemm_round.push_back(sgemm_flops(1536));
+    std::printf("round %d: weft %.0f ms/step", r, weft_round.back());
+    if (s.torch) {
+      const auto t = step_times(omp + "python3 '" + torch_script + "' '" + model_path + "' '" + tokens_path +
+                                    "' --batch " + std::to_string(s.batch) + " --seq " + std::to_string(s.seq) +
+                                    " --threads " + std::to_string(s.threads) + " --steps " +
+                                    std::to_string(s.steps + 1),
+                                1, s.steps);
+      torch_round.push_back(t.empty() ? NAN : median(t));
+      std::printf(", torch eager %.0f ms/step", torch_round.back());
+    }
+    if (!llmc_binary.empty()) {
+      // llm.c reads gpt2_124M.bin and dev/data/... from its working directory.
+      const auto t = step_times("cd '" + dir.string() + "' && " + omp + "'" + llmc_binary + "'", 1, s.steps);
+      llmc_round.push_back(t.empty() ? NAN : median(t));
+      std::printf(", llm.c %.0f ms/step", llmc_round.back());
+    }
+    std::printf(", SGEMM %.1f GFLOP/s\n", sgemm_round.back() * 1e-9);
+    std::fflush(stdout);
+  }
+
+  const double P = double(model.num_parameters()), tokens_per_step = double(n);
+  const double flops = 6 * P * tokens_per_step + 12.0 * double(s.layers) * 768.0 * double(s.seq) * tokens_per_step;
+  std::vector<double> sgemm_ms;  // the time the step's FLOPs take at the round's SGEMM rate
+  for (double f : sgemm_round) sgemm_ms.push_back(flops / f * 1e3);
+  std::vector<weft_bench::Target> targets;
+  targets.push_back(weft_bench::make_target("weft vs SGEMM roofline (fraction)", 0.5, "%", sgemm_ms, weft_round));
+  if (!torch_round.empty())
+    targets.push_back(weft_bench::make_target("weft vs PyTorch eager (speedup)", 1.5, "x", torch_round, weft_round));
+  if (!llmc_round.empty())
+    targets.push_back(weft_bench::make_target("weft vs llm.c CPU (speedup)", 2.0, "x", llmc_round, weft_round));
+
+  const double state_bytes = 4 * P * 4;  // parameters, gradients, AdamW's m and v
+  const double budget = state_bytes + llmc_activation_floats(config, double(s.batch), double(s.seq)) * 4;
+  std::printf("\nweft: %.0f ms/step (median of rounds), %.1f GFLOP/s (%.3g GFLOP per step)\n", median(weft_round),
+              flops / median(weft_round) * 1e-6, flops * 1e-9);
+  std::printf("peak memory: %.2f GiB (process peak RSS); budget: params + grads + AdamW state + llm.c's activations = "
+              "%.2f GiB; ratio %.2f (goal <= 1.2)\n",
+              weft_peak / (1 << 30), budget / (1 << 30), weft_peak / budget);
+  weft_bench::print_targets(targets);
+  std::printf("(times: each round's median step; SGEMM: %lld^3 float32 weft::matmul, best of 5 per round)\n", 1536LL);
+  fs::remove_all(dir);
+  return 0;
+}
