@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: MIT
-/// @file The row ops (softmax, log_softmax, layer_norm) handed to the executor of the data's device: one call per op,
+/// @file The row ops (softmax, log_softmax, layer_norm and its backward, cross_entropy and its backward) handed to the executor of the data's device: one call per op,
 /// as backend/run.hpp does for statements, so that dense/ names no backend.
 #pragma once
 
 #include <cstdint>
 
+#include "weft/backend/cpu/cross_entropy.hpp"
 #include "weft/backend/cpu/layer_norm.hpp"
 #include "weft/backend/cpu/softmax.hpp"
 #include "weft/core/device.hpp"
 
 #if defined(__CUDACC__)
+#include "weft/backend/cuda/cross_entropy.cuh"
 #include "weft/backend/cuda/layer_norm.cuh"
 #include "weft/backend/cuda/softmax.cuh"
 #endif
@@ -45,6 +47,38 @@ void run_layer_norm_rows(const T* x, const T* w, const T* b, T* y, std::int64_t 
   } else {
 #if defined(__CUDACC__)
     cuda::run_layer_norm(x, w, b, y, rows, n, eps, device);
+#endif
+  }
+}
+
+/// cross_entropy's per-row losses (as O) of `rows` rows of n contiguous elements, row r at x + r * x_stride.
+template <class T, class I, class O>
+void run_cross_entropy_rows(const T* x, std::int64_t x_stride, const I* target, std::int64_t rows, std::int64_t n,
+                            O* loss, Device device) {
+  if (device.is_cpu()) {
+#if !defined(__CUDA_ARCH__)
+    cpu::run_cross_entropy(x, x_stride, target, rows, n, loss);
+#endif
+  } else {
+#if defined(__CUDACC__)
+    cuda::run_cross_entropy(x, x_stride, target, rows, n, loss, device);
+#endif
+  }
+}
+
+/// cross_entropy's gradient: dx row r = scale * grad[r * grad_stride] * (softmax(x_r) - onehot(t_r)); grad may be
+/// null (a gradient of 1).
+template <class T, class I>
+void run_cross_entropy_backward_rows(const T* x, std::int64_t x_stride, const I* target, const T* grad,
+                                     std::int64_t grad_stride, double scale, std::int64_t rows, std::int64_t n, T* dx,
+                                     std::int64_t dx_stride, Device device) {
+  if (device.is_cpu()) {
+#if !defined(__CUDA_ARCH__)
+    cpu::run_cross_entropy_backward(x, x_stride, target, grad, grad_stride, scale, rows, n, dx, dx_stride);
+#endif
+  } else {
+#if defined(__CUDACC__)
+    cuda::run_cross_entropy_backward(x, x_stride, target, grad, grad_stride, scale, rows, n, dx, dx_stride, device);
 #endif
   }
 }
