@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <weft/core/shape.hpp>
+#include <weft/core/storage.hpp>
 
 #include "error_check.hpp"
 #include "reference.hpp"
@@ -60,6 +61,25 @@ struct ReductionReference {
     }
   }
 };
+
+/// The row-major values of a tensor seen as (outer, n, inner) around dim d: element (o, i, c) is
+/// values[(o * n + i) * inner + c] (the independent model of an op along one dim).
+struct AlongDim {
+  std::int64_t outer = 1, n = 1, inner = 1;
+  AlongDim(const weft::Shape& shape, int d) {
+    for (int k = 0; k < shape.rank(); ++k) (k < d ? outer : k == d ? n : inner) *= shape[k];
+  }
+  std::size_t at(std::int64_t o, std::int64_t i, std::int64_t c) const { return std::size_t((o * n + i) * inner + c); }
+};
+
+/// Runs f, which must throw weft::Error before allocating anything; returns its message.
+template <class F>
+std::string error_before_allocation(F&& f) {
+  const std::int64_t before = weft::detail::tensor_counters().allocations.load();
+  std::string m = error_of(f);
+  CHECK(weft::detail::tensor_counters().allocations.load() == before);
+  return m;
+}
 
 /// Sums in double with Neumaier's compensation: error ~ eps * |sum| + n * eps^2 * sum|x|, far
 /// below the error of a float64 reduction under test (a plain double loop would not be).

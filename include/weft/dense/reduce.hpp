@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file Reductions sum, mean, max, min, amax, amin, norm over all dims or a list of dims; the input may be any expression, read once.
+/// @file Reductions sum, mean, prod, max, min, amax, amin, norm over all dims or a list of dims; the input may be any expression, read once.
 #pragma once
 
 #include <cmath>
@@ -173,8 +173,16 @@ template <class E>
 Tensor<sum_dtype_t<typename E::value_type>> reduce_sum(const E& e, const std::vector<std::int64_t>* dims, bool keepdim,
                                                        const char* op = "sum") {
   using V = typename E::value_type;
-  using Acc = std::conditional_t<is_floating_v<V>, math_t<V>, std::int64_t>;
-  return run_reduction<sum_dtype_t<V>>(op, prepare_reduce(op, e, dims, keepdim, false), SumReducer<Acc>{});
+  return run_reduction<sum_dtype_t<V>>(op, prepare_reduce(op, e, dims, keepdim, false), SumReducer<sum_acc_t<V>>{});
+}
+
+/// The product: the sum's dtypes (bool and integers give int64, wrapping on overflow).
+template <class E>
+Tensor<sum_dtype_t<typename E::value_type>> reduce_prod(const E& e, const std::vector<std::int64_t>* dims,
+                                                        bool keepdim) {
+  using V = typename E::value_type;
+  return run_reduction<sum_dtype_t<V>>("prod", prepare_reduce("prod", e, dims, keepdim, false),
+                                       ProdReducer<sum_acc_t<V>>{});
 }
 
 template <class E>
@@ -194,8 +202,7 @@ template <bool kMax, class E>
 Tensor<typename E::value_type> reduce_extremum(const char* op, const E& e, const std::vector<std::int64_t>* dims,
                                                bool keepdim) {
   using V = typename E::value_type;
-  using Acc = std::conditional_t<std::is_same_v<V, bool>, bool, math_t<V>>;
-  return run_reduction<V>(op, prepare_reduce(op, e, dims, keepdim, true), ExtremumReducer<Acc, kMax>{});
+  return run_reduction<V>(op, prepare_reduce(op, e, dims, keepdim, true), ExtremumReducer<order_t<V>, kMax>{});
 }
 
 template <class E>
@@ -252,6 +259,21 @@ template <Operand X>
   requires HasTensorOperand<X>
 Tensor<to_floating_t<detail::operand_dtype_t<X>>> mean(const X& x, const DimList& dim, bool keepdim = false) {
   return detail::reduce_mean(detail::as_expr(x), &dim.dims(), keepdim);
+}
+
+/// prod = x_0 * x_1 * ... of all elements (a rank-0 tensor); 1 of nothing. bool and integer
+/// inputs multiply in int64 (wrapping modulo 2^64 on overflow, as PyTorch); floats keep their
+/// dtype (16-bit floats accumulate in float).
+template <Operand X>
+  requires HasTensorOperand<X>
+Tensor<detail::sum_dtype_t<detail::operand_dtype_t<X>>> prod(const X& x) {
+  return detail::reduce_prod(detail::as_expr(x), nullptr, false);
+}
+/// The product over `dim` (one dim or a list); keepdim leaves the reduced dims as size 1.
+template <Operand X>
+  requires HasTensorOperand<X>
+Tensor<detail::sum_dtype_t<detail::operand_dtype_t<X>>> prod(const X& x, const DimList& dim, bool keepdim = false) {
+  return detail::reduce_prod(detail::as_expr(x), &dim.dims(), keepdim);
 }
 
 /// The largest element; NaN when any element is NaN. Reducing an empty range is a weft::Error.

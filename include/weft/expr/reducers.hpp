@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file Reducer functors (sum, mean, max/min, norms): identity, per-element transform, combine and finalize, for scalars and packets.
+/// @file Reducer functors (sum, mean, prod, max/min, norms, variance): identity, per-element transform, combine and finalize, for scalars and packets; the value-then-index orders of argmax, argmin and topk.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "weft/core/config.hpp"
+#include "weft/core/dtype.hpp"
 #include "weft/expr/math.hpp"
 
 namespace weft::detail {
@@ -37,6 +38,15 @@ WEFT_HOST_DEVICE constexpr Acc highest_value() {
   else return std::numeric_limits<Acc>::max();
 }
 
+/// The type a sum or product of V (and a cumulative sum) accumulates in: float for 16-bit floats,
+/// the dtype for float and double, int64 for bool and integers (PyTorch).
+template <class V>
+using sum_acc_t = std::conditional_t<is_floating_v<V>, math_t<V>, std::int64_t>;
+
+/// The type argmax, argmin and topk compare V in: bool as itself, 16-bit floats as float.
+template <class V>
+using order_t = std::conditional_t<std::is_same_v<V, bool>, bool, math_t<V>>;
+
 /// sum = x_0 + x_1 + ...; mean = sum / n (NaN for n = 0, as 0 / 0).
 template <class Acc, bool kMean = false>
 struct SumReducer {
@@ -53,6 +63,47 @@ struct SumReducer {
   WEFT_HOST_DEVICE Acc finalize(Acc total, std::int64_t n) const {
     if constexpr (kMean) return total / Acc(n);
     else return total;
+  }
+};
+
+/// prod = x_0 * x_1 * ...; 1 for n = 0. Integers multiply modulo 2^64 (they wrap, as in PyTorch):
+/// a scalar multiplies as uint64, a packet's lanes wrap as GCC vectors do.
+template <class Acc>
+struct ProdReducer {
+  using acc_type = Acc;
+  WEFT_HOST_DEVICE Acc identity() const { return Acc(1); }
+  template <class V>
+  WEFT_HOST_DEVICE V transform(V x) const {
+    return x;
+  }
+  template <class V>
+  WEFT_HOST_DEVICE V combine(V a, V b) const {
+    if constexpr (std::is_integral_v<V>) return V(std::uint64_t(a) * std::uint64_t(b));  // signed overflow is UB
+    else return a * b;
+  }
+  WEFT_HOST_DEVICE Acc finalize(Acc total, std::int64_t) const { return total; }
+};
+
+/// var = sum (x_i - mean)^2 / max(0, n - correction) over elements that arrive as x_i - mean (the
+/// second pass of a two-pass variance); std = sqrt(var). `divisor` is max(0, n - correction):
+/// 0 gives inf, or NaN when every deviation is 0 (as PyTorch).
+template <class Acc, bool kStd>
+struct VarianceReducer {
+  using acc_type = Acc;
+  Acc divisor = Acc(1);
+  WEFT_HOST_DEVICE Acc identity() const { return Acc(0); }
+  template <class V>
+  WEFT_HOST_DEVICE V transform(V deviation) const {
+    return deviation * deviation;
+  }
+  template <class V>
+  WEFT_HOST_DEVICE V combine(V a, V b) const {
+    return a + b;
+  }
+  WEFT_HOST_DEVICE Acc finalize(Acc total, std::int64_t) const {
+    using math::sqrt;
+    if constexpr (kStd) return sqrt(total / divisor);
+    else return total / divisor;
   }
 };
 
@@ -128,6 +179,40 @@ struct NormReducer {
     using math::nonzero;
     using math::select;
     return select(nonzero(x), splat<V>(Acc(1)), splat<V>(Acc(0)));
+  }
+};
+
+/// A strict total order on (value, index) pairs: values descending (kDescending) or ascending, NaN
+/// before every number (kNanFirst) or after, equal values (NaNs among themselves too) by lower
+/// index first. The first pair of a row under it is argmax (descending, NaN first: a NaN is the
+/// max, as in PyTorch) or argmin (ascending, NaN first: a NaN is the min too); topk takes its
+/// first k (largest: descending, NaN first; smallest: ascending, NaN last, NaN ranking as the
+/// largest value).
+template <bool kDescending, bool kNanFirst>
+struct IndexOrder {
+  template <class Acc>
+  WEFT_HOST_DEVICE static bool before(Acc a, std::int64_t ia, Acc b, std::int64_t ib) {
+    const bool a_nan = a != a, b_nan = b != b;
+    if (a_nan != b_nan) return a_nan == kNanFirst;
+    if (!a_nan && a != b) return kDescending ? b < a : a < b;
+    return ia < ib;
+  }
+};
+
+/// A value and where it was found (an argmax / argmin candidate).
+template <class Acc>
+struct IndexedValue {
+  Acc value;
+  std::int64_t index;
+};
+
+/// argmax (kMax) / argmin: keeps the pair that comes first under their IndexOrder, so a NaN wins,
+/// and of equal values the first index.
+template <class Acc, bool kMax>
+struct ArgExtremumReducer {
+  using Order = IndexOrder<kMax, true>;
+  WEFT_HOST_DEVICE IndexedValue<Acc> combine(IndexedValue<Acc> a, IndexedValue<Acc> b) const {
+    return Order::before(b.value, b.index, a.value, a.index) ? b : a;
   }
 };
 

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <cub/block/block_reduce.cuh>
+#include <cub/util_ptx.cuh>
 #include <cub/warp/warp_reduce.cuh>
 
 #include <algorithm>
@@ -83,7 +84,7 @@ __device__ Acc row_allreduce(Acc v, Op op, RowReduceStorage<Acc, StorageG>& stor
     const int group = threadIdx.x / 32;
     Acc total = typename RowReduceStorage<Acc, StorageG>::WarpReduce(storage.scratch.warp[group]).Reduce(v, op);
     __syncwarp();  // the warp's scratch may be reused right after
-    return __shfl_sync(0xffffffffu, total, 0);  // lane 0 holds the total
+    return cub::ShuffleIndex<32>(total, 0, 0xffffffffu);  // lane 0 holds the total (any type: word by word)
   } else {
     static_assert(G == kRowBlock, "a row group is a warp or the whole block");
     Acc total = typename RowReduceStorage<Acc, StorageG>::BlockReduce(storage.scratch.block).Reduce(v, op);
