@@ -26,5 +26,7 @@
 #include "weft/dense/matmul.hpp"
 #include "weft/dense/foreach_norm.hpp"
 #include "weft/dense/threads.hpp"
+#include "weft/nn/cross_entropy.hpp"
+#include "weft/nn/gelu.hpp"
 #include "weft/nn/sdpa.hpp"
 #include "weft/optim/optim.hpp"

@@ -18,6 +18,7 @@
 
 #include <weft/dense/factories.hpp>
 #include <weft/dense/fuse.hpp>
+#include <weft/nn/gelu.hpp>
 
 #include <cstdint>
 #include <type_traits>
@@ -70,6 +71,7 @@ API(Cos, (const auto& x), weft::cos(x))
 API(Tanh, (const auto& x), weft::tanh(x))
 API(Sigmoid, (const auto& x), weft::sigmoid(x))
 API(Gelu, (const auto& x), weft::gelu(x))
+API(GeluTanh, (const auto& x), weft::gelu_tanh(x))
 API(Silu, (const auto& x), weft::silu(x))
 API(Erf, (const auto& x), weft::erf(x))
 API(Reciprocal, (const auto& x), weft::reciprocal(x))
@@ -99,6 +101,8 @@ API(Remainder, (const auto& a, const auto& b), weft::remainder(a, b))
 API(LogicalAnd, (const auto& a, const auto& b), weft::logical_and(a, b))
 API(LogicalOr, (const auto& a, const auto& b), weft::logical_or(a, b))
 API(LogicalXor, (const auto& a, const auto& b), weft::logical_xor(a, b))
+API(GeluBackward, (const auto& dy, const auto& x), weft::nn::gelu_backward(dy, x))
+API(GeluTanhBackward, (const auto& dy, const auto& x), weft::nn::gelu_tanh_backward(dy, x))
 API(Clamp, (const auto& x, const auto& lo, const auto& hi), weft::clamp(x, lo, hi))
 API(Where, (const auto& c, const auto& a, const auto& b), weft::where(c, a, b))
 API(Lerp, (const auto& a, const auto& b, const auto& w), weft::lerp(a, b, w))
@@ -160,6 +164,7 @@ ROW(Cos, (),                f32,  f32,  f32,  f16,  bf16, f32,  f64);
 ROW(Tanh, (),               f32,  f32,  f32,  f16,  bf16, f32,  f64);
 ROW(Sigmoid, (),            f32,  f32,  f32,  f16,  bf16, f32,  f64);
 ROW(Gelu, (),               no,   no,   no,   f16,  bf16, f32,  f64);
+ROW(GeluTanh, (),           no,   no,   no,   f16,  bf16, f32,  f64);
 ROW(Silu, (),               no,   no,   no,   f16,  bf16, f32,  f64);
 ROW(Erf, (),                f32,  f32,  f32,  f16,  bf16, f32,  f64);
 ROW(Reciprocal, (),         f32,  f32,  f32,  f16,  bf16, f32,  f64);
@@ -387,6 +392,30 @@ ROW(LogicalXor, (F64),      b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8,   b8, 
 ROW(LogicalXor, (bool),     b8,   b8,   b8,   b8,   b8,   b8,   b8,   na,   na,   na);
 ROW(LogicalXor, (int),      b8,   b8,   b8,   b8,   b8,   b8,   b8,   na,   na,   na);
 ROW(LogicalXor, (double),   b8,   b8,   b8,   b8,   b8,   b8,   b8,   na,   na,   na);
+
+// a; b =                   B8    I32   I64   F16   BF16  F32   F64   bool  int   double
+ROW(GeluBackward, (B8),     no,   no,   no,   f16,  bf16, f32,  f64,  no,   no,   f32);
+ROW(GeluBackward, (I32),    no,   no,   no,   f16,  bf16, f32,  f64,  no,   no,   f32);
+ROW(GeluBackward, (I64),    no,   no,   no,   f16,  bf16, f32,  f64,  no,   no,   f32);
+ROW(GeluBackward, (F16),    f16,  f16,  f16,  f16,  f32,  f32,  f64,  f16,  f16,  f16);
+ROW(GeluBackward, (BF16),   bf16, bf16, bf16, f32,  bf16, f32,  f64,  bf16, bf16, bf16);
+ROW(GeluBackward, (F32),    f32,  f32,  f32,  f32,  f32,  f32,  f64,  f32,  f32,  f32);
+ROW(GeluBackward, (F64),    f64,  f64,  f64,  f64,  f64,  f64,  f64,  f64,  f64,  f64);
+ROW(GeluBackward, (bool),   no,   no,   no,   f16,  bf16, f32,  f64,  na,   na,   na);
+ROW(GeluBackward, (int),    no,   no,   no,   f16,  bf16, f32,  f64,  na,   na,   na);
+ROW(GeluBackward, (double), f32,  f32,  f32,  f16,  bf16, f32,  f64,  na,   na,   na);
+
+// a; b =                   B8    I32   I64   F16   BF16  F32   F64   bool  int   double
+ROW(GeluTanhBackward, (B8), no,   no,   no,   f16,  bf16, f32,  f64,  no,   no,   f32);
+ROW(GeluTanhBackward, (I32), no,   no,   no,   f16,  bf16, f32,  f64,  no,   no,   f32);
+ROW(GeluTanhBackward, (I64), no,   no,   no,   f16,  bf16, f32,  f64,  no,   no,   f32);
+ROW(GeluTanhBackward, (F16), f16,  f16,  f16,  f16,  f32,  f32,  f64,  f16,  f16,  f16);
+ROW(GeluTanhBackward, (BF16), bf16, bf16, bf16, f32,  bf16, f32,  f64,  bf16, bf16, bf16);
+ROW(GeluTanhBackward, (F32), f32,  f32,  f32,  f32,  f32,  f32,  f64,  f32,  f32,  f32);
+ROW(GeluTanhBackward, (F64), f64,  f64,  f64,  f64,  f64,  f64,  f64,  f64,  f64,  f64);
+ROW(GeluTanhBackward, (bool), no,   no,   no,   f16,  bf16, f32,  f64,  na,   na,   na);
+ROW(GeluTanhBackward, (int), no,   no,   no,   f16,  bf16, f32,  f64,  na,   na,   na);
+ROW(GeluTanhBackward, (double), f32,  f32,  f32,  f16,  bf16, f32,  f64,  na,   na,   na);
 
 // x, lo; hi =              B8    I32   I64   F16   BF16  F32   F64   bool  int   double
 ROW(Clamp, (B8, B8),        no,   i32,  i64,  f16,  bf16, f32,  f64,  no,   i64,  f32);

@@ -13,10 +13,11 @@ Operands are tiny CPU tensors, torch.ones(2, dtype=...) (ones rather than empty:
 with a garbage negative exponent would raise for its values, not its dtypes). The ops are the
 ones weft mirrors: + - * / and the comparisons as Python operators, torch.pow / maximum /
 minimum / clamp / where / lerp / square / sign / rsqrt / reciprocal / ..., and
-torch.nn.functional.relu / gelu / silu.
+torch.nn.functional.relu / gelu (exact and approximate='tanh') / silu, and the GELU gradients as
+torch.ops.aten.gelu_backward(grad, x[, approximate='tanh']) (weft::nn::gelu_backward / gelu_tanh_backward).
 
 Numbers: weft takes a number wherever it takes a tensor, as a wrapped number. Where torch's
-Python signature takes only tensors (maximum, minimum, fmod's dividend, the logical ops, where's
+Python signature takes only tensors (maximum, minimum, fmod's dividend, the logical ops, gelu_backward, where's
 condition, clamp with one tensor and one number bound), a number is passed as a 0-dim tensor of its default dtype (bool, int64,
 float32), which promotes exactly as a wrapped number does; the script checks that claim before
 it starts. lerp's start and end are tensors in torch (a number there is a TypeError), so weft
@@ -61,12 +62,20 @@ def clamp(x, lo, hi):
     return torch.clamp(x, lo, hi)
 
 
+def gelu_backward(dy, x, approximate="none"):
+    """torch's own gelu_backward: oneDNN's (which torch takes for some float32 / bfloat16 inputs)
+    refuses mixed dtypes that the native kernel promotes, an accident of that path, not a dtype rule."""
+    with torch.backends.mkldnn.flags(enabled=False):
+        return torch.ops.aten.gelu_backward(as_tensor(dy), as_tensor(x), approximate=approximate)
+
+
 # (weft::ops functor, torch call); the rows of the C++ test follow this order.
 UNARY = [
     ("Neg", operator.neg), ("Abs", torch.abs), ("Relu", F.relu), ("Square", torch.square), ("Sign", torch.sign),
     ("Exp", torch.exp), ("Log", torch.log), ("Log1p", torch.log1p), ("Expm1", torch.expm1), ("Sqrt", torch.sqrt),
     ("Rsqrt", torch.rsqrt), ("Sin", torch.sin), ("Cos", torch.cos), ("Tanh", torch.tanh),
-    ("Sigmoid", torch.sigmoid), ("Gelu", F.gelu), ("Silu", F.silu), ("Erf", torch.erf),
+    ("Sigmoid", torch.sigmoid), ("Gelu", F.gelu),
+    ("GeluTanh", lambda x: F.gelu(x, approximate="tanh")), ("Silu", F.silu), ("Erf", torch.erf),
     ("Reciprocal", torch.reciprocal), ("Floor", torch.floor), ("Ceil", torch.ceil), ("Trunc", torch.trunc),
     ("Round", torch.round), ("IsNan", torch.isnan), ("IsInf", torch.isinf), ("IsFinite", torch.isfinite),
     ("LogicalNot", torch.logical_not),
@@ -82,6 +91,8 @@ BINARY = [
     ("LogicalAnd", lambda a, b: torch.logical_and(as_tensor(a), as_tensor(b))),
     ("LogicalOr", lambda a, b: torch.logical_or(as_tensor(a), as_tensor(b))),
     ("LogicalXor", lambda a, b: torch.logical_xor(as_tensor(a), as_tensor(b))),
+    ("GeluBackward", gelu_backward),
+    ("GeluTanhBackward", lambda dy, x: gelu_backward(dy, x, approximate="tanh")),
 ]
 # (functor, torch call, operands of the first slot)
 TERNARY = [

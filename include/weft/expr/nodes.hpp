@@ -148,6 +148,12 @@ WEFT_REFUSE(Relu, (is_bool_node_v<Args> && ...),
             "weft::relu of a bool tensor is not supported (nor in PyTorch); cast<int32_t>(x) first")
 WEFT_REFUSE(Gelu, !(is_floating_v<typename Args::value_type> && ...),
             "weft::gelu needs a floating-point input (as in PyTorch); cast<float>(x) first")
+WEFT_REFUSE(GeluTanh, !(is_floating_v<typename Args::value_type> && ...),
+            "weft::gelu_tanh needs a floating-point input (as in PyTorch); cast<float>(x) first")
+WEFT_REFUSE(GeluBackward, !is_floating_v<typename mixed_promote<Args...>::type>,
+            "weft::nn::gelu_backward needs a floating-point dy or x (as in PyTorch); cast<float>() them first")
+WEFT_REFUSE(GeluTanhBackward, !is_floating_v<typename mixed_promote<Args...>::type>,
+            "weft::nn::gelu_tanh_backward needs a floating-point dy or x (as in PyTorch); cast<float>() them first")
 WEFT_REFUSE(Silu, !(is_floating_v<typename Args::value_type> && ...),
             "weft::silu needs a floating-point input (as in PyTorch); cast<float>(x) first")
 WEFT_REFUSE(Pow, pow_refused_v<Args...>,

@@ -197,7 +197,35 @@ WEFT_FLOAT_UNARY_OP(Silu, "silu", V(x * sigmoid(x)))      // silu(x) = x * sigmo
 WEFT_FLOAT_UNARY_OP(Reciprocal, "reciprocal", V(constant<V>(1) / x))  // reciprocal(x) = 1 / x
 // gelu(x) = x/2 * (1 + erf(x / sqrt(2)))  (PyTorch's default, approximate='none')
 WEFT_FLOAT_UNARY_OP(Gelu, "gelu", V(constant<V>(0.5) * x * (constant<V>(1) + erf(x * constant<V>(0.70710678118654752440)))))
+// gelu_tanh(x) = x/2 * (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))  (PyTorch's approximate='tanh'; GPT-2's GELU)
+WEFT_FLOAT_UNARY_OP(GeluTanh, "gelu_tanh",
+                    V(constant<V>(0.5) * x *
+                      (constant<V>(1) + tanh(constant<V>(0.79788456080286535588) * (x + constant<V>(0.044715) * x * x * x)))))
 #undef WEFT_FLOAT_UNARY_OP
+
+// ---- gradients of unary ops: (dy, x) -> dy * op'(x), one op so that 16-bit values round once -------
+// gelu_backward(dy, x) = dy * (Phi(x) + x phi(x)), Phi(x) = (1 + erf(x / sqrt(2))) / 2, phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
+struct GeluBackward {
+  WEFT_OP_TRAITS(floating, "gelu_backward", call)
+  template <class V> WEFT_HOST_DEVICE V operator()(V dy, V x) const {
+    using namespace math;
+    const V cdf = V(constant<V>(0.5) * (constant<V>(1) + erf(x * constant<V>(0.70710678118654752440))));
+    const V pdf = V(exp(constant<V>(-0.5) * x * x) * constant<V>(0.39894228040143267794));
+    return V(dy * (cdf + x * pdf));
+  }
+};
+// gelu_tanh_backward(dy, x) = dy * ((1 + t) / 2 + x/2 (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2)),
+// t = tanh(sqrt(2/pi) (x + 0.044715 x^3))
+struct GeluTanhBackward {
+  WEFT_OP_TRAITS(floating, "gelu_tanh_backward", call)
+  template <class V> WEFT_HOST_DEVICE V operator()(V dy, V x) const {
+    using namespace math;
+    const V x2 = V(x * x);
+    const V t = tanh(constant<V>(0.79788456080286535588) * (x + constant<V>(0.044715) * x2 * x));
+    const V slope = V(constant<V>(0.79788456080286535588) * (constant<V>(1) + constant<V>(3 * 0.044715) * x2));
+    return V(dy * (constant<V>(0.5) * (constant<V>(1) + t) + constant<V>(0.5) * x * (constant<V>(1) - t * t) * slope));
+  }
+};
 
 // ---- ternary -------------------------------------------------------------------
 struct Clamp {  // clamp(x, lo, hi) = min(max(x, lo), hi)
