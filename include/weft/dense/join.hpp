@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: MIT
+/// @file Joining and splitting: cat and stack of runtime lists (new tensors), split and chunk (views).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "weft/backend/indexing.hpp"
+#include "weft/dense/factories.hpp"
+#include "weft/dense/operand.hpp"
+
+namespace weft {
+namespace detail {
+
+/// Read-only views of a list's tensors (no element is copied).
+template <class List>
+auto const_views(const List& tensors) {
+  using T = typename std::remove_cvref_t<decltype(*std::begin(tensors))>::value_type;
+  std::vector<TensorView<const T>> views;
+  views.reserve(tensors.size());
+  for (const auto& t : tensors) views.push_back(t.view());
+  return views;
+}
+
+/// The checks cat and stack share: a non-empty list of defined tensors on one device.
+template <class T>
+void check_operands(const char* op, const std::vector<TensorView<const T>>& xs) {
+  if (xs.empty()) fail(op, "needs at least one tensor, got an empty list");
+  for (std::size_t k = 0; k < xs.size(); ++k) {
+    if (!xs[k].defined()) fail(op, "operand ", k, " is an empty (default-constructed) tensor");
+    if (xs[k].device() != xs[0].device())
+      fail(op, "operand ", k, " (shape ", xs[k].shape(), ") is on ", xs[k].device(), " but operand 0 (shape ",
+           xs[0].shape(), ") is on ", xs[0].device(), "; move them to one device with .to(device)");
+  }
+}
+
+/// Every operand's shape equals operand 0's except at `free_dim` (-1: none), or a weft::Error
+/// naming the operand, the dim and `rule`.
+template <class T>
+void check_shapes(const char* op, const std::vector<TensorView<const T>>& xs, int free_dim, const char* rule) {
+  const Shape& s0 = xs[0].shape();
+  for (std::size_t k = 1; k < xs.size(); ++k) {
+    const Shape& s = xs[k].shape();
+    if (s.rank() != s0.rank())
+      fail(op, "operand ", k, " has shape ", s, " of rank ", s.rank(), " but operand 0 has shape ", s0, " of rank ",
+           s0.rank(), "; all operands need the same rank");
+    for (int e = 0; e < s.rank(); ++e)
+      if (e != free_dim && s[e] != s0[e])
+        fail(op, "operand ", k, " has shape ", s, " but operand 0 has shape ", s0, ": they differ in dim ", e, " (",
+             s[e], " vs ", s0[e], "); ", rule);
+  }
+}
+
+inline namespace WEFT_BACKEND_ABI {
+
+/// Checked operands joined along dim d: the output, then one pass over it.
+template <class T>
+Tensor<T> cat_checked(const char* op, const std::vector<TensorView<const T>>& xs, int d) {
+  Shape shape = xs[0].shape();
+  shape[d] = 0;
+  for (const TensorView<const T>& x : xs) shape[d] += x.shape()[d];
+  check_executor_for(op, xs[0].device());
+  Tensor<T> out = empty<T>(shape, xs[0].device());
+  if (out.numel() > 0) run_cat(out.view(), xs, d);
+  return out;
+}
+
+template <class T>
+Tensor<T> cat_views(const std::vector<TensorView<const T>>& xs, std::int64_t dim) {
+  const char* op = "cat";
+  check_operands(op, xs);
+  if (xs[0].dim() == 0)
+    fail(op, "operand 0 is zero-dimensional (shape []); cat joins tensors of at least 1 dim (weft::stack joins "
+             "zero-dimensional ones)");
+  const int d = wrap_dim_of(op, dim, xs[0].shape());
+  check_shapes(op, xs, d, "every dim but the cat dim must match");
+  return cat_checked(op, xs, d);
+}
+
+/// stack = cat of the operands viewed with a new dim of extent 1 at `dim`.
+template <class T>
+Tensor<T> stack_views(const std::vector<TensorView<const T>>& xs, std::int64_t dim) {
+  const char* op = "stack";
+  check_operands(op, xs);
+  const int r = xs[0].dim() + 1;
+  if (dim < -r || dim >= r)
+    fail(op, "dim ", dim, " is out of range for stacking operands of shape ", xs[0].shape(), "; dims go from ", -r,
+         " to ", r - 1);
+  const int d = int(dim < 0 ? dim + r : dim);
+  check_shapes(op, xs, -1, "stack needs equal shapes");
+  std::vector<TensorView<const T>> rows;
+  rows.reserve(xs.size());
+  for (const TensorView<const T>& x : xs) rows.push_back(x.unsqueeze(d));
+  return cat_checked(op, rows, d);
+}
+
+}  // namespace WEFT_BACKEND_ABI
+
+/// The pieces of dim `d` of x of the given lengths, as views.
+template <class View>
+std::vector<View> split_views(const View& x, int d, const std::vector<std::int64_t>& sizes) {
+  std::vector<View> pieces;
+  std::int64_t at = 0;
+  for (std::int64_t n : sizes) {
+    pieces.push_back(x.narrow(d, at, n));
+    at += n;
+  }
+  return pieces;
+}
+
+/// dim wrapped against x's rank; x must have a dim to split.
+template <class View>
+int split_dim(const char* op, const View& x, std::int64_t dim) {
+  if (!x.defined()) fail(op, "the input is an empty (default-constructed) tensor");
+  if (x.dim() == 0) fail(op, "cannot split a zero-dimensional tensor (shape []); it needs at least 1 dim");
+  return wrap_dim_of(op, dim, x.shape());
+}
+
+}  // namespace detail
+
+inline namespace WEFT_BACKEND_ABI {
+
+/// cat(tensors, dim): the tensors joined along `dim` (torch.cat), a new contiguous tensor. Every
+/// operand has one rank, one device and the same extents except at `dim`; negative dims count
+/// from the end. CPU: one pass that copies each operand's contiguous runs (OpenMP over the
+/// output); CUDA: a strided copy per operand.
+template <Element T>
+Tensor<T> cat(const std::vector<TensorView<const T>>& tensors, std::int64_t dim) {
+  return detail::cat_views(tensors, dim);
+}
+/// cat of a vector of tensors or views.
+template <SingleTensor X>
+  requires(!std::is_same_v<X, TensorView<const typename X::value_type>>)
+Tensor<typename X::value_type> cat(const std::vector<X>& tensors, std::int64_t dim) {
+  return detail::cat_views(detail::const_views(tensors), dim);
+}
+/// cat of a braced list, `cat({a, b, c}, 1)`: tensors and views of one dtype, mixed freely (each
+/// is taken as a handle to its elements, TensorBase<T>).
+template <Element T>
+Tensor<T> cat(std::initializer_list<TensorBase<T>> tensors, std::int64_t dim) {
+  return detail::cat_views(detail::const_views(tensors), dim);
+}
+
+/// stack(tensors, dim): the tensors (all of one shape) joined along a new dim at `dim`, in
+/// [-(rank + 1), rank] (torch.stack); the result has shape [..., len(tensors) at dim, ...].
+template <Element T>
+Tensor<T> stack(const std::vector<TensorView<const T>>& tensors, std::int64_t dim) {
+  return detail::stack_views(tensors, dim);
+}
+template <SingleTensor X>
+  requires(!std::is_same_v<X, TensorView<const typename X::value_type>>)
+Tensor<typename X::value_type> stack(const std::vector<X>& tensors, std::int64_t dim) {
+  return detail::stack_views(detail::const_views(tensors), dim);
+}
+template <Element T>
+Tensor<T> stack(std::initializer_list<TensorBase<T>> tensors, std::int64_t dim) {
+  return detail::stack_views(detail::const_views(tensors), dim);
+}
+
+}  // namespace WEFT_BACKEND_ABI
+
+/// split(x, split_size, dim): views of consecutive pieces of `split_size` along dim; the last may
+/// be smaller (torch.split). A dim of extent 0 gives one empty piece (split_size may then be 0).
+/// Views of a Tensor<T> or TensorView<T> write its elements; of a const one, read-only.
+template <SingleTensor X>
+auto split(X&& x, std::int64_t split_size, std::int64_t dim = 0) {
+  const auto v = x.view();
+  const int d = detail::split_dim("split", v, dim);
+  const std::int64_t n = v.shape()[d];
+  if (split_size < 0 || (split_size == 0 && n > 0))
+    detail::fail("split", "split_size must be positive, got ", split_size, " for dim ", d, " of shape ", v.shape());
+  std::vector<std::int64_t> sizes;
+  for (std::int64_t at = 0; at < n; at += split_size) sizes.push_back(std::min(split_size, n - at));
+  if (sizes.empty()) sizes.push_back(0);
+  return detail::split_views(v, d, sizes);
+}
+
+/// split(x, sizes, dim): views of pieces of the given lengths along dim (torch.split with a list,
+/// torch.split_with_sizes); the lengths are >= 0 and sum to the dim's extent.
+template <SingleTensor X>
+auto split(X&& x, const std::vector<std::int64_t>& sizes, std::int64_t dim = 0) {
+  const auto v = x.view();
+  const int d = detail::split_dim("split", v, dim);
+  std::int64_t sum = 0;
+  bool valid = true;
+  for (std::int64_t n : sizes) sum += n, valid = valid && n >= 0;
+  if (!valid || sum != v.shape()[d]) {
+    std::string list;
+    for (std::size_t i = 0; i < sizes.size(); ++i) list += detail::cat(i ? ", " : "", sizes[i]);
+    detail::fail("split", "sizes [", list, "] ", valid ? detail::cat("sum to ", sum) : std::string("include a negative size"),
+                 " but dim ", d, " of shape ", v.shape(), " has ", v.shape()[d],
+                 " elements; give sizes >= 0 that sum to it");
+  }
+  return detail::split_views(v, d, sizes);
+}
+template <SingleTensor X>
+auto split(X&& x, std::initializer_list<std::int64_t> sizes, std::int64_t dim = 0) {
+  return split(std::forward<X>(x), std::vector<std::int64_t>(sizes), dim);
+}
+
+/// chunk(x, chunks, dim): at most `chunks` views along dim, each of ceil(extent / chunks)
+/// elements but the last (torch.chunk: fewer pieces when the extent does not fill them, e.g. 5
+/// into 4 chunks gives 2, 2, 1); a dim of extent 0 gives `chunks` empty pieces.
+template <SingleTensor X>
+auto chunk(X&& x, std::int64_t chunks, std::int64_t dim = 0) {
+  const auto v = x.view();
+  const int d = detail::split_dim("chunk", v, dim);
+  if (chunks <= 0) detail::fail("chunk", "chunks must be positive, got ", chunks, " (input shape ", v.shape(), ")");
+  const std::int64_t n = v.shape()[d];
+  if (n == 0) return detail::split_views(v, d, std::vector<std::int64_t>(std::size_t(chunks), 0));
+  return split(v, (n + chunks - 1) / chunks, d);
+}
+
+}  // namespace weft
