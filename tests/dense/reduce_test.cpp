@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file cpu: reductions of float tensors (sum, mean, max, min, amax, amin, norm) against
+/// @file cpu: reductions of float tensors (sum, mean, prod, max, min, amax, amin, norm) against
 /// double-precision references: random shapes, layouts, dims and keepdim; every code path of the
 /// executor (rows, columns, chunks split across threads); NaN; empty ranges; every error.
 #include <memory>
@@ -40,6 +40,9 @@ static_assert(std::is_same_v<decltype(weft::amax(std::declval<Tensor<std::int32_
 static_assert(std::is_same_v<decltype(weft::max(std::declval<Tensor<bool>>(), 1)), Tensor<bool>>);
 static_assert(std::is_same_v<decltype(weft::norm(std::declval<Tensor<double>>())), Tensor<double>>);
 static_assert(std::is_same_v<decltype(weft::sum(std::declval<Tensor<half>>() * 2.0)), Tensor<half>>);
+static_assert(std::is_same_v<decltype(weft::prod(std::declval<Tensor<bool>>())), Tensor<std::int64_t>>);
+static_assert(std::is_same_v<decltype(weft::prod(std::declval<Tensor<std::int32_t>>(), 0)), Tensor<std::int64_t>>);
+static_assert(std::is_same_v<decltype(weft::prod(std::declval<Tensor<bfloat16>>(), {0})), Tensor<bfloat16>>);
 
 }  // namespace
 
@@ -75,6 +78,34 @@ TEST_CASE("reduce: random shapes, layouts, dims and keepdim (float32, every op)"
   }
 }
 
+TEST_CASE("reduce: prod over random shapes, layouts, dims and keepdim (float32)") {
+  WEFT_TEST_RNG(rng);
+  const Domain near_one{0.5, 2, true};  // log-uniform magnitudes: long products stay in range
+  for (int iter = 0; iter < 60; ++iter) {
+    const Shape full = random_shape(rng, 0, 5, 5000);
+    const Layout layout = random_layout(rng, false);
+    const TensorView<float> x = make_view<float>(rng, full, near_one, layout);
+    const std::vector<double> values = values_of(x);
+    const std::vector<std::int64_t> dims = random_dims(rng, full.rank());
+    const bool keepdim = rng.chance(0.5);
+    INFO("iteration ", iter, ", layout ", layout_name(layout));
+    check_reduction(weft::prod(x, dims, keepdim), Op::prod, values, full, reduce_mask(full.rank(), dims), keepdim, 0,
+                    kFloatEps);
+  }
+  // An expression, and products that overflow float, vanish, or hold a zero, an inf or a NaN.
+  const TensorView<float> y = make_view<float>(rng, Shape{6, 40}, near_one, Layout::permuted);
+  check_reduction(weft::prod(y * 2.0, 1), Op::prod, values_of(weft::eval(y * 2.0)), Shape{6, 40},
+                  reduce_mask(2, {1}), false, 0, kFloatEps);
+  const Tensor<float> big = weft::full<float>(Shape{2, 100}, 1e3f);
+  CHECK(values_of(weft::prod(big, 1)) == std::vector<double>{INFINITY, INFINITY});
+  CHECK(weft::prod(weft::full<float>(Shape{100}, 1e-3f)).item() == 0.0f);
+  const std::vector<double> special = values_of(weft::prod(weft::from_vector<float>({2, 0, INFINITY, 3, NAN, 1}, Shape{3, 2}), 1));
+  CHECK(special[0] == 0);
+  CHECK(special[1] == INFINITY);
+  CHECK(std::isnan(special[2]));
+  CHECK(std::isnan(weft::prod(weft::from_vector<float>({0, INFINITY})).item()));  // 0 * inf
+}
+
 TEST_CASE("reduce: whole-tensor overloads return rank-0 tensors") {
   WEFT_TEST_RNG(rng);
   const TensorView<float> x = make_view<float>(rng, Shape{7, 33}, Domain{}, Layout::permuted_strided);
@@ -88,6 +119,7 @@ TEST_CASE("reduce: whole-tensor overloads return rank-0 tensors") {
   check_reduction(weft::amin(x), Op::amin, v, x.shape(), all, false, 0, kFloatEps);
   check_reduction(weft::norm(x), Op::norm, v, x.shape(), all, false, 2, kFloatEps);
   check_reduction(weft::norm(x, 1), Op::norm, v, x.shape(), all, false, 1, kFloatEps);
+  check_reduction(weft::prod(x), Op::prod, v, x.shape(), all, false, 0, kFloatEps);
   // An empty dim list also means every dim (as in PyTorch); keepdim keeps them as 1.
   check_reduction(weft::sum(x, std::vector<std::int64_t>{}, true), Op::sum, v, x.shape(), all, true, 0, kFloatEps);
   check_reduction(weft::sum(x, {0, 1}), Op::sum, v, x.shape(), all, false, 0, kFloatEps);
@@ -168,6 +200,8 @@ TEST_CASE("reduce: empty ranges, size-1 dims and rank-0 tensors") {
   CHECK(std::isnan(weft::mean(empty_row).item()));
   CHECK(weft::norm(empty_row).item() == 0.0f);
   CHECK(weft::norm(empty_row, 0).item() == 0.0f);
+  CHECK(weft::prod(empty_row).item() == 1.0f);  // the empty product
+  CHECK(values_of(weft::prod(weft::zeros<std::int32_t>(Shape{0, 2}), 0)) == std::vector<double>{1, 1});
 
   const Tensor<float> e30 = weft::zeros<float>(Shape{3, 0});
   CHECK(values_of(weft::sum(e30, 1)) == std::vector<double>(3, 0.0));
@@ -207,6 +241,9 @@ TEST_CASE("reduce: errors name the op, the shapes and the fix") {
   CHECK(has(m, "weft::all"));
   CHECK(has(m, "out of range"));
   CHECK(has(error_of([&] { weft::any(x, {0, 0}); }), "weft::any"));
+  m = error_of([&] { weft::prod(x, {0, 2}); });
+  CHECK(has(m, "weft::prod"));
+  CHECK(has(m, "dim 2 is out of range for an input of shape [2, 3]"));
 
   const Tensor<float> e = weft::zeros<float>(Shape{4, 0});
   for (auto f : {+[](const weft::TensorBase<float>& t) { weft::max(t); }, +[](const weft::TensorBase<float>& t) { weft::min(t, 1); },

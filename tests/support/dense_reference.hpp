@@ -153,10 +153,10 @@ inline double sum_error_bound(std::int64_t n, double eps, double sum_abs) {
 // Checking a reduction's output
 // ---------------------------------------------------------------------------
 
-enum class Op { sum, mean, max, min, amax, amin, norm, any, all };
+enum class Op { sum, mean, max, min, amax, amin, norm, any, all, prod };
 
 inline const char* op_name(Op op) {
-  constexpr const char* names[] = {"sum", "mean", "max", "min", "amax", "amin", "norm", "any", "all"};
+  constexpr const char* names[] = {"sum", "mean", "max", "min", "amax", "amin", "norm", "any", "all", "prod"};
   return names[int(op)];
 }
 
@@ -197,6 +197,24 @@ Expect expect_reduction(Op op, const std::vector<double>& group, double p, doubl
       e.want = std::any_of(group.begin(), group.end(), [](double x) { return x != 0; });
       break;
     case Op::all: e.want = std::all_of(group.begin(), group.end(), [](double x) { return x != 0; }); break;
+    case Op::prod: {
+      if (eps_acc == 0) {  // bool and integers: an int64 product, wrapping modulo 2^64 (as PyTorch)
+        std::uint64_t w = 1;
+        for (double x : group) w *= std::uint64_t(std::int64_t(x));
+        e.want = double(std::int64_t(w));
+        break;
+      }
+      long double exact = 1;  // 64 significant bits: exact enough beside a double accumulator
+      for (double x : group) exact *= x;
+      // n - 1 multiplies, each rounding once in the accumulator (in any tree order): relative
+      // error <= (n - 1) eps to first order; then one rounding to R. Overflow to inf (in the
+      // accumulator or in R) must match, unless the bound straddles it.
+      const double want = double(exact), rel = (n + 2) * eps_acc;
+      e.want = round_to<R>(want);
+      e.tol = rel * std::fabs(want) + ulp_of<R>(want);
+      e.skip = std::isinf(round_to<R>(want * (1 + rel))) != std::isinf(round_to<R>(want * (1 - rel)));
+      break;
+    }
     case Op::norm: {
       e.want = ref_norm(group, p);
       if (std::isinf(p)) break;  // a max or a min of |x|: exact

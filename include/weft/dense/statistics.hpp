@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: MIT
+/// @file logsumexp, var, std and var_mean over all dims or a list of dims: two passes of the reduction executor each (the max or the mean first), the input read in place.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "weft/dense/reduce.hpp"
+
+namespace weft {
+namespace detail {
+inline namespace WEFT_BACKEND_ABI {
+
+/// Checks `e`'s dims (so that a bad dim is reported as such) and refuses a non-floating dtype.
+template <class E>
+[[noreturn]] void fail_not_floating(const char* op, const E& e, const std::vector<std::int64_t>* dims) {
+  const ReduceInput<E> in = prepare_reduce(op, e, dims, false, false);
+  fail(op, "needs a floating-point input, got ", dtype_name<typename E::value_type>(), " of shape ", in.setup.full,
+       "; cast it first, e.g. weft::", op, "(weft::cast<float>(x))");
+}
+
+/// logsumexp in math_t: m = max (keepdim), s = sum exp(x - shift) with shift = m, or 0 where m is
+/// +-inf, then shift + log s.
+template <class E>
+Tensor<to_floating_t<typename E::value_type>> reduce_logsumexp(const E& e, const std::vector<std::int64_t>* dims,
+                                                               bool keepdim) {
+  using V = typename E::value_type;
+  constexpr const char* op = "logsumexp";
+  if constexpr (!is_floating_v<V>) {
+    fail_not_floating(op, e, dims);
+  } else {
+    using Acc = math_t<V>;
+    const auto x = cast<Acc>(e);
+    // The max of nothing is -inf (the reducer's identity): shift 0, log 0 = -inf, as PyTorch.
+    const Tensor<Acc> m = run_reduction<Acc>(op, prepare_reduce(op, x, dims, true, false), ExtremumReducer<Acc, true>{});
+    const auto shift = where(isinf(m), 0.0, m);
+    const Tensor<Acc> s = run_reduction<Acc>(op, prepare_reduce(op, exp(x - shift), dims, keepdim, false),
+                                             SumReducer<Acc>{});
+    const TensorView<const Acc> m_out = m.view().view(s.shape());  // the same values, in the output's shape
+    return eval(cast<V>(where(isinf(m_out), 0.0, m_out) + log(s)));
+  }
+}
+
+/// var (std with kStd) in math_t: the mean (keepdim), then sum (x - mean)^2 / max(0, n - correction).
+/// `mean_out`, when given, receives the mean in V, in the output's shape (var_mean).
+template <bool kStd, class E>
+Tensor<to_floating_t<typename E::value_type>> reduce_variance(const char* op, const E& e,
+                                                              const std::vector<std::int64_t>* dims,
+                                                              double correction, bool keepdim,
+                                                              Tensor<to_floating_t<typename E::value_type>>* mean_out) {
+  using V = typename E::value_type;
+  if constexpr (!is_floating_v<V>) {
+    fail_not_floating(op, e, dims);
+  } else {
+    using Acc = math_t<V>;
+    const auto x = cast<Acc>(e);
+    const ReduceInput mean_input = prepare_reduce(op, x, dims, true, false);
+    const double n = double(mean_input.setup.plan.n_red);
+    const Tensor<Acc> mean = run_reduction<Acc>(op, mean_input, SumReducer<Acc, true>{});
+    const VarianceReducer<Acc, kStd> red{Acc(std::max(0.0, n - correction))};
+    Tensor<V> out = run_reduction<V>(op, prepare_reduce(op, x - mean, dims, keepdim, false), red);
+    if (mean_out) *mean_out = eval(cast<V>(mean.view().view(out.shape())));
+    return out;
+  }
+}
+
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace detail
+
+inline namespace WEFT_BACKEND_ABI {
+
+/// logsumexp(x) = m + log(sum exp(x - m)) over `dim` (one dim or a list; an empty list: every
+/// dim), m the max over them, so no exp overflows (torch.logsumexp). Where m is +-inf the shift
+/// is 0 instead: all -inf gives -inf (also of no elements), any +inf gives +inf, a NaN gives NaN.
+/// Floating inputs only (an integer one is a weft::Error: cast first; PyTorch would promote it
+/// to float); 16-bit floats compute in float. Two passes over the input (an expression is
+/// evaluated in each).
+template <Operand X>
+  requires HasTensorOperand<X>
+Tensor<to_floating_t<detail::operand_dtype_t<X>>> logsumexp(const X& x, const DimList& dim, bool keepdim = false) {
+  return detail::reduce_logsumexp(detail::as_expr(x), &dim.dims(), keepdim);
+}
+
+/// var(x) = sum (x_i - mean)^2 / max(0, n - correction) over every element (torch.var;
+/// correction 1: the unbiased sample variance, 0: the population variance). Two passes (the mean,
+/// then the squared deviations), accurate where E[x^2] - mean^2 would cancel. n <= correction
+/// gives inf, or NaN when the deviations are all 0 (n = 1, or no elements), as PyTorch.
+/// Floating inputs only (weft::Error otherwise); 16-bit floats compute in float.
+template <Operand X>
+  requires HasTensorOperand<X>
+Tensor<to_floating_t<detail::operand_dtype_t<X>>> var(const X& x) {
+  return detail::reduce_variance<false>("var", detail::as_expr(x), nullptr, 1.0, false, nullptr);
+}
+/// var over `dim` (one dim or a list); keepdim leaves the reduced dims as size 1.
+template <Operand X>
+  requires HasTensorOperand<X>
+Tensor<to_floating_t<detail::operand_dtype_t<X>>> var(const X& x, const DimList& dim, double correction = 1,
+                                                      bool keepdim = false) {
+  return detail::reduce_variance<false>("var", detail::as_expr(x), &dim.dims(), correction, keepdim, nullptr);
+}
+
+/// std(x) = sqrt(var(x)) (torch.std), with var's correction, passes and errors.
+template <Operand X>
+  requires HasTensorOperand<X>
+Tensor<to_floating_t<detail::operand_dtype_t<X>>> std(const X& x) {
+  return detail::reduce_variance<true>("std", detail::as_expr(x), nullptr, 1.0, false, nullptr);
+}
+template <Operand X>
+  requires HasTensorOperand<X>
+Tensor<to_floating_t<detail::operand_dtype_t<X>>> std(const X& x, const DimList& dim, double correction = 1,
+                                                      bool keepdim = false) {
+  return detail::reduce_variance<true>("std", detail::as_expr(x), &dim.dims(), correction, keepdim, nullptr);
+}
+
+/// (var, mean) over `dim` in one call (torch.var_mean): the mean var computes anyway, rounded to
+/// the dtype. `auto [v, m] = weft::var_mean(x, 1);`
+template <Operand X>
+  requires HasTensorOperand<X>
+std::pair<Tensor<to_floating_t<detail::operand_dtype_t<X>>>, Tensor<to_floating_t<detail::operand_dtype_t<X>>>>
+var_mean(const X& x, const DimList& dim, double correction = 1, bool keepdim = false) {
+  Tensor<to_floating_t<detail::operand_dtype_t<X>>> mean;
+  auto v = detail::reduce_variance<false>("var_mean", detail::as_expr(x), &dim.dims(), correction, keepdim, &mean);
+  return {std::move(v), std::move(mean)};
+}
+
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace weft
