@@ -28,5 +28,6 @@
 #include "weft/dense/threads.hpp"
 #include "weft/nn/cross_entropy.hpp"
 #include "weft/nn/gelu.hpp"
+#include "weft/nn/layer_norm_backward.hpp"
 #include "weft/nn/sdpa.hpp"
 #include "weft/optim/optim.hpp"

@@ -120,22 +120,43 @@ Domain random_domain(Rng& rng) {
   }
 }
 
+/// Random logits [lead..., n] in a random layout, targets, and their values read back.
+template <class T, class I>
+struct Problem {
+  Shape shape;
+  TensorView<T> x;
+  Tensor<I> targets;
+  std::vector<double> xv;
+  std::vector<std::int64_t> t;
+
+  // (a view member is bound in the initializer list: assigning a view writes its elements)
+  Problem(Rng& rng, const Shape& lead, std::int64_t n, const Domain& dom)
+      : shape(with_classes(lead, n)),
+        x(make_view<T>(rng, shape, dom, random_layout(rng, false))),
+        targets(random_targets<I>(rng, lead, n)),
+        xv(values_of(x)) {
+    for (double v : values_of(targets)) t.push_back(std::int64_t(v));
+  }
+  static Shape with_classes(const Shape& lead, std::int64_t n) {
+    std::vector<std::int64_t> dims(lead.begin(), lead.end());
+    dims.push_back(n);
+    return Shape(dims);
+  }
+  std::string describe(Reduction reduction) const {
+    return std::string(type_name<T>()) + ", targets " + type_name<I>() + ", logits " + shape_str(shape) +
+           ", reduction " + reduction_name(reduction);
+  }
+};
+
 template <class T, class I>
 void check_cross_entropy(Rng& rng, const Shape& lead, std::int64_t n, const Domain& dom) {
-  std::vector<std::int64_t> dims(lead.begin(), lead.end());
-  dims.push_back(n);
-  const Shape shape(dims);
-  const TensorView<T> x = make_view<T>(rng, shape, dom, random_layout(rng, false));
-  const Tensor<I> targets = random_targets<I>(rng, lead, n);
-  const std::vector<double> xv = values_of(x), tv = values_of(targets);
-  const std::vector<std::int64_t> t(tv.begin(), tv.end());
-  const std::vector<Expect> rows = loss_reference<T>(xv, t, n);
+  const Problem<T, I> p(rng, lead, n, dom);
+  const std::vector<Expect> rows = loss_reference<T>(p.xv, p.t, n);
   for (Reduction reduction : kReductions) {
-    const std::string what = std::string(type_name<T>()) + ", targets " + type_name<I>() + ", logits " +
-                             shape_str(shape) + ", reduction " + reduction_name(reduction) + ", domain [" +
-                             std::to_string(dom.lo) + ", " + std::to_string(dom.hi) + "]";
+    const std::string what =
+        p.describe(reduction) + ", domain [" + std::to_string(dom.lo) + ", " + std::to_string(dom.hi) + "]";
     INFO(what);
-    const Tensor<T> loss = weft::nn::cross_entropy(x, targets, reduction);
+    const Tensor<T> loss = weft::nn::cross_entropy(p.x, p.targets, reduction);
     if (reduction == Reduction::none) {
       REQUIRE(loss.shape() == lead);
       WEFT_CHECK_REPORT(check_output(loss, rows));
@@ -150,13 +171,7 @@ void check_cross_entropy(Rng& rng, const Shape& lead, std::int64_t n, const Doma
 /// into a poisoned destination of a random layout.
 template <class T, class I>
 void check_backward(Rng& rng, const Shape& lead, std::int64_t n, const Domain& dom) {
-  std::vector<std::int64_t> dims(lead.begin(), lead.end());
-  dims.push_back(n);
-  const Shape shape(dims);
-  const TensorView<T> x = make_view<T>(rng, shape, dom, random_layout(rng, false));
-  const Tensor<I> targets = random_targets<I>(rng, lead, n);
-  const std::vector<double> xv = values_of(x), tv = values_of(targets);
-  const std::vector<std::int64_t> t(tv.begin(), tv.end());
+  const Problem<T, I> p(rng, lead, n, dom);
   const std::int64_t rows = lead.numel();
   for (Reduction reduction : kReductions) {
     const bool per_row = reduction == Reduction::none;
@@ -166,20 +181,19 @@ void check_backward(Rng& rng, const Shape& lead, std::int64_t n, const Domain& d
     std::vector<double> g(static_cast<std::size_t>(rows));
     for (std::int64_t r = 0; r < rows; ++r)
       g[std::size_t(r)] = (per_row ? gv[std::size_t(r)] : gv[0]) / (reduction == Reduction::mean ? double(rows) : 1.0);
-    const std::vector<Expect> want = gradient_reference<T>(xv, t, g, n);
-    const std::string what = std::string(type_name<T>()) + ", targets " + type_name<I>() + ", logits " +
-                             shape_str(shape) + ", reduction " + reduction_name(reduction);
+    const std::vector<Expect> want = gradient_reference<T>(p.xv, p.t, g, n);
+    const std::string what = p.describe(reduction);
     INFO(what);
-    const Tensor<T> dx = weft::nn::cross_entropy_backward(grad, x, targets, reduction);
-    REQUIRE(dx.shape() == shape);
+    const Tensor<T> dx = weft::nn::cross_entropy_backward(grad, p.x, p.targets, reduction);
+    REQUIRE(dx.shape() == p.shape);
     WEFT_CHECK_REPORT(check_output(dx, want));
-    const TensorView<T> out = make_destination<T>(rng, shape, random_layout(rng, true));
-    weft::nn::cross_entropy_backward(out, grad, x, targets, reduction);
+    const TensorView<T> out = make_destination<T>(rng, p.shape, random_layout(rng, true));
+    weft::nn::cross_entropy_backward(out, grad, p.x, p.targets, reduction);
     WEFT_CHECK_REPORT(check_output(out, want));
     if (!per_row) {  // the number form of grad_loss
       const std::vector<double> g1(std::size_t(rows), gv[0] / (reduction == Reduction::mean ? double(rows) : 1.0));
-      WEFT_CHECK_REPORT(check_output(weft::nn::cross_entropy_backward(double(gv[0]), x, targets, reduction),
-                                     gradient_reference<T>(xv, t, g1, n)));
+      WEFT_CHECK_REPORT(check_output(weft::nn::cross_entropy_backward(double(gv[0]), p.x, p.targets, reduction),
+                                     gradient_reference<T>(p.xv, p.t, g1, n)));
     }
   }
 }

@@ -51,6 +51,22 @@ void run_layer_norm_rows(const T* x, const T* w, const T* b, T* y, std::int64_t 
   }
 }
 
+/// layer_norm's gradients over `rows` contiguous rows of n elements: dx (x's shape), dw and db
+/// (n elements each).
+template <class T>
+void run_layer_norm_backward_rows(const T* dy, const T* x, const T* w, T* dx, T* dw, T* db, std::int64_t rows,
+                                  std::int64_t n, double eps, Device device) {
+  if (device.is_cpu()) {
+#if !defined(__CUDA_ARCH__)
+    cpu::run_layer_norm_backward(dy, x, w, dx, dw, db, rows, n, eps);
+#endif
+  } else {
+#if defined(__CUDACC__)
+    cuda::run_layer_norm_backward(dy, x, w, dx, dw, db, rows, n, eps, device);
+#endif
+  }
+}
+
 /// cross_entropy's per-row losses (as O) of `rows` rows of n contiguous elements, row r at x + r * x_stride.
 template <class T, class I, class O>
 void run_cross_entropy_rows(const T* x, std::int64_t x_stride, const I* target, std::int64_t rows, std::int64_t n,
