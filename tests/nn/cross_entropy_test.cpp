@@ -264,6 +264,18 @@ TEST_CASE("nn::cross_entropy_backward: the gradient may replace the logits") {
     INFO("n ", n);
     WEFT_CHECK_REPORT(check_output(x, want));
   }
+  // The same elements through a transposed view (classes not unit-stride): read from a copy,
+  // computed densely, then written back through the view.
+  {
+    Tensor<float> base = random_contiguous<float>(rng, Shape{10, 4}, Domain{-6, 6});
+    const TensorView<float> xt = base.view().transpose(0, 1);
+    const Tensor<std::int64_t> targets = random_targets<std::int64_t>(rng, Shape{4}, 10);
+    const std::vector<double> xv = values_of(xt), tv = values_of(targets);
+    const std::vector<Expect> want = gradient_reference<float>(
+        xv, std::vector<std::int64_t>(tv.begin(), tv.end()), std::vector<double>(4, 0.25), 10);
+    weft::nn::cross_entropy_backward(xt, 1.0, xt, targets);
+    WEFT_CHECK_REPORT(check_output(xt, want));
+  }
   // A logits view that overlaps the output shifted by one column is read from a copy.
   Tensor<double> base = random_contiguous<double>(rng, Shape{4, 9}, Domain{-3, 3});
   const Tensor<double> before = base.clone();

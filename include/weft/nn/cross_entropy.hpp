@@ -154,7 +154,7 @@ void run_cross_entropy_backward(const CrossEntropyRows& p, const TensorView<T>& 
   if (g_stride < 0) g_stride = 1;
   const T* gp = gv.defined() ? gv.data() : nullptr;
   const double scale = reduction == nn::Reduction::mean ? g / double(p.rows) : g;
-  const std::int64_t out_stride = same_elements ? x_stride : in_place_row_stride(out);
+  const std::int64_t out_stride = in_place_row_stride(out);
   if (out_stride >= 0) {
     run_cross_entropy_backward_rows(x.data(), x_stride, t.data(), gp, g_stride, scale, p.rows, p.n, out.data(),
                                     out_stride, device);
