@@ -1,15 +1,12 @@
 // SPDX-License-Identifier: MIT
 /// @file cpu: argmax and argmin against plain loops (exact indices) on every dtype: random shapes, layouts, dims and
 /// keepdim, ties and NaN, long rows split across threads, expressions, empty and rank-0 tensors, every error.
-#include <memory>
-
 #include <weft/dense/arg_reduce.hpp>
 
 #include "dense_reference.hpp"
 #include "reference.hpp"
 
 using namespace weft_test;
-using weft::Device;
 
 namespace {
 
@@ -55,11 +52,7 @@ TEST_CASE_TEMPLATE("argmax / argmin: random shapes, layouts, dims, ties and NaN 
   for (int iter = 0; iter < 40; ++iter) {
     const Shape full = random_shape(rng, 0, 4, 3000);
     const Layout layout = random_layout(rng, false);
-    Domain dom;
-    dom.grid = 0.5;  // few distinct values: ties in most rows
-    if constexpr (std::is_integral_v<T>) dom.lo = -5, dom.hi = 5;
-    dom.nan_chance = rng.chance(0.3) ? 0.02 : 0.0;
-    const TensorView<T> x = make_view<T>(rng, full, dom, layout);
+    const TensorView<T> x = make_view<T>(rng, full, tie_domain<T>(rng.chance(0.3) ? 0.02 : 0.0), layout);
     const std::vector<double> values = values_of(x);
     INFO("dtype ", type_name<T>(), ", iteration ", iter, ", layout ", layout_name(layout));
     if (full.numel() == 0) {
@@ -70,9 +63,7 @@ TEST_CASE_TEMPLATE("argmax / argmin: random shapes, layouts, dims, ties and NaN 
       CHECK(mx.item() == ref_arg(values, true));
       CHECK(mn.item() == ref_arg(values, false));
     }
-    const std::int64_t r = std::max(full.rank(), 1);
-    const std::int64_t dim = rng.integer(-r, r - 1);
-    const int d = int(dim < 0 ? dim + r : dim);
+    const auto [dim, d] = random_dim(rng, full.rank());
     const bool keepdim = rng.chance(0.5);
     if (full.rank() > 0 && full[d] == 0) {
       CHECK(has(error_of([&] { weft::argmin(x, dim, keepdim); }), "of size 0"));
@@ -169,8 +160,7 @@ TEST_CASE("argmax / argmin: errors name the op, the shape and the fix, and alloc
   CHECK(has(m, "no elements"));
   CHECK(has(error_before_allocation([&] { weft::argmax(Tensor<float>()); }), "empty (default-constructed)"));
 
-  auto fake = std::make_shared<weft::Storage>(nullptr, 0, Device::cuda(), nullptr);
-  const weft::TensorView<float> gpu(fake, Shape{2, 3}, weft::contiguous_strides(Shape{2, 3}), 0);
+  const weft::TensorView<float> gpu = fake_cuda_view<float>(Shape{2, 3});
   m = error_before_allocation([&] { weft::argmax(gpu, 0); });
   CHECK(has(m, "weft::argmax"));
   CHECK(has(m, "nvcc"));

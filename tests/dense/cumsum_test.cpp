@@ -2,8 +2,6 @@
 /// @file cpu: cumsum against compensated double prefix sums on every dtype (integers exact in int64; floats within
 /// the bound of a sequential sum in the accumulator plus one rounding): random shapes, layouts and dims, long rows,
 /// expressions, empty and rank-0 tensors, every error.
-#include <memory>
-
 #include <weft/dense/cumsum.hpp>
 
 #include "dense_reference.hpp"
@@ -11,7 +9,6 @@
 #include "reduce_sweep.hpp"
 
 using namespace weft_test;
-using weft::Device;
 
 namespace {
 
@@ -55,10 +52,9 @@ TEST_CASE_TEMPLATE("cumsum: random shapes, layouts and dims on every dtype", T, 
     Domain dom;
     if constexpr (std::is_integral_v<T>) dom.lo = -1000, dom.hi = 1000;
     const TensorView<T> x = make_view<T>(rng, full, dom, layout);
-    const std::int64_t r = std::max(full.rank(), 1);
-    const std::int64_t dim = rng.integer(-r, r - 1);
+    const auto [dim, d] = random_dim(rng, full.rank());
     INFO("dtype ", type_name<T>(), ", iteration ", iter, ", layout ", layout_name(layout));
-    check_cumsum(weft::cumsum(x, dim), values_of(x), full, int(dim < 0 ? dim + r : dim), accumulator_eps<T>());
+    check_cumsum(weft::cumsum(x, dim), values_of(x), full, d, accumulator_eps<T>());
   }
 }
 
@@ -107,8 +103,7 @@ TEST_CASE("cumsum: errors name the op, the shape and the fix, and allocate nothi
   CHECK(has(m, "dim 2 is out of range for an input of shape [2, 3]"));
   CHECK(has(error_before_allocation([&] { weft::cumsum(x, -3); }), "dims go from -2 to 1"));
   CHECK(has(error_before_allocation([&] { weft::cumsum(Tensor<float>(), 0); }), "empty (default-constructed)"));
-  auto fake = std::make_shared<weft::Storage>(nullptr, 0, Device::cuda(), nullptr);
-  const weft::TensorView<float> gpu(fake, Shape{2, 3}, weft::contiguous_strides(Shape{2, 3}), 0);
+  const weft::TensorView<float> gpu = fake_cuda_view<float>(Shape{2, 3});
   m = error_before_allocation([&] { weft::cumsum(gpu, 0); });
   CHECK(has(m, "weft::cumsum"));
   CHECK(has(m, "nvcc"));

@@ -2,8 +2,6 @@
 /// @file cpu: logsumexp, var, std and var_mean against compensated double references on every floating dtype: random
 /// shapes, layouts, dims, keepdim and corrections; large values (no overflow), infinities and NaN, n <= correction,
 /// mean-dominated inputs, expressions, empty ranges, every error.
-#include <memory>
-
 #include <weft/dense/statistics.hpp>
 
 #include "dense_reference.hpp"
@@ -11,66 +9,12 @@
 #include "reference.hpp"
 
 using namespace weft_test;
-using weft::Device;
 
 namespace {
 
 static_assert(std::is_same_v<decltype(weft::logsumexp(std::declval<Tensor<half>>(), 0)), Tensor<half>>);
 static_assert(std::is_same_v<decltype(weft::var(std::declval<Tensor<double>>())), Tensor<double>>);
 static_assert(std::is_same_v<decltype(weft::std(std::declval<Tensor<bfloat16>>(), {0, 1})), Tensor<bfloat16>>);
-
-/// logsumexp of a group in double: shift + log sum exp(x - shift), shift = max (0 when infinite).
-/// The tolerance: each exp(x - m) in the accumulator is off by ~(|x - m| + 2) eps relative, the
-/// sum of positive terms by the pairwise bound, log turns a relative error of s into an absolute
-/// one, then one rounding of shift + log s in the accumulator and one to R.
-template <class R>
-Expect expect_logsumexp(const std::vector<double>& g, double eps) {
-  Expect e;
-  const double m = ref_max(g);
-  if (std::isnan(m)) return {NAN, 0};
-  const double shift = std::isinf(m) ? 0.0 : m;
-  CompensatedSum s;
-  double spread = 0;
-  for (double x : g) {
-    s.add(std::exp(x - shift));
-    if (std::isfinite(x)) spread = std::max(spread, std::fabs(x - shift));
-  }
-  e.want = shift + std::log(s.value());
-  const double rel = sum_error_bound(std::int64_t(g.size()), eps, 1.0) + (spread + 4) * eps;
-  e.tol = rel + 2 * eps * std::fabs(e.want) + ulp_of<R>(e.want);
-  return e;
-}
-
-/// var (std with take_sqrt) of a group in double: mean, then sum (x - mean)^2 / max(0, n - correction).
-/// The tolerance of the two-pass computation in the accumulator: the mean is off by e_mu (the
-/// pairwise bound / n), which moves the sum of squares by 2 e_mu sum|d| + n e_mu^2; each squared
-/// deviation rounds (~3 eps relative) and the pairwise sum adds its bound.
-template <class R>
-Expect expect_variance(const std::vector<double>& g, double correction, bool take_sqrt, double eps) {
-  const double n = double(g.size());
-  const double mean = ref_sum(g) / n;
-  CompensatedSum ss, dev_abs;
-  for (double x : g) ss.add((x - mean) * (x - mean)), dev_abs.add(std::fabs(x - mean));
-  const double divisor = std::max(0.0, n - correction);
-  Expect e;
-  e.want = ss.value() / divisor;  // 0 / 0 = NaN (n = 1, or no elements), x / 0 = inf
-  if (!std::isfinite(e.want)) {
-    if (take_sqrt) e.want = std::sqrt(e.want);
-    return e;
-  }
-  const double e_mu = sum_error_bound(std::int64_t(n), eps, ref_sum_abs(g)) / n;
-  const double tol_ss = sum_error_bound(std::int64_t(n), eps, ss.value()) + 3 * eps * ss.value() +
-                        2 * e_mu * dev_abs.value() + n * e_mu * e_mu;
-  const double tol_var = tol_ss / divisor;
-  if (!take_sqrt) {
-    e.tol = tol_var + eps * e.want + ulp_of<R>(e.want);
-  } else {
-    const double var = e.want;
-    e.want = std::sqrt(var);
-    e.tol = std::sqrt(var + tol_var) - e.want + 2 * eps * e.want + ulp_of<R>(e.want);
-  }
-  return e;
-}
 
 enum class Stat { logsumexp, var, std };
 
@@ -209,8 +153,7 @@ TEST_CASE("logsumexp / var / std: errors name the op, the shape and the fix, and
     CHECK(has(m, "cast"));
   }
   CHECK(has(error_before_allocation([&] { weft::var(Tensor<float>()); }), "empty (default-constructed)"));
-  auto fake = std::make_shared<weft::Storage>(nullptr, 0, Device::cuda(), nullptr);
-  const weft::TensorView<float> gpu(fake, Shape{2, 3}, weft::contiguous_strides(Shape{2, 3}), 0);
+  const weft::TensorView<float> gpu = fake_cuda_view<float>(Shape{2, 3});
   m = error_before_allocation([&] { weft::logsumexp(gpu, 0); });
   CHECK(has(m, "weft::logsumexp"));
   CHECK(has(m, "nvcc"));

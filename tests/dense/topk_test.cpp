@@ -2,7 +2,6 @@
 /// @file cpu: topk against a full sort in plain loops (exact values and indices) on every dtype: random shapes,
 /// layouts, dims, k, largest and sorted; ties and NaN; expressions; empty and rank-0 tensors; every error.
 #include <algorithm>
-#include <memory>
 
 #include <weft/dense/topk.hpp>
 
@@ -10,7 +9,6 @@
 #include "reference.hpp"
 
 using namespace weft_test;
-using weft::Device;
 
 namespace {
 
@@ -75,15 +73,10 @@ TEST_CASE_TEMPLATE("topk: random shapes, layouts, dims, k, ties and NaN on every
   for (int iter = 0; iter < 40; ++iter) {
     const Shape full = random_shape(rng, 0, 4, 3000);
     const Layout layout = random_layout(rng, false);
-    Domain dom;
-    dom.grid = 0.5;  // few distinct values: ties inside and at the edge of the chosen k
-    if constexpr (std::is_integral_v<T>) dom.lo = -5, dom.hi = 5;
-    dom.nan_chance = rng.chance(0.3) ? 0.05 : 0.0;
-    const TensorView<T> x = make_view<T>(rng, full, dom, layout);
+    // Few distinct values: ties inside and at the edge of the chosen k.
+    const TensorView<T> x = make_view<T>(rng, full, tie_domain<T>(rng.chance(0.3) ? 0.05 : 0.0), layout);
     const std::vector<double> values = values_of(x);
-    const std::int64_t r = std::max(full.rank(), 1);
-    const std::int64_t dim = rng.chance(0.3) ? -1 : rng.integer(-r, r - 1);
-    const int d = int(dim < 0 ? dim + r : dim);
+    const auto [dim, d] = rng.chance(0.3) ? RandomDim{-1, std::max(full.rank(), 1) - 1} : random_dim(rng, full.rank());
     const std::int64_t n = full.rank() > 0 ? full[d] : 1;
     const std::int64_t k = rng.chance(0.2) ? n : rng.integer(0, n);
     const bool largest = rng.chance(0.5), sorted = rng.chance(0.7);
@@ -164,8 +157,7 @@ TEST_CASE("topk: errors name the op, the shape, k and the fix, and allocate noth
   CHECK(has(error_before_allocation([&] { weft::topk(scalar, 2); }), "[0, 1]"));
   CHECK(has(error_before_allocation([&] { weft::topk(Tensor<float>(), 1); }), "empty (default-constructed)"));
 
-  auto fake = std::make_shared<weft::Storage>(nullptr, 0, Device::cuda(), nullptr);
-  const weft::TensorView<float> gpu(fake, Shape{2, 3}, weft::contiguous_strides(Shape{2, 3}), 0);
+  const weft::TensorView<float> gpu = fake_cuda_view<float>(Shape{2, 3});
   m = error_before_allocation([&] { weft::topk(gpu, 1); });
   CHECK(has(m, "weft::topk"));
   CHECK(has(m, "nvcc"));

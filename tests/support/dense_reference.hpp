@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,37 @@ struct AlongDim {
   }
   std::size_t at(std::int64_t o, std::int64_t i, std::int64_t c) const { return std::size_t((o * n + i) * inner + c); }
 };
+
+/// A random dim of a tensor of rank `rank` (rank 0 takes 0 and -1), sometimes negative, and its
+/// wrapped value.
+struct RandomDim {
+  std::int64_t dim;
+  int wrapped;
+};
+inline RandomDim random_dim(Rng& rng, int rank) {
+  const std::int64_t r = std::max(rank, 1);
+  const std::int64_t dim = rng.integer(-r, r - 1);
+  return {dim, int(dim < 0 ? dim + r : dim)};
+}
+
+/// Values of few distinct levels, so that rows hold ties: multiples of 1/2 in [-4, 4], or
+/// integers in [-5, 5]; floats are NaN at nan_chance.
+template <class T>
+Domain tie_domain(double nan_chance) {
+  Domain d;
+  d.grid = 0.5;
+  if constexpr (std::is_integral_v<T>) d.lo = -5, d.hi = 5;
+  d.nan_chance = nan_chance;
+  return d;
+}
+
+/// A view that claims to live on a CUDA device (no memory behind it): a g++ translation unit must
+/// refuse it before touching it.
+template <class T>
+weft::TensorView<T> fake_cuda_view(const weft::Shape& shape) {
+  auto storage = std::make_shared<weft::Storage>(nullptr, 0, weft::Device::cuda(), nullptr);
+  return weft::TensorView<T>(storage, shape, weft::contiguous_strides(shape), 0);
+}
 
 /// Runs f, which must throw weft::Error before allocating anything; returns its message.
 template <class F>
@@ -147,6 +179,59 @@ inline double ref_norm(const std::vector<double>& v, double p) {
 /// then a tree: their bound is the sequential length, see cuda_sum_error_bound.
 inline double sum_error_bound(std::int64_t n, double eps, double sum_abs) {
   return (std::log2(double(std::max<std::int64_t>(n, 1))) + 16.0) * eps * sum_abs;
+}
+
+/// logsumexp of a group in double: shift + log sum exp(x - shift), shift = max (0 when infinite).
+/// The tolerance: each exp(x - m) in the accumulator is off by ~(|x - m| + 2) eps relative, the
+/// sum of positive terms by the pairwise bound, log turns a relative error of s into an absolute
+/// one, then one rounding of shift + log s in the accumulator and one to R.
+template <class R>
+Expect expect_logsumexp(const std::vector<double>& g, double eps) {
+  Expect e;
+  const double m = ref_max(g);
+  if (std::isnan(m)) return {NAN, 0};
+  const double shift = std::isinf(m) ? 0.0 : m;
+  CompensatedSum s;
+  double spread = 0;
+  for (double x : g) {
+    s.add(std::exp(x - shift));
+    if (std::isfinite(x)) spread = std::max(spread, std::fabs(x - shift));
+  }
+  e.want = shift + std::log(s.value());
+  const double rel = sum_error_bound(std::int64_t(g.size()), eps, 1.0) + (spread + 4) * eps;
+  e.tol = rel + 2 * eps * std::fabs(e.want) + ulp_of<R>(e.want);
+  return e;
+}
+
+/// var (std with take_sqrt) of a group in double: mean, then sum (x - mean)^2 / max(0, n - correction).
+/// The tolerance of the two-pass computation in the accumulator: the mean is off by e_mu (the
+/// pairwise bound / n), which moves the sum of squares by 2 e_mu sum|d| + n e_mu^2; each squared
+/// deviation rounds (~3 eps relative) and the pairwise sum adds its bound.
+template <class R>
+Expect expect_variance(const std::vector<double>& g, double correction, bool take_sqrt, double eps) {
+  const double n = double(g.size());
+  const double mean = ref_sum(g) / n;
+  CompensatedSum ss, dev_abs;
+  for (double x : g) ss.add((x - mean) * (x - mean)), dev_abs.add(std::fabs(x - mean));
+  const double divisor = std::max(0.0, n - correction);
+  Expect e;
+  e.want = ss.value() / divisor;  // 0 / 0 = NaN (n = 1, or no elements), x / 0 = inf
+  if (!std::isfinite(e.want)) {
+    if (take_sqrt) e.want = std::sqrt(e.want);
+    return e;
+  }
+  const double e_mu = sum_error_bound(std::int64_t(n), eps, ref_sum_abs(g)) / n;
+  const double tol_ss = sum_error_bound(std::int64_t(n), eps, ss.value()) + 3 * eps * ss.value() +
+                        2 * e_mu * dev_abs.value() + n * e_mu * e_mu;
+  const double tol_var = tol_ss / divisor;
+  if (!take_sqrt) {
+    e.tol = tol_var + eps * e.want + ulp_of<R>(e.want);
+  } else {
+    const double var = e.want;
+    e.want = std::sqrt(var);
+    e.tol = std::sqrt(var + tol_var) - e.want + 2 * eps * e.want + ulp_of<R>(e.want);
+  }
+  return e;
 }
 
 // ---------------------------------------------------------------------------

@@ -4,9 +4,8 @@
 
 #include <cstdint>
 
-#include "weft/backend/along_dim.hpp"
+#include "weft/dense/along_dim.hpp"
 #include "weft/dense/factories.hpp"
-#include "weft/dense/operand.hpp"
 
 namespace weft {
 namespace detail {
@@ -16,12 +15,11 @@ inline namespace WEFT_BACKEND_ABI {
 template <bool kMax, class T>
 Tensor<std::int64_t> arg_reduce_impl(const char* op, const TensorView<const T>& x, const std::int64_t* dim,
                                      bool keepdim) {
-  if (!x.defined()) fail(op, "the input is an empty (default-constructed) tensor");
+  const int d = check_along_dim(op, x, dim);
   const Shape& shape = x.shape();
   DimRows rows{1, x.numel(), 1};
   Shape out_shape;
   if (dim) {
-    const int d = wrap_dim_of(op, *dim, shape);
     rows = rows_along(shape, d);
     for (int k = 0; k < shape.rank(); ++k)
       if (k != d) out_shape.push_back(shape[k]);
@@ -33,9 +31,6 @@ Tensor<std::int64_t> arg_reduce_impl(const char* op, const TensorView<const T>& 
     fail(op, "the input of shape ", shape, " has no elements: ", op,
          " of an empty set is undefined; pass a non-empty tensor");
   }
-#if !defined(__CUDACC__)
-  if (x.device().is_cuda()) fail_no_cuda(op);
-#endif
   Tensor<std::int64_t> out = empty<std::int64_t>(out_shape, x.device());
   if (out.numel() == 0) return out;
   const TensorView<const T> xc = x.contiguous();

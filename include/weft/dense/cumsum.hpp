@@ -4,9 +4,8 @@
 
 #include <cstdint>
 
-#include "weft/backend/along_dim.hpp"
+#include "weft/dense/along_dim.hpp"
 #include "weft/dense/factories.hpp"
-#include "weft/dense/operand.hpp"
 #include "weft/dense/reduce.hpp"
 
 namespace weft {
@@ -15,12 +14,7 @@ inline namespace WEFT_BACKEND_ABI {
 
 template <class T>
 Tensor<sum_dtype_t<T>> cumsum_impl(const TensorView<const T>& x, std::int64_t dim) {
-  const char* op = "cumsum";
-  if (!x.defined()) fail(op, "the input is an empty (default-constructed) tensor");
-  const int d = wrap_dim_of(op, dim, x.shape());
-#if !defined(__CUDACC__)
-  if (x.device().is_cuda()) fail_no_cuda(op);
-#endif
+  const int d = check_along_dim("cumsum", x, &dim);
   Tensor<sum_dtype_t<T>> y = empty<sum_dtype_t<T>>(x.shape(), x.device());
   if (y.numel() == 0) return y;
   const TensorView<const T> xc = x.contiguous();

@@ -59,7 +59,8 @@ Tensor<to_floating_t<typename E::value_type>> reduce_variance(const char* op, co
     const ReduceInput mean_input = prepare_reduce(op, x, dims, true, false);
     const double n = double(mean_input.setup.plan.n_red);
     const Tensor<Acc> mean = run_reduction<Acc>(op, mean_input, SumReducer<Acc, true>{});
-    const VarianceReducer<Acc, kStd> red{Acc(std::max(0.0, n - correction))};
+    VarianceReducer<Acc, kStd> red;
+    red.divisor = Acc(std::max(0.0, n - correction));
     Tensor<V> out = run_reduction<V>(op, prepare_reduce(op, x - mean, dims, keepdim, false), red);
     if (mean_out) *mean_out = eval(cast<V>(mean.view().view(out.shape())));
     return out;

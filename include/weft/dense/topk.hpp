@@ -4,9 +4,8 @@
 
 #include <cstdint>
 
-#include "weft/backend/along_dim.hpp"
+#include "weft/dense/along_dim.hpp"
 #include "weft/dense/factories.hpp"
-#include "weft/dense/operand.hpp"
 
 namespace weft {
 
@@ -24,15 +23,11 @@ inline namespace WEFT_BACKEND_ABI {
 template <class T>
 TopK<T> topk_impl(const TensorView<const T>& x, std::int64_t k, std::int64_t dim, bool largest, bool sorted) {
   const char* op = "topk";
-  if (!x.defined()) fail(op, "the input is an empty (default-constructed) tensor");
-  const int d = wrap_dim_of(op, dim, x.shape());
+  const int d = check_along_dim(op, x, &dim);
   const DimRows rows = rows_along(x.shape(), d);
   if (k < 0 || k > rows.n)
     fail(op, "k = ", k, " is out of range for dim ", d, " of size ", rows.n, " (input shape ", x.shape(),
          "); k must be in [0, ", rows.n, "]");
-#if !defined(__CUDACC__)
-  if (x.device().is_cuda()) fail_no_cuda(op);
-#endif
   // A 0-dim input gives 0-dim outputs: its element and index 0, for k = 0 too (as PyTorch).
   Shape out_shape = x.shape();
   if (x.dim() > 0) out_shape[d] = k;

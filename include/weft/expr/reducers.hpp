@@ -85,20 +85,14 @@ struct ProdReducer {
 };
 
 /// var = sum (x_i - mean)^2 / max(0, n - correction) over elements that arrive as x_i - mean (the
-/// second pass of a two-pass variance); std = sqrt(var). `divisor` is max(0, n - correction):
-/// 0 gives inf, or NaN when every deviation is 0 (as PyTorch).
+/// second pass of a two-pass variance); std = sqrt(var). A sum of squares: `divisor` is
+/// max(0, n - correction), and 0 gives inf, or NaN when every deviation is 0 (as PyTorch).
 template <class Acc, bool kStd>
-struct VarianceReducer {
-  using acc_type = Acc;
+struct VarianceReducer : SumReducer<Acc> {
   Acc divisor = Acc(1);
-  WEFT_HOST_DEVICE Acc identity() const { return Acc(0); }
   template <class V>
   WEFT_HOST_DEVICE V transform(V deviation) const {
     return deviation * deviation;
-  }
-  template <class V>
-  WEFT_HOST_DEVICE V combine(V a, V b) const {
-    return a + b;
   }
   WEFT_HOST_DEVICE Acc finalize(Acc total, std::int64_t) const {
     using math::sqrt;
