@@ -28,6 +28,8 @@
 #include "weft/dense/softmax.hpp"
 #include "weft/dense/layer_norm.hpp"
 #include "weft/dense/matmul.hpp"
+#include "weft/dense/join.hpp"
+#include "weft/dense/indexing.hpp"
 #include "weft/dense/foreach_norm.hpp"
 #include "weft/dense/threads.hpp"
 #include "weft/nn/cross_entropy.hpp"

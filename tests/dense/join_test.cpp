@@ -2,12 +2,12 @@
 /// @file cpu: cat and stack against a reference read element by element from the operands (random
 /// shapes, dims and layouts, every dtype, empty operands, every overload), split and chunk as views
 /// (torch's piece sizes, shared elements, constness), and every error.
-#include <memory>
 #include <type_traits>
 
 #include <weft/dense/join.hpp>
 #include <weft/dense/threads.hpp>
 
+#include "dense_reference.hpp"
 #include "error_check.hpp"
 #include "reference.hpp"
 
@@ -40,19 +40,6 @@ std::vector<TensorView<T>> random_operands(Rng& rng, const Shape& shape, int dim
   return xs;
 }
 
-std::int64_t negative_or_not(Rng& rng, int dim, int rank) { return rng.chance(0.5) ? dim - rank : dim; }
-
-/// A CUDA view for the device errors (its storage is never touched).
-TensorView<float> fake_cuda(const Shape& shape) {
-  auto fake = std::make_shared<weft::Storage>(nullptr, 0, Device::cuda(), nullptr);
-  return TensorView<float>(fake, shape, weft::contiguous_strides(shape), 0);
-}
-
-struct ThreadCountGuard {
-  int saved = weft::get_num_threads();
-  ~ThreadCountGuard() { weft::set_num_threads(saved); }
-};
-
 }  // namespace
 
 TEST_SUITE("cpu") {
@@ -62,9 +49,8 @@ TEST_CASE_TEMPLATE("cat: random shapes, dims, layouts and operand counts", T, fl
   WEFT_TEST_RNG(rng);
   for (int iter = 0; iter < 40; ++iter) {
     const Shape shape = random_shape(rng, 1, 4, 600);
-    const int dim = int(rng.integer(0, shape.rank() - 1));
+    const auto [d, dim] = random_dim(rng, shape.rank());
     const std::vector<TensorView<T>> xs = random_operands<T>(rng, shape, dim, int(rng.integer(1, 4)));
-    const std::int64_t d = negative_or_not(rng, dim, shape.rank());
     INFO("dtype ", type_name<T>(), ", base shape ", shape_str(shape), ", dim ", d, ", operands ", xs.size());
     const Tensor<T> out = weft::cat(xs, d);
     Shape want = shape;
@@ -79,10 +65,9 @@ TEST_CASE_TEMPLATE("stack: random shapes, dims and layouts", T, float, half, std
   WEFT_TEST_RNG(rng);
   for (int iter = 0; iter < 30; ++iter) {
     const Shape shape = random_shape(rng, 0, 4, 500);
-    const int dim = int(rng.integer(0, shape.rank()));
+    const auto [d, dim] = random_dim(rng, shape.rank() + 1);
     std::vector<TensorView<T>> xs;
     for (int k = int(rng.integer(1, 4)); k > 0; --k) xs.push_back(make_view<T>(rng, shape, Domain{}, random_layout(rng, false)));
-    const std::int64_t d = negative_or_not(rng, dim, shape.rank() + 1);
     INFO("dtype ", type_name<T>(), ", shape ", shape_str(shape), ", dim ", d, ", operands ", xs.size());
     const Tensor<T> out = weft::stack(xs, d);
     Shape want = shape;
@@ -98,7 +83,7 @@ TEST_CASE_TEMPLATE("stack: random shapes, dims and layouts", T, float, half, std
 
 TEST_CASE("cat: every overload, large operands on one and two threads, strided runs") {
   WEFT_TEST_RNG(rng);
-  ThreadCountGuard guard;
+  const int saved_threads = weft::get_num_threads();
   Tensor<float> a = random_contiguous<float>(rng, Shape{300, 70}, Domain{});
   const Tensor<float> b = random_contiguous<float>(rng, Shape{300, 50}, Domain{});
   const TensorView<float> c = make_view<float>(rng, Shape{300, 90}, Domain{}, Layout::permuted_strided);
@@ -119,6 +104,7 @@ TEST_CASE("cat: every overload, large operands on one and two threads, strided r
     const Tensor<float> stacked = weft::stack({a, a}, 0);
     CHECK(stacked.shape() == Shape{2, 300, 70});
   }
+  weft::set_num_threads(saved_threads);
 }
 
 TEST_CASE("cat and stack: empty operands and outputs") {
@@ -206,10 +192,10 @@ TEST_CASE("cat, stack, split, chunk: errors name the op, the operands, the shape
   CHECK(has(m, "zero-dimensional"));
   m = error_of([&] { weft::cat({a, Tensor<float>()}, 0); });
   CHECK(has(m, "operand 1 is an empty"));
-  m = error_of([&] { weft::cat({a.view(), fake_cuda(Shape{2, 3})}, 0); });
+  m = error_of([&] { weft::cat({a.view(), fake_cuda_view<float>(Shape{2, 3})}, 0); });
   CHECK(has(m, "operand 1 (shape [2, 3]) is on cuda:0"));
   CHECK(has(m, "operand 0 (shape [2, 3]) is on cpu"));
-  m = error_of([&] { weft::cat({fake_cuda(Shape{2, 3})}, 0); });
+  m = error_of([&] { weft::cat({fake_cuda_view<float>(Shape{2, 3})}, 0); });
   CHECK(has(m, "weft::cat"));
   CHECK(has(m, "nvcc"));
 

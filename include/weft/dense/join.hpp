@@ -128,13 +128,8 @@ inline namespace WEFT_BACKEND_ABI {
 /// operand has one rank, one device and the same extents except at `dim`; negative dims count
 /// from the end. CPU: one pass that copies each operand's contiguous runs (OpenMP over the
 /// output); CUDA: a strided copy per operand.
-template <Element T>
-Tensor<T> cat(const std::vector<TensorView<const T>>& tensors, std::int64_t dim) {
-  return detail::cat_views(tensors, dim);
-}
-/// cat of a vector of tensors or views.
+/// `tensors` is a std::vector of Tensor<T>, TensorView<T> or TensorView<const T>.
 template <SingleTensor X>
-  requires(!std::is_same_v<X, TensorView<const typename X::value_type>>)
 Tensor<typename X::value_type> cat(const std::vector<X>& tensors, std::int64_t dim) {
   return detail::cat_views(detail::const_views(tensors), dim);
 }
@@ -146,13 +141,9 @@ Tensor<T> cat(std::initializer_list<TensorBase<T>> tensors, std::int64_t dim) {
 }
 
 /// stack(tensors, dim): the tensors (all of one shape) joined along a new dim at `dim`, in
-/// [-(rank + 1), rank] (torch.stack); the result has shape [..., len(tensors) at dim, ...].
-template <Element T>
-Tensor<T> stack(const std::vector<TensorView<const T>>& tensors, std::int64_t dim) {
-  return detail::stack_views(tensors, dim);
-}
+/// [-(rank + 1), rank] (torch.stack); the result has shape [..., len(tensors) at dim, ...]. The
+/// same lists as cat.
 template <SingleTensor X>
-  requires(!std::is_same_v<X, TensorView<const typename X::value_type>>)
 Tensor<typename X::value_type> stack(const std::vector<X>& tensors, std::int64_t dim) {
   return detail::stack_views(detail::const_views(tensors), dim);
 }

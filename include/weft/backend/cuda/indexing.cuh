@@ -92,15 +92,17 @@ __device__ void atomic_add(T* p, math_t<T> v) {
 }
 
 /// target[c with c[dim] = index[c]] += alpha * source[c] (operand 0: target with stride 0 at dim,
-/// 1: source, 2: the index). Atomics: the order of the additions into one element is not fixed.
-template <class T, class I>
+/// 1: source, 2: the index), computed in Acc = math_t<T> (a parameter of its own: nvcc's two
+/// passes would mangle the alias in a kernel's signature differently). Atomics: the order of the
+/// additions into one element is not fixed.
+template <class T, class I, class Acc>
 __global__ void __launch_bounds__(kRowBlock) scatter_add_kernel(T* target, std::int64_t dim_stride, const T* source,
                                                                  const I* index, StridedSpace<3> space, std::int64_t n,
-                                                                 math_t<T> alpha) {
+                                                                 Acc alpha) {
   for (std::int64_t i = first_position(); i < n; i += position_step()) {
     std::int64_t at[3];
     space.offsets(i, at);
-    atomic_add(target + at[0] + std::int64_t(index[at[2]]) * dim_stride, alpha * math_t<T>(source[at[1]]));
+    atomic_add(target + at[0] + std::int64_t(index[at[2]]) * dim_stride, alpha * Acc(source[at[1]]));
   }
 }
 
@@ -140,7 +142,7 @@ void run_scatter_add(T* target, const Strides& target_strides, const T* source, 
   Strides ts = target_strides;
   ts[dim] = 0;
   CudaDeviceGuard guard(device.index());
-  scatter_add_kernel<T, I><<<row_grid(n, 1), kRowBlock>>>(
+  scatter_add_kernel<T, I, math_t<T>><<<row_grid(n, 1), kRowBlock>>>(
       target, target_strides[dim], source, index, StridedSpace<3>(shape, {&ts, &source_strides, &index_strides}), n,
       math_t<T>(alpha));
   check_cuda(cudaGetLastError(), "scatter_add kernel launch");
