@@ -199,9 +199,11 @@ TEST_CASE_TEMPLATE("index_select, gather, embedding: random shapes, dims, layout
   WEFT_TEST_RNG(rng);
   for (int iter = 0; iter < 24; ++iter) {
     if (iter % 2) {
-      check_index_select<T, std::int64_t>(rng), check_gather<T, std::int64_t>(rng), check_embedding<T, std::int64_t>(rng);
+      check_index_select<T, std::int64_t>(rng), check_gather<T, std::int64_t>(rng);
+      check_embedding<T, std::int64_t>(rng);
     } else {
-      check_index_select<T, std::int32_t>(rng), check_gather<T, std::int32_t>(rng), check_embedding<T, std::int32_t>(rng);
+      check_index_select<T, std::int32_t>(rng), check_gather<T, std::int32_t>(rng);
+      check_embedding<T, std::int32_t>(rng);
     }
   }
 }
@@ -297,7 +299,8 @@ TEST_CASE_TEMPLATE("masked_fill: random shapes and layouts, a broadcast mask, x'
   for (int iter = 0; iter < 20; ++iter) {
     const Shape shape = random_shape(rng, 0, 4, 600);
     const TensorView<T> x = make_view<T>(rng, shape, Domain{}, random_layout(rng, false));
-    const TensorView<bool> mask = make_view<bool>(rng, broadcastable_to(rng, shape), Domain{}, random_layout(rng, false));
+    const TensorView<bool> mask =
+        make_view<bool>(rng, broadcastable_to(rng, shape), Domain{}, random_layout(rng, false));
     const double value = std::is_same_v<T, bool> ? 1.0 : std::is_integral_v<T> ? -7.0 : -1e4;
     INFO("dtype ", type_name<T>(), ", x ", shape_str(shape), ", mask ", shape_str(mask.shape()));
     auto e = weft::masked_fill(x, mask, value);
@@ -326,7 +329,8 @@ TEST_CASE("index_select, gather, embedding: errors name the op, the shapes, the 
   const Index bad_row = weft::from_vector<std::int64_t>({0, 1, 2, 3}, Shape{1, 4});
   const Index bad_square = weft::from_vector<std::int64_t>({0, 1, 2, 3}, Shape{2, 2});
   const Tensor<std::int32_t> negative = weft::from_vector<std::int32_t>({1, -1}, Shape{2});
-  const TensorView<const std::int64_t> strided = weft::from_vector<std::int64_t>({0, 9, 1, 9, 7, 9}, Shape{6}).slice(0, 0, 6, 2);
+  const TensorView<const std::int64_t> strided =
+      weft::from_vector<std::int64_t>({0, 9, 1, 9, 7, 9}, Shape{6}).slice(0, 0, 6, 2);
   const TensorView<float> gpu_x = fake_cuda_view<float>(Shape{3, 4});
   const TensorView<std::int64_t> gpu_index = fake_cuda_view<std::int64_t>(Shape{2});
 
@@ -379,7 +383,8 @@ TEST_CASE("index_select, gather, embedding: errors name the op, the shapes, the 
   CHECK(has(m, "num_embeddings must be >= 0"));
 }
 
-TEST_CASE("index_add, scatter_add, masked_fill: errors name the op, the shapes, the bad value and the fix, and leave target unchanged") {
+TEST_CASE("index_add, scatter_add, masked_fill: errors name the op, the shapes, the bad value and the fix; target "
+          "unchanged") {
   WEFT_TEST_RNG(rng);
   using Index = Tensor<std::int64_t>;
   const TensorView<float> target = random_target<float>(rng, Shape{3, 4});
@@ -387,10 +392,10 @@ TEST_CASE("index_add, scatter_add, masked_fill: errors name the op, the shapes, 
   const Tensor<float> source = weft::ones<float>(Shape{4, 4}), one_row = weft::ones<float>(Shape{1, 4}),
                       narrow = weft::ones<float>(Shape{2, 2});
   const TensorView<float> gpu_source = fake_cuda_view<float>(Shape{4, 4});
-  const Index last_bad = weft::from_vector<std::int64_t>({0, 1, 2, 3}, Shape{4}), two = weft::zeros<std::int64_t>(Shape{2}),
-              four = weft::zeros<std::int64_t>(Shape{4}), four_by_one = weft::zeros<std::int64_t>(Shape{4, 1}),
-              one = weft::zeros<std::int64_t>(Shape{1}), four_by_two = weft::zeros<std::int64_t>(Shape{4, 2}),
-              two_by_three = weft::zeros<std::int64_t>(Shape{2, 3}), one_by_one = weft::zeros<std::int64_t>(Shape{1, 1});
+  const Index last_bad = weft::from_vector<std::int64_t>({0, 1, 2, 3}, Shape{4});
+  auto index = [](const Shape& shape) { return weft::zeros<std::int64_t>(shape); };
+  const Index two = index(Shape{2}), four = index(Shape{4}), four_by_one = index(Shape{4, 1}), one = index(Shape{1}),
+              four_by_two = index(Shape{4, 2}), two_by_three = index(Shape{2, 3}), one_by_one = index(Shape{1, 1});
   const Tensor<std::int32_t> scatter_bad = weft::from_vector<std::int32_t>({0, 3, 1, 4}, Shape{2, 2});
   Tensor<float> row = weft::zeros<float>(Shape{4});
   const TensorView<float> repeated = row.view().unsqueeze(0).expand(Shape{3, 4});

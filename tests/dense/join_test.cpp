@@ -67,7 +67,8 @@ TEST_CASE_TEMPLATE("stack: random shapes, dims and layouts", T, float, half, std
     const Shape shape = random_shape(rng, 0, 4, 500);
     const auto [d, dim] = random_dim(rng, shape.rank() + 1);
     std::vector<TensorView<T>> xs;
-    for (int k = int(rng.integer(1, 4)); k > 0; --k) xs.push_back(make_view<T>(rng, shape, Domain{}, random_layout(rng, false)));
+    for (int k = int(rng.integer(1, 4)); k > 0; --k)
+      xs.push_back(make_view<T>(rng, shape, Domain{}, random_layout(rng, false)));
     INFO("dtype ", type_name<T>(), ", shape ", shape_str(shape), ", dim ", d, ", operands ", xs.size());
     const Tensor<T> out = weft::stack(xs, d);
     Shape want = shape;

@@ -42,7 +42,8 @@ void check_rank(const char* op, const TensorBase<T>& t, const char* role, int ra
 /// The checks every op along a dim starts with: defined operands, an input (`role`) of at least
 /// one dim; then the dim wrapped into [0, rank).
 template <class T, class I>
-int indexed_dim(const char* op, const TensorBase<T>& x, const char* role, std::int64_t dim, const TensorBase<I>& index) {
+int indexed_dim(const char* op, const TensorBase<T>& x, const char* role, std::int64_t dim,
+                const TensorBase<I>& index) {
   check_defined(op, x, role);
   check_defined(op, index, "index");
   if (x.dim() == 0) fail(op, role, " is zero-dimensional (shape []); it needs at least 1 dim");
@@ -251,7 +252,8 @@ auto number_of_kind(const char* op, V value) {
   if constexpr (std::is_same_v<T, bool>) {
     return bool(value);
   } else if constexpr (std::is_integral_v<T>) {
-    if (!(double(value) >= double(std::numeric_limits<T>::lowest()) && double(value) <= double(std::numeric_limits<T>::max())))
+    using limits = std::numeric_limits<T>;
+    if (!(double(value) >= double(limits::lowest()) && double(value) <= double(limits::max())))
       fail(op, "value ", value, " does not fit the input's dtype ", dtype_name<T>(), "; cast the input first");
     return std::int64_t(value);
   } else {
@@ -280,7 +282,8 @@ inline namespace WEFT_BACKEND_ABI {
 template <Operand X, Operand Idx>
   requires HasTensorOperand<X> && HasTensorOperand<Idx>
 Tensor<detail::operand_dtype_t<X>> index_select(const X& x, std::int64_t dim, const Idx& index) {
-  static_assert(detail::is_index_dtype_v<detail::operand_dtype_t<Idx>>, "weft::index_select: index needs dtype int64 or int32");
+  static_assert(detail::is_index_dtype_v<detail::operand_dtype_t<Idx>>,
+                "weft::index_select: index needs dtype int64 or int32");
   return detail::index_select_impl(detail::materialize(x), dim, detail::materialize(index));
 }
 
@@ -290,7 +293,8 @@ Tensor<detail::operand_dtype_t<X>> index_select(const X& x, std::int64_t dim, co
 template <Operand X, Operand Idx>
   requires HasTensorOperand<X> && HasTensorOperand<Idx>
 Tensor<detail::operand_dtype_t<X>> gather(const X& x, std::int64_t dim, const Idx& index) {
-  static_assert(detail::is_index_dtype_v<detail::operand_dtype_t<Idx>>, "weft::gather: index needs dtype int64 or int32");
+  static_assert(detail::is_index_dtype_v<detail::operand_dtype_t<Idx>>,
+                "weft::gather: index needs dtype int64 or int32");
   return detail::gather_impl(detail::materialize(x), dim, detail::materialize(index));
 }
 
@@ -300,7 +304,8 @@ Tensor<detail::operand_dtype_t<X>> gather(const X& x, std::int64_t dim, const Id
 template <Operand W, Operand Idx>
   requires HasTensorOperand<W> && HasTensorOperand<Idx>
 Tensor<detail::operand_dtype_t<W>> embedding(const W& weight, const Idx& index) {
-  static_assert(detail::is_index_dtype_v<detail::operand_dtype_t<Idx>>, "weft::embedding: index needs dtype int64 or int32");
+  static_assert(detail::is_index_dtype_v<detail::operand_dtype_t<Idx>>,
+                "weft::embedding: index needs dtype int64 or int32");
   return detail::embedding_impl(detail::materialize(weight), detail::materialize(index));
 }
 
@@ -317,8 +322,10 @@ void index_add(Target&& target, std::int64_t dim, const Idx& index, const Src& s
                typename std::remove_cvref_t<Target>::value_type alpha = 1) {
   using T = typename std::remove_cvref_t<Target>::value_type;
   static_assert(!std::is_same_v<T, bool>, "weft::index_add: bool tensors cannot be added; cast to a number type");
-  static_assert(std::is_same_v<detail::operand_dtype_t<Src>, T>, "weft::index_add: source needs target's dtype; use weft::cast<T>(source)");
-  static_assert(detail::is_index_dtype_v<detail::operand_dtype_t<Idx>>, "weft::index_add: index needs dtype int64 or int32");
+  static_assert(std::is_same_v<detail::operand_dtype_t<Src>, T>,
+                "weft::index_add: source needs target's dtype; use weft::cast<T>(source)");
+  static_assert(detail::is_index_dtype_v<detail::operand_dtype_t<Idx>>,
+                "weft::index_add: index needs dtype int64 or int32");
   detail::index_add_impl(detail::writable_view(target), dim, detail::materialize(index),
                          detail::materialize(source), alpha);
 }
@@ -333,8 +340,10 @@ template <class Target, Operand Idx, Operand Src>
 void scatter_add(Target&& target, std::int64_t dim, const Idx& index, const Src& source) {
   using T = typename std::remove_cvref_t<Target>::value_type;
   static_assert(!std::is_same_v<T, bool>, "weft::scatter_add: bool tensors cannot be added; cast to a number type");
-  static_assert(std::is_same_v<detail::operand_dtype_t<Src>, T>, "weft::scatter_add: source needs target's dtype; use weft::cast<T>(source)");
-  static_assert(detail::is_index_dtype_v<detail::operand_dtype_t<Idx>>, "weft::scatter_add: index needs dtype int64 or int32");
+  static_assert(std::is_same_v<detail::operand_dtype_t<Src>, T>,
+                "weft::scatter_add: source needs target's dtype; use weft::cast<T>(source)");
+  static_assert(detail::is_index_dtype_v<detail::operand_dtype_t<Idx>>,
+                "weft::scatter_add: index needs dtype int64 or int32");
   detail::scatter_add_impl(detail::writable_view(target), dim, detail::materialize(index),
                            detail::materialize(source));
 }
@@ -344,9 +353,12 @@ void scatter_add(Target&& target, std::int64_t dim, const Idx& index, const Src&
 /// the flattened index; the same order guarantees). grad_out is [index's shape..., C].
 template <Operand G, Operand Idx>
   requires HasTensorOperand<G> && HasTensorOperand<Idx>
-Tensor<detail::operand_dtype_t<G>> embedding_backward(const G& grad_out, const Idx& index, std::int64_t num_embeddings) {
-  static_assert(!std::is_same_v<detail::operand_dtype_t<G>, bool>, "weft::embedding_backward: bool gradients cannot be added");
-  static_assert(detail::is_index_dtype_v<detail::operand_dtype_t<Idx>>, "weft::embedding_backward: index needs dtype int64 or int32");
+Tensor<detail::operand_dtype_t<G>> embedding_backward(const G& grad_out, const Idx& index,
+                                                      std::int64_t num_embeddings) {
+  static_assert(!std::is_same_v<detail::operand_dtype_t<G>, bool>,
+                "weft::embedding_backward: bool gradients cannot be added");
+  static_assert(detail::is_index_dtype_v<detail::operand_dtype_t<Idx>>,
+                "weft::embedding_backward: index needs dtype int64 or int32");
   return detail::embedding_backward_impl(detail::materialize(grad_out), detail::materialize(index), num_embeddings);
 }
 

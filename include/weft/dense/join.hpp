@@ -182,7 +182,8 @@ auto split(X&& x, const std::vector<std::int64_t>& sizes, std::int64_t dim = 0) 
   if (!valid || sum != v.shape()[d]) {
     std::string list;
     for (std::size_t i = 0; i < sizes.size(); ++i) list += detail::cat(i ? ", " : "", sizes[i]);
-    detail::fail("split", "sizes [", list, "] ", valid ? detail::cat("sum to ", sum) : std::string("include a negative size"),
+    detail::fail("split", "sizes [", list, "] ",
+                 valid ? detail::cat("sum to ", sum) : std::string("include a negative size"),
                  " but dim ", d, " of shape ", v.shape(), " has ", v.shape()[d],
                  " elements; give sizes >= 0 that sum to it");
   }

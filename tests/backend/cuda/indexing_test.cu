@@ -43,13 +43,17 @@ void check_copies(Rng& rng) {
   other[dim] = rng.integer(0, 5);
   const weft::TensorView<T> y = on_gpu<T>(rng, other, layout());
   CHECK(host_values(weft::cat({x, y, x}, dim)) == weft::cat({hx, y.to(Device::cpu()), hx}, dim).to_vector());
-  CHECK(host_values(weft::stack({x, x}, dim - shape.rank() - 1)) == weft::stack({hx, hx}, dim - shape.rank() - 1).to_vector());
+  const int new_dim = dim - shape.rank() - 1;  // negative
+  CHECK(host_values(weft::stack({x, x}, new_dim)) == weft::stack({hx, hx}, new_dim).to_vector());
 
-  const weft::TensorView<I> index = gpu_index<I>(rng, Shape{shape[dim] == 0 ? 0 : rng.integer(0, 9)}, shape[dim], layout());
-  CHECK(host_values(weft::index_select(x, dim, index)) == weft::index_select(hx, dim, index.to(Device::cpu())).to_vector());
+  const std::int64_t n = shape[dim] == 0 ? 0 : rng.integer(0, 9);
+  const weft::TensorView<I> index = gpu_index<I>(rng, Shape{n}, shape[dim], layout());
+  CHECK(host_values(weft::index_select(x, dim, index)) ==
+        weft::index_select(hx, dim, index.to(Device::cpu())).to_vector());
 
   Shape gshape = shape;
-  for (int d = 0; d < gshape.rank(); ++d) gshape[d] = d == dim ? (shape[dim] == 0 ? 0 : rng.integer(0, 7)) : rng.integer(0, shape[d]);
+  for (int d = 0; d < gshape.rank(); ++d)
+    gshape[d] = d == dim ? (shape[dim] == 0 ? 0 : rng.integer(0, 7)) : rng.integer(0, shape[d]);
   const weft::TensorView<I> g = gpu_index<I>(rng, gshape, shape[dim], layout());
   CHECK(host_values(weft::gather(x, dim, g)) == weft::gather(hx, dim, g.to(Device::cpu())).to_vector());
 
@@ -108,7 +112,8 @@ void check_adds(Rng& rng) {
 
   // scatter_add with an index no larger than source and target.
   Shape ishape = shape;
-  for (int d = 0; d < ishape.rank(); ++d) ishape[d] = d == dim ? (shape[dim] == 0 ? 0 : rng.integer(0, 30)) : rng.integer(0, shape[d]);
+  for (int d = 0; d < ishape.rank(); ++d)
+    ishape[d] = d == dim ? (shape[dim] == 0 ? 0 : rng.integer(0, 30)) : rng.integer(0, shape[d]);
   const weft::TensorView<I> sindex = gpu_index<I>(rng, ishape, std::min<std::int64_t>(shape[dim], 3), layout());
   const weft::TensorView<T> ssource = on_gpu<T>(rng, ishape, layout());
   const Tensor<I> hsi = sindex.to(Device::cpu());
@@ -139,7 +144,8 @@ TEST_CASE_TEMPLATE("cuda cat, stack, index_select, gather, embedding: the host's
   }
 }
 
-TEST_CASE_TEMPLATE("cuda index_add, scatter_add: double references, repeated indices" * doctest::skip(!cuda_available()),
+TEST_CASE_TEMPLATE("cuda index_add, scatter_add: double references, repeated indices" *
+                       doctest::skip(!cuda_available()),
                    T, float, double, weft::half, weft::bfloat16, std::int32_t, std::int64_t) {
   WEFT_TEST_RNG(rng);
   for (int iter = 0; iter < 10; ++iter) {

@@ -126,7 +126,8 @@ void run_index_select(T* out, const T* x, const Shape& outer_shape, const Stride
   const std::int64_t size = block.numel();
   copy_chunks(out, outer_shape.numel() * n * size, [&](std::int64_t p) {
     const std::int64_t chunk = p / size, o = chunk / n, i = chunk % n;
-    const T* source = x + strided_offset(o, outer_shape, outer_strides) + std::int64_t(index[i * index_stride]) * dim_stride;
+    const T* source =
+        x + strided_offset(o, outer_shape, outer_strides) + std::int64_t(index[i * index_stride]) * dim_stride;
     return Chunk<T>{chunk * size, source, &block, &block_strides, size};
   });
 }

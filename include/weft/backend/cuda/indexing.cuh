@@ -113,7 +113,8 @@ void run_copy_strided(T* dst, const Strides& dst_strides, const T* src, const St
   const std::int64_t n = shape.numel();
   if (n == 0) return;
   CudaDeviceGuard guard(device.index());
-  copy_strided_kernel<T><<<row_grid(n, 1), kRowBlock>>>(dst, src, StridedSpace<2>(shape, {&dst_strides, &src_strides}), n);
+  copy_strided_kernel<T>
+      <<<row_grid(n, 1), kRowBlock>>>(dst, src, StridedSpace<2>(shape, {&dst_strides, &src_strides}), n);
   check_cuda(cudaGetLastError(), "cat kernel launch");
 }
 
