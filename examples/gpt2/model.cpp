@@ -26,26 +26,15 @@ ParameterTensors point_parameters(TensorView<float> flat, const Config& c) {
     offset += n;
     return v;
   };
-  ParameterTensors p;
-  p.wte = next({c.padded_vocab_size, C});
-  p.wpe = next({c.max_seq_len, C});
-  p.ln1w = next({L, C});
-  p.ln1b = next({L, C});
-  p.qkvw = next({L, 3 * C, C});
-  p.qkvb = next({L, 3 * C});
-  p.attprojw = next({L, C, C});
-  p.attprojb = next({L, C});
-  p.ln2w = next({L, C});
-  p.ln2b = next({L, C});
-  p.fcw = next({L, 4 * C, C});
-  p.fcb = next({L, 4 * C});
-  p.fcprojw = next({L, C, 4 * C});
-  p.fcprojb = next({L, C});
-  p.lnfw = next({C});
-  p.lnfb = next({C});
+  // Views are handles: assigning one writes its elements, so the struct is built from them in one go
+  // (a braced list runs left to right, in checkpoint order).
+  ParameterTensors p{next({c.padded_vocab_size, C}), next({c.max_seq_len, C}), next({L, C}), next({L, C}),
+                     next({L, 3 * C, C}),  next({L, 3 * C}),       next({L, C, C}), next({L, C}),
+                     next({L, C}),         next({L, C}),           next({L, 4 * C, C}), next({L, 4 * C}),
+                     next({L, C, 4 * C}),  next({L, C}),           next({C}),       next({C})};
   if (offset != flat.numel())
-    throw std::logic_error("point_parameters: the views cover " + std::to_string(offset) + " of " +
-                           std::to_string(flat.numel()) + " floats");
+    throw std::invalid_argument("the parameter buffer holds " + std::to_string(flat.numel()) +
+                                " floats; a model of this configuration needs " + std::to_string(offset));
   return p;
 }
 
@@ -80,13 +69,9 @@ TensorView<const float> head_major(const Tensor<float>& qkv, std::int64_t B, std
 Model::Model(Checkpoint checkpoint)
     : config_(checkpoint.config),
       parameters_(std::move(checkpoint.parameters)),
-      gradients_(weft::zeros<float>({parameters_.numel()})) {
-  if (parameters_.numel() != parameter_count(config_))
-    throw std::invalid_argument("Model: the checkpoint holds " + std::to_string(parameters_.numel()) +
-                                " parameters; its configuration needs " + std::to_string(parameter_count(config_)));
-  params_ = point_parameters(parameters_.view(), config_);
-  grads_ = point_parameters(gradients_.view(), config_);
-}
+      gradients_(weft::zeros<float>({parameters_.numel()})),
+      params_(point_parameters(parameters_.view(), config_)),
+      grads_(point_parameters(gradients_.view(), config_)) {}
 
 float Model::forward(const Tensor<std::int32_t>& inputs, const Tensor<std::int32_t>& targets) {
   const Config& c = config_;
@@ -183,11 +168,10 @@ void Model::backward() {
     auto g = weft::nn::sdpa_backward(datty.view({B, T, NH, hs}).permute({0, 2, 1, 3}), head_major(k.qkv, B, T, NH, 0),
                                      head_major(k.qkv, B, T, NH, 1), head_major(k.qkv, B, T, NH, 2), k.attention,
                                      k.lse, causal);
-    Tensor<float> dqkv = weft::empty<float>({B * T, 3 * C});
-    const TensorView<float> dqkv5 = dqkv.view({B, T, 3, NH, hs});
-    weft::fuse(weft::assign(dqkv5.select(2, 0), g.dq.permute({0, 2, 1, 3})),
-               weft::assign(dqkv5.select(2, 1), g.dk.permute({0, 2, 1, 3})),
-               weft::assign(dqkv5.select(2, 2), g.dv.permute({0, 2, 1, 3})));
+    // d qkv [B T, 3C]: the three gradients back in qkv's layout [B, T, (q|k|v), NH, hs], one pass.
+    const TensorView<const float> dqkv = weft::stack({g.dq.permute({0, 2, 1, 3}), g.dk.permute({0, 2, 1, 3}),
+                                            g.dv.permute({0, 2, 1, 3})}, 2)
+                                   .view({B * T, 3 * C});
 
     // qkv = ln1 W_qkv^T + b
     grads_.qkvw.select(0, l) = matmul(dqkv.transpose(0, 1), k.ln1);

@@ -249,9 +249,13 @@ TEST_CASE("nn::cross_entropy: GPT-2's padded vocabulary is read and written in p
 
   Tensor<float> grad = weft::empty<float>(Shape{rows, Vp});
   poison(grad);
+  // The targets as a mutable view (a view of the batch, as a model slices its data): every overload takes it.
+  Tensor<std::int64_t> target_copy = targets;
+  const TensorView<std::int64_t> target_view = target_copy.view();
   const std::int64_t copies_before_backward = weft::detail::tensor_counters().copies.load();
-  weft::nn::cross_entropy_backward(grad.view().narrow(-1, 0, V), 1.0, logits, targets);
+  weft::nn::cross_entropy_backward(grad.view().narrow(-1, 0, V), 1.0, logits, target_view);
   CHECK(weft::detail::tensor_counters().copies.load() == copies_before_backward);
+  CHECK(weft::nn::cross_entropy_backward(1.0, logits, target_view).shape() == logits.shape());
   // check_output also checks that the padding columns kept their poison.
   WEFT_CHECK_REPORT(check_output(grad.view().narrow(-1, 0, V),
                                  gradient_reference<float>(xv, t, std::vector<double>(rows, 1.0 / rows), V)));

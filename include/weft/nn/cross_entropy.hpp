@@ -230,7 +230,8 @@ void cross_entropy_backward(TensorView<T> grad_logits, const G& grad_loss, const
   const TensorView<const T> x = detail::materialize(logits);
   const detail::LossGradient<T> g = detail::loss_gradient<T>(grad_loss);
   if (!grad_logits.defined()) detail::fail(op, "grad_logits is an empty (default-constructed) tensor");
-  const detail::CrossEntropyRows p = detail::check_cross_entropy_backward(op, g.tensor, x, targets.view(), reduction);
+  const TensorView<const typename Targets::value_type> t = targets;
+  const detail::CrossEntropyRows p = detail::check_cross_entropy_backward(op, g.tensor, x, t, reduction);
   if (!(grad_logits.shape() == x.shape()) || grad_logits.device() != x.device())
     detail::fail(op, "grad_logits of shape ", grad_logits.shape(), " on ", grad_logits.device(),
                  " does not match logits of shape ", x.shape(), " on ", x.device(),
@@ -239,7 +240,7 @@ void cross_entropy_backward(TensorView<T> grad_logits, const G& grad_loss, const
     if (grad_logits.shape()[d] > 1 && grad_logits.strides()[d] == 0)
       detail::fail(op, "grad_logits of shape ", grad_logits.shape(), " is an expanded view (stride 0 in dim ", d,
                    "): its elements alias each other; write into a tensor of its own");
-  detail::run_cross_entropy_backward(p, grad_logits, g.tensor, g.value, x, targets.view(), reduction);
+  detail::run_cross_entropy_backward(p, grad_logits, g.tensor, g.value, x, t, reduction);
 }
 template <class T, class G, Operand X, SingleTensor Targets>
   requires(SingleTensor<G> || Number<G>) && HasTensorOperand<X>
@@ -258,10 +259,11 @@ Tensor<detail::operand_dtype_t<X>> cross_entropy_backward(const G& grad_loss, co
   detail::check_target_type<typename Targets::value_type>();
   const TensorView<const T> x = detail::materialize(logits);
   const detail::LossGradient<T> g = detail::loss_gradient<T>(grad_loss);
+  const TensorView<const typename Targets::value_type> t = targets;
   const detail::CrossEntropyRows p =
-      detail::check_cross_entropy_backward("nn::cross_entropy_backward", g.tensor, x, targets.view(), reduction);
+      detail::check_cross_entropy_backward("nn::cross_entropy_backward", g.tensor, x, t, reduction);
   Tensor<T> out = empty<T>(x.shape(), x.device());
-  detail::run_cross_entropy_backward(p, out.view(), g.tensor, g.value, x, targets.view(), reduction);
+  detail::run_cross_entropy_backward(p, out.view(), g.tensor, g.value, x, t, reduction);
   return out;
 }
 
