@@ -130,7 +130,10 @@ void Model::backward() {
   Activations& a = acts_;
   if (!a.targets.defined()) throw std::logic_error("backward: the last forward had no targets");
   const std::int64_t B = a.batch, T = a.seq_len, C = c.channels, NH = c.num_heads, hs = C / NH, V = c.vocab_size;
-  gradients_.view() = 0.0f;
+  // Every gradient below is written whole, except wte's (the LM head's product, then the embedding's
+  // index_add) and wpe's first T rows: zero only what nobody writes.
+  grads_.wte.narrow(0, V, c.padded_vocab_size - V) = 0.0f;
+  grads_.wpe.narrow(0, T, c.max_seq_len - T) = 0.0f;
 
   // The loss's gradient over the real vocabulary: (softmax(logits) - onehot(target)) / (B T).
   const Tensor<float> dlogits =
