@@ -14,7 +14,9 @@
 /// 6 x parameters x tokens + 12 x layers x channels x T x tokens FLOPs (the matmuls and attention's
 /// two products, forward and backward), against the FLOP/s of a same-run SGEMM.
 
+#include <signal.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -47,27 +49,38 @@ double now_ms() {
 }
 
 /// The times of the `step K: ... (took T ms)` lines a peer prints, the first `skip` dropped
-/// (warm-up); stops reading (and kills the peer) after skip + count lines.
+/// (warm-up). The peer runs in a process group of its own, killed after skip + count lines (llm.c
+/// goes on for 40 steps with validation and sampling).
 std::vector<double> step_times(const std::string& command, int skip, int count) {
   std::vector<double> ms;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return ms;
+  int fds[2];
+  if (pipe(fds) != 0) return ms;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    dup2(fds[1], STDOUT_FILENO);
+    dup2(fds[1], STDERR_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(fds[1]);
+  FILE* out = fdopen(fds[0], "r");
   static const std::regex line(R"(^step (\d+): .*\(took ([0-9.]+) ms\))");
   char buffer[4096];
   int seen = 0;
-  std::string tail;
-  while (seen < skip + count && std::fgets(buffer, sizeof(buffer), pipe)) {
+  std::string last;
+  while (seen < skip + count && std::fgets(buffer, sizeof(buffer), out)) {
+    last = buffer;
     std::cmatch m;
-    tail = buffer;
-    if (!std::regex_search(buffer, m, line)) continue;
-    if (seen++ >= skip) ms.push_back(std::stod(m[2].str()));
+    if (std::regex_search(buffer, m, line) && seen++ >= skip) ms.push_back(std::stod(m[2].str()));
   }
-  if (seen < skip + count) std::fprintf(stderr, "  (%s stopped after %d step lines; last output: %s)\n",
-                                        command.c_str(), seen, tail.c_str());
-  // llm.c goes on for 40 steps with validation and sampling: stop it here.
-  std::string kill = "pkill -f " + std::string("'") + command.substr(0, command.find(' ')) + "' >/dev/null 2>&1";
-  (void)std::system(kill.c_str());
-  pclose(pipe);
+  if (seen < skip + count)
+    std::fprintf(stderr, "  (%s stopped after %d step lines; its last line: %s)\n", command.c_str(), seen, last.c_str());
+  kill(-pid, SIGKILL);
+  fclose(out);
+  waitpid(pid, nullptr, 0);
   return ms;
 }
 
@@ -133,6 +146,7 @@ int main(int argc, char** argv) {
     }
   }
   weft::set_num_threads(s.threads);
+  gpt2::reuse_freed_memory();
 
   const gpt2::Config config{1024, 50257, 50304, s.layers, 12, 768};
   const fs::path dir = fs::temp_directory_path() / ("weft-gpt2-bench-" + std::to_string(getpid()));
@@ -213,12 +227,12 @@ int main(int argc, char** argv) {
   const double flops = 6 * P * tokens_per_step + 12.0 * double(s.layers) * 768.0 * double(s.seq) * tokens_per_step;
   std::vector<double> sgemm_ms;  // the time the step's FLOPs take at the round's SGEMM rate
   for (double f : sgemm_round) sgemm_ms.push_back(flops / f * 1e3);
-  std::vector<weft_bench::Target> targets;
-  targets.push_back(weft_bench::make_target("weft vs SGEMM roofline (fraction)", 0.5, "%", sgemm_ms, weft_round));
+  std::vector<weft_bench::Target> goals;
+  goals.push_back(weft_bench::make_target("weft vs SGEMM roofline (fraction)", 0.5, "%", sgemm_ms, weft_round));
   if (!torch_round.empty())
-    targets.push_back(weft_bench::make_target("weft vs PyTorch eager (speedup)", 1.5, "x", torch_round, weft_round));
+    goals.push_back(weft_bench::make_target("weft vs PyTorch eager (speedup)", 1.5, "x", torch_round, weft_round));
   if (!llmc_round.empty())
-    targets.push_back(weft_bench::make_target("weft vs llm.c CPU (speedup)", 2.0, "x", llmc_round, weft_round));
+    goals.push_back(weft_bench::make_target("weft vs llm.c CPU (speedup)", 2.0, "x", llmc_round, weft_round));
 
   const double state_bytes = 4 * P * 4;  // parameters, gradients, AdamW's m and v
   const double budget = state_bytes + llmc_activation_floats(config, double(s.batch), double(s.seq)) * 4;
@@ -227,7 +241,7 @@ int main(int argc, char** argv) {
   std::printf("peak memory: %.2f GiB (process peak RSS); budget: params + grads + AdamW state + llm.c's activations = "
               "%.2f GiB; ratio %.2f (goal <= 1.2)\n",
               weft_peak / (1 << 30), budget / (1 << 30), weft_peak / budget);
-  weft_bench::print_targets(targets);
+  weft_bench::print_targets(goals);
   std::printf("(times: each round's median step; SGEMM: %lld^3 float32 weft::matmul, best of 5 per round)\n", 1536LL);
   fs::remove_all(dir);
   return 0;

@@ -4,7 +4,10 @@
 
 #include "model.hpp"
 
+#include <malloc.h>
+
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -38,6 +41,13 @@ ParameterTensors point_parameters(TensorView<float> flat, const Config& c) {
   return p;
 }
 
+void reuse_freed_memory() {
+  // M_MMAP_THRESHOLD cannot be raised past 32 MiB, so no block gets a mapping of its own (M_MMAP_MAX
+  // 0: all come from the heap), and freeing never shrinks the heap (the largest trim threshold).
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
+}
+
 Checkpoint initial_checkpoint(const Config& c, std::uint64_t seed) {
   Checkpoint k{c, weft::zeros<float>({parameter_count(c)})};
   const ParameterTensors p = point_parameters(k.parameters.view(), c);
@@ -62,6 +72,16 @@ TensorView<const float> transposed(const TensorView<float>& w) { return w.transp
 TensorView<const float> head_major(const Tensor<float>& qkv, std::int64_t B, std::int64_t T, std::int64_t NH, int i) {
   const std::int64_t hs = qkv.size(1) / (3 * NH);
   return qkv.view({B, T, 3, NH, hs}).select(2, i).permute({0, 2, 1, 3});
+}
+
+/// The backward of a linear layer y = x W^T + b: writes dW = dy^T x and db = the sum of dy's rows
+/// into the gradient views and returns dx = dy W. Three GEMM-shaped passes, the transposes read in
+/// place.
+Tensor<float> linear_backward(const TensorView<const float>& dy, const TensorView<const float>& x,
+                              const TensorView<const float>& w, TensorView<float> dw, TensorView<float> db) {
+  dw = matmul(dy.transpose(0, 1), x);
+  db = weft::sum(dy, 0);
+  return matmul(dy, w);
 }
 
 }  // namespace
@@ -151,38 +171,33 @@ void Model::backward() {
   causal.is_causal = true;
   for (std::int64_t l = c.num_layers - 1; l >= 0; --l) {
     const BlockActivations& k = a.blocks[std::size_t(l)];
-    // x_out = residual2 + fch_gelu W_fcproj^T + b
-    grads_.fcprojw.select(0, l) = matmul(dx.transpose(0, 1), k.fch_gelu);
-    grads_.fcprojb.select(0, l) = weft::sum(dx, 0);
-    // d fch = (dx W_fcproj) * gelu'(fch): the GEMM, then one fused pass.
-    const Tensor<float> dfch = weft::eval(weft::nn::gelu_tanh_backward(matmul(dx, params_.fcprojw.select(0, l)), k.fch));
-    grads_.fcw.select(0, l) = matmul(dfch.transpose(0, 1), k.ln2);
-    grads_.fcb.select(0, l) = weft::sum(dfch, 0);
-    const Tensor<float> dln2 = matmul(dfch, params_.fcw.select(0, l));
-    auto ln2 = weft::nn::layer_norm_backward(dln2, k.residual2, params_.ln2w.select(0, l), kLayerNormEps);
-    grads_.ln2w.select(0, l) = ln2.dweight;
-    grads_.ln2b.select(0, l) = ln2.dbias;
+    auto layer = [l](const TensorView<float>& stacked) { return stacked.select(0, l); };
+    // x_out = residual2 + fch_gelu W_fcproj^T + b; d fch = (dx W_fcproj) * gelu'(fch), one fused pass.
+    const Tensor<float> dfch_gelu = linear_backward(dx, k.fch_gelu, layer(params_.fcprojw), layer(grads_.fcprojw),
+                                                    layer(grads_.fcprojb));
+    const Tensor<float> dfch = weft::eval(weft::nn::gelu_tanh_backward(dfch_gelu, k.fch));
+    const Tensor<float> dln2 = linear_backward(dfch, k.ln2, layer(params_.fcw), layer(grads_.fcw), layer(grads_.fcb));
+    auto ln2 = weft::nn::layer_norm_backward(dln2, k.residual2, layer(params_.ln2w), kLayerNormEps);
+    layer(grads_.ln2w) = ln2.dweight;
+    layer(grads_.ln2b) = ln2.dbias;
     const Tensor<float> dresidual2 = weft::eval(dx + ln2.dx);
 
     // residual2 = input + atty W_attproj^T + b
-    grads_.attprojw.select(0, l) = matmul(dresidual2.transpose(0, 1), k.atty);
-    grads_.attprojb.select(0, l) = weft::sum(dresidual2, 0);
-    const Tensor<float> datty = matmul(dresidual2, params_.attprojw.select(0, l));  // [B T, C]
+    const Tensor<float> datty = linear_backward(dresidual2, k.atty, layer(params_.attprojw), layer(grads_.attprojw),
+                                                layer(grads_.attprojb));  // [B T, C]
     auto g = weft::nn::sdpa_backward(datty.view({B, T, NH, hs}).permute({0, 2, 1, 3}), head_major(k.qkv, B, T, NH, 0),
                                      head_major(k.qkv, B, T, NH, 1), head_major(k.qkv, B, T, NH, 2), k.attention,
                                      k.lse, causal);
     // d qkv [B T, 3C]: the three gradients back in qkv's layout [B, T, (q|k|v), NH, hs], one pass.
-    const TensorView<const float> dqkv = weft::stack({g.dq.permute({0, 2, 1, 3}), g.dk.permute({0, 2, 1, 3}),
-                                            g.dv.permute({0, 2, 1, 3})}, 2)
-                                   .view({B * T, 3 * C});
+    const TensorView<const float> dqkv =
+        weft::stack({g.dq.permute({0, 2, 1, 3}), g.dk.permute({0, 2, 1, 3}), g.dv.permute({0, 2, 1, 3})}, 2)
+            .view({B * T, 3 * C});
 
     // qkv = ln1 W_qkv^T + b
-    grads_.qkvw.select(0, l) = matmul(dqkv.transpose(0, 1), k.ln1);
-    grads_.qkvb.select(0, l) = weft::sum(dqkv, 0);
-    const Tensor<float> dln1 = matmul(dqkv, params_.qkvw.select(0, l));
-    auto ln1 = weft::nn::layer_norm_backward(dln1, k.input, params_.ln1w.select(0, l), kLayerNormEps);
-    grads_.ln1w.select(0, l) = ln1.dweight;
-    grads_.ln1b.select(0, l) = ln1.dbias;
+    const Tensor<float> dln1 = linear_backward(dqkv, k.ln1, layer(params_.qkvw), layer(grads_.qkvw), layer(grads_.qkvb));
+    auto ln1 = weft::nn::layer_norm_backward(dln1, k.input, layer(params_.ln1w), kLayerNormEps);
+    layer(grads_.ln1w) = ln1.dweight;
+    layer(grads_.ln1b) = ln1.dbias;
     dx = weft::eval(dresidual2 + ln1.dx);
   }
 

@@ -113,7 +113,7 @@ Tensor<I> random_targets(Rng& rng, const Shape& lead, std::int64_t n) {
 
 /// Logit values: ordinary, large magnitudes (+-1000: exp overflows without the max), or a coarse
 /// grid (ties, rows of equal values).
-Domain random_domain(Rng& rng) {
+Domain logit_domain(Rng& rng) {
   switch (rng.integer(0, 2)) {
     case 0: return Domain{-4, 4};
     case 1: return Domain{-1000, 1000};
@@ -212,7 +212,7 @@ TEST_CASE_TEMPLATE("nn::cross_entropy: random shapes, layouts and magnitudes", T
   for (int iter = 0; iter < 16; ++iter) {
     const Shape lead = random_shape(rng, 0, 3, 64, 0.05);
     const std::int64_t n = rng.chance(0.2) ? rng.integer(1, 3) : rng.integer(1, 700);
-    const Domain dom = random_domain(rng);
+    const Domain dom = logit_domain(rng);
     if (rng.chance(0.5)) check_cross_entropy<T, std::int64_t>(rng, lead, n, dom);
     else check_cross_entropy<T, std::int32_t>(rng, lead, n, dom);
   }
@@ -224,7 +224,7 @@ TEST_CASE_TEMPLATE("nn::cross_entropy_backward: random shapes, layouts and magni
   for (int iter = 0; iter < 12; ++iter) {
     const Shape lead = random_shape(rng, 0, 3, 48, 0.05);
     const std::int64_t n = rng.chance(0.2) ? rng.integer(1, 3) : rng.integer(1, 500);
-    const Domain dom = random_domain(rng);
+    const Domain dom = logit_domain(rng);
     if (rng.chance(0.5)) check_backward<T, std::int64_t>(rng, lead, n, dom);
     else check_backward<T, std::int32_t>(rng, lead, n, dom);
   }
