@@ -138,6 +138,15 @@ ReduceInput<E> prepare_reduce(const char* op, const E& e, const std::vector<std:
   return {e, plan_reduce(op, leaves, dims, keepdim, nonempty)};
 }
 
+/// The error of a reduction that needs a floating dtype (mean, norm, logsumexp, var, ...) given
+/// another: `e`'s dims are checked first, so that a bad dim is reported as such.
+template <class E>
+[[noreturn]] void fail_not_floating(const char* op, const E& e, const std::vector<std::int64_t>* dims) {
+  const ReduceInput<E> in = prepare_reduce(op, e, dims, false, false);
+  fail(op, "needs a floating-point input, got ", dtype_name<typename E::value_type>(), " of shape ", in.setup.full,
+       "; cast it first, e.g. weft::", op, "(weft::cast<float>(x))");
+}
+
 inline namespace WEFT_BACKEND_ABI {
 
 /// Allocates the output and runs `red` over the planned reduction on the input's device.
@@ -190,9 +199,7 @@ Tensor<to_floating_t<typename E::value_type>> reduce_mean(const E& e, const std:
                                                           bool keepdim) {
   using V = typename E::value_type;
   if constexpr (!is_floating_v<V>) {
-    auto in = prepare_reduce("mean", e, dims, keepdim, false);
-    fail("mean", "needs a floating-point input, got ", dtype_name<V>(), " of shape ", in.setup.full,
-         "; cast it first, e.g. weft::mean(weft::cast<float>(x))");
+    fail_not_floating("mean", e, dims);
   } else {
     return run_reduction<V>("mean", prepare_reduce("mean", e, dims, keepdim, false), SumReducer<math_t<V>, true>{});
   }
@@ -210,9 +217,7 @@ Tensor<to_floating_t<typename E::value_type>> reduce_norm(const E& e, double p, 
                                                           bool keepdim) {
   using V = typename E::value_type;
   if constexpr (!is_floating_v<V>) {
-    auto in = prepare_reduce("norm", e, dims, keepdim, false);
-    fail("norm", "needs a floating-point input, got ", dtype_name<V>(), " of shape ", in.setup.full,
-         "; cast it first, e.g. weft::norm(weft::cast<float>(x))");
+    fail_not_floating("norm", e, dims);
   } else {
     using Acc = math_t<V>;
     NormReducer<Acc> red;

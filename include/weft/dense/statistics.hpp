@@ -13,14 +13,6 @@ namespace weft {
 namespace detail {
 inline namespace WEFT_BACKEND_ABI {
 
-/// Checks `e`'s dims (so that a bad dim is reported as such) and refuses a non-floating dtype.
-template <class E>
-[[noreturn]] void fail_not_floating(const char* op, const E& e, const std::vector<std::int64_t>* dims) {
-  const ReduceInput<E> in = prepare_reduce(op, e, dims, false, false);
-  fail(op, "needs a floating-point input, got ", dtype_name<typename E::value_type>(), " of shape ", in.setup.full,
-       "; cast it first, e.g. weft::", op, "(weft::cast<float>(x))");
-}
-
 /// logsumexp in math_t: m = max (keepdim), s = sum exp(x - shift) with shift = m, or 0 where m is
 /// +-inf, then shift + log s.
 template <class E>
