@@ -47,15 +47,22 @@ using sum_acc_t = std::conditional_t<is_floating_v<V>, math_t<V>, std::int64_t>;
 template <class V>
 using order_t = std::conditional_t<std::is_same_v<V, bool>, bool, math_t<V>>;
 
-/// sum = x_0 + x_1 + ...; mean = sum / n (NaN for n = 0, as 0 / 0).
-template <class Acc, bool kMean = false>
-struct SumReducer {
+/// What a reducer that folds the elements themselves and returns the total as it is (sum, prod)
+/// shares: transform and finalize are the identity.
+template <class Acc>
+struct PlainFold {
   using acc_type = Acc;
-  WEFT_HOST_DEVICE Acc identity() const { return Acc(0); }
   template <class V>
   WEFT_HOST_DEVICE V transform(V x) const {
     return x;
   }
+  WEFT_HOST_DEVICE Acc finalize(Acc total, std::int64_t) const { return total; }
+};
+
+/// sum = x_0 + x_1 + ...; mean = sum / n (NaN for n = 0, as 0 / 0).
+template <class Acc, bool kMean = false>
+struct SumReducer : PlainFold<Acc> {
+  WEFT_HOST_DEVICE Acc identity() const { return Acc(0); }
   template <class V>
   WEFT_HOST_DEVICE V combine(V a, V b) const {
     return a + b;
@@ -69,19 +76,13 @@ struct SumReducer {
 /// prod = x_0 * x_1 * ...; 1 for n = 0. Integers multiply modulo 2^64 (they wrap, as in PyTorch):
 /// a scalar multiplies as uint64, a packet's lanes wrap as GCC vectors do.
 template <class Acc>
-struct ProdReducer {
-  using acc_type = Acc;
+struct ProdReducer : PlainFold<Acc> {
   WEFT_HOST_DEVICE Acc identity() const { return Acc(1); }
-  template <class V>
-  WEFT_HOST_DEVICE V transform(V x) const {
-    return x;
-  }
   template <class V>
   WEFT_HOST_DEVICE V combine(V a, V b) const {
     if constexpr (std::is_integral_v<V>) return V(std::uint64_t(a) * std::uint64_t(b));  // signed overflow is UB
     else return a * b;
   }
-  WEFT_HOST_DEVICE Acc finalize(Acc total, std::int64_t) const { return total; }
 };
 
 /// var = sum (x_i - mean)^2 / max(0, n - correction) over elements that arrive as x_i - mean (the
