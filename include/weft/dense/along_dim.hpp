@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
-/// @file What the ops along one dim (argmax / argmin, topk, cumsum) check first: the input defined, the dim in range, a device this translation unit runs.
+/// @file What the ops along one dim (argmax / argmin, topk, cumsum, softmax / log_softmax) check first: the input defined, the dim in range, a device this translation unit runs.
 #pragma once
 
 #include <cstdint>
 
-#include "weft/backend/along_dim.hpp"
 #include "weft/dense/operand.hpp"
 
 namespace weft::detail {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "weft/backend/along_dim.hpp"
 #include "weft/dense/along_dim.hpp"
 #include "weft/dense/factories.hpp"
 #include "weft/dense/reduce.hpp"

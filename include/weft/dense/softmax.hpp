@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "weft/backend/rows.hpp"
+#include "weft/dense/along_dim.hpp"
 #include "weft/dense/factories.hpp"
 #include "weft/dense/fuse.hpp"
 #include "weft/dense/operand.hpp"
@@ -18,11 +19,7 @@ template <bool kLog, class T>
 Tensor<T> softmax_impl(const char* op, const TensorView<const T>& x, std::int64_t dim) {
   static_assert(is_floating_v<T>, "weft::softmax / log_softmax need a floating-point input; cast first, e.g. "
                                   "weft::softmax(weft::cast<float>(x), dim)");
-  if (!x.defined()) fail(op, "the input is an empty (default-constructed) tensor");
-#if !defined(__CUDACC__)
-  if (x.device().is_cuda()) fail_no_cuda(op);
-#endif
-  const int d = wrap_dim_of(op, dim, x.shape());
+  const int d = check_along_dim(op, x, &dim);
   const TensorView<const T> xc = x.contiguous();
   Tensor<T> y = empty<T>(x.shape(), x.device());
   if (y.numel() == 0) return y;
