@@ -146,7 +146,6 @@ int main(int argc, char** argv) {
     }
   }
   weft::set_num_threads(s.threads);
-  gpt2::reuse_freed_memory();
 
   const gpt2::Config config{1024, 50257, 50304, s.layers, 12, 768};
   const fs::path dir = fs::temp_directory_path() / ("weft-gpt2-bench-" + std::to_string(getpid()));

@@ -265,7 +265,6 @@ int run_self_check() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gpt2::reuse_freed_memory();
   try {
     if (argc < 2) return run_self_check();
     const std::string command = argv[1];

@@ -4,10 +4,7 @@
 
 #include "model.hpp"
 
-#include <malloc.h>
-
 #include <cmath>
-#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -39,13 +36,6 @@ ParameterTensors point_parameters(TensorView<float> flat, const Config& c) {
     throw std::invalid_argument("the parameter buffer holds " + std::to_string(flat.numel()) +
                                 " floats; a model of this configuration needs " + std::to_string(offset));
   return p;
-}
-
-void reuse_freed_memory() {
-  // M_MMAP_THRESHOLD cannot be raised past 32 MiB, so no block gets a mapping of its own (M_MMAP_MAX
-  // 0: all come from the heap), and freeing never shrinks the heap (the largest trim threshold).
-  mallopt(M_MMAP_MAX, 0);
-  mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
 }
 
 Checkpoint initial_checkpoint(const Config& c, std::uint64_t seed) {

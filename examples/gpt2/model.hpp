@@ -40,13 +40,6 @@ std::int64_t parameter_count(const Config& c);
 /// Views of the 16 tensors in a flat buffer of parameter_count(c) floats.
 ParameterTensors point_parameters(TensorView<float> flat, const Config& c);
 
-/// Keeps freed memory in the process for the next step to reuse. glibc's malloc gives blocks above
-/// 32 MiB (the logits, wte's gradient) their own mapping and returns it to the OS when freed, so
-/// every training step would fault in fresh zeroed pages for them; with these settings the blocks
-/// stay in the heap and the next step's equal-sized tensors reuse them, as llm.c's allocate-once
-/// buffers do. Call once, before the first allocation.
-void reuse_freed_memory();
-
 /// A model at GPT-2's initialization: normal weights of std 0.02 (the residual projections'
 /// scaled by 1 / sqrt(2 L)), LayerNorm weights 1 and biases 0, wte's padding rows 0.
 Checkpoint initial_checkpoint(const Config& c, std::uint64_t seed);
