@@ -191,8 +191,9 @@ std::vector<float> run_train(const std::string& model_path, const std::string& d
                              std::int64_t seq_len, int steps, double lr) {
   Model model(gpt2::read_checkpoint(model_path));
   if (seq_len < 1 || seq_len > model.config().max_seq_len || batch < 1 || steps < 0)
-    throw std::invalid_argument("--seq must be in [1, " + std::to_string(model.config().max_seq_len) +
-                                "], --batch >= 1, --steps >= 0");
+    throw std::invalid_argument("got --batch " + std::to_string(batch) + " --seq " + std::to_string(seq_len) +
+                                " --steps " + std::to_string(steps) + "; the model takes --seq 1 to " +
+                                std::to_string(model.config().max_seq_len) + ", --batch >= 1 and --steps >= 0");
   Batches data(gpt2::read_tokens(data_path), batch, seq_len);
   std::vector<float> losses;
   for (int step = 0; step < steps; ++step) {
