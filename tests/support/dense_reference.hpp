@@ -318,6 +318,10 @@ Expect expect_reduction(Op op, const std::vector<double>& group, double p, doubl
   return e;
 }
 
+// check_output differs between nvcc and host translation units (reference.hpp): its callers live
+// in the same ABI namespace, so that the two compilers never emit one function with two bodies.
+inline namespace WEFT_BACKEND_ABI {
+
 /// Checks `out` = op over `mask` of an input with these values and shape (and, optionally, these
 /// per-element magnitudes, see expect_reduction).
 template <class R>
@@ -335,4 +339,5 @@ void check_reduction(const weft::TensorBase<R>& out, Op op, const std::vector<do
   }));
 }
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft_test
