@@ -73,15 +73,28 @@ struct SumReducer : PlainFold<Acc> {
   }
 };
 
-/// prod = x_0 * x_1 * ...; 1 for n = 0. Integers multiply modulo 2^64 (they wrap, as in PyTorch):
-/// a scalar multiplies as uint64, a packet's lanes wrap as GCC vectors do.
+/// prod = x_0 * x_1 * ...; 1 for n = 0. Integers multiply modulo 2^64 (they wrap, as in PyTorch),
+/// as uint64: signed overflow is undefined, in a scalar and in a GCC vector's lanes alike, so an
+/// integer packet multiplies lane by lane (integer products are not a hot path).
 template <class Acc>
 struct ProdReducer : PlainFold<Acc> {
   WEFT_HOST_DEVICE Acc identity() const { return Acc(1); }
   template <class V>
   WEFT_HOST_DEVICE V combine(V a, V b) const {
-    if constexpr (std::is_integral_v<V>) return V(std::uint64_t(a) * std::uint64_t(b));  // signed overflow is UB
-    else return a * b;
+    if constexpr (std::is_integral_v<V>) {
+      return V(std::uint64_t(a) * std::uint64_t(b));
+    } else if constexpr (math::is_packet_v<V>) {
+      using Lane = std::remove_cvref_t<decltype(a[0])>;
+      if constexpr (std::is_integral_v<Lane>) {
+        Lane lanes[V::size];
+        for (int i = 0; i < V::size; ++i) lanes[i] = Lane(std::uint64_t(a[i]) * std::uint64_t(b[i]));
+        return V::load(lanes);
+      } else {
+        return a * b;
+      }
+    } else {
+      return a * b;
+    }
   }
 };
 
