@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: MIT
+/// @file Buckets of a TensorList for collectives: the plan that cuts the list into buckets, the views that pack a bucket into one flat buffer (one foreach kernel) and unpack it (one more), and the zero-copy test.
+#pragma once
+
+#include <algorithm>
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "weft/core/tensor_list.hpp"
+#include "weft/dense/factories.hpp"
+#include "weft/dense/fuse.hpp"
+#include "weft/expr/operators.hpp"
+
+namespace weft::dist {
+
+/// How a list collective cuts its list into buckets, like DDP's bucket_cap_mb: each bucket
+/// travels as one message of at most bucket_bytes (the staging buffer a packed bucket needs).
+struct BucketOptions {
+  std::int64_t bucket_bytes = 25 << 20;
+};
+
+namespace detail {
+
+// A list travels as the concatenation of its tensors' elements, each in row-major order, cut
+// into buckets of at most `capacity` elements. A tensor larger than a bucket is cut too (its
+// pieces are 1-D views of its flattened elements), rather than given an oversized bucket of its
+// own: every bucket then fits one staging buffer of bucket_bytes, and one 500 MB embedding
+// gradient pipelines like many small tensors. Worked example, tensors of 5, 0, 3 and 9 elements,
+// capacity 6:
+//
+//   elements:  t0 [0, 5)   t2 [0, 3)   t3 [0, 9)           (t1 is empty: no piece)
+//   bucket 0:  (t0, 0, 5) (t2, 0, 1)                         6 elements
+//   bucket 1:  (t2, 1, 2) (t3, 0, 4)                         6 elements
+//   bucket 2:  (t3, 4, 5)                                    5 elements
+
+/// Elements [start, start + count) of list member `tensor`, in row-major order.
+struct Piece {
+  std::size_t tensor = 0;
+  std::int64_t start = 0;
+  std::int64_t count = 0;
+};
+
+/// One bucket: `numel` consecutive elements of the list's concatenation, held by `pieces`.
+struct Bucket {
+  std::int64_t numel = 0;
+  std::vector<Piece> pieces;
+};
+
+/// Cuts tensors of `numels` elements, concatenated, into buckets of at most `capacity` (>= 1)
+/// elements; empty tensors take no piece and an empty list no bucket.
+inline std::vector<Bucket> plan_buckets(const std::vector<std::int64_t>& numels, std::int64_t capacity) {
+  std::vector<Bucket> buckets;
+  for (std::size_t k = 0; k < numels.size(); ++k) {
+    for (std::int64_t start = 0; start < numels[k];) {
+      if (buckets.empty() || buckets.back().numel == capacity) buckets.emplace_back();
+      Bucket& b = buckets.back();
+      const std::int64_t count = std::min(numels[k] - start, capacity - b.numel);
+      b.pieces.push_back({k, start, count});
+      b.numel += count;
+      start += count;
+    }
+  }
+  return buckets;
+}
+
+/// Elements per bucket for T: bucket_bytes / sizeof(T), at least one element, and at most
+/// INT_MAX (an MPI count is an int). bucket_bytes itself is checked by the caller.
+template <Element T>
+std::int64_t bucket_capacity(const BucketOptions& options) {
+  return std::clamp<std::int64_t>(options.bucket_bytes / std::int64_t(sizeof(T)), 1, INT_MAX);
+}
+
+/// The bucket plan of a list whose members are all defined.
+template <Element T>
+std::vector<Bucket> plan_buckets(const TensorList<T>& xs, const BucketOptions& options) {
+  std::vector<std::int64_t> numels;
+  numels.reserve(xs.size());
+  for (const TensorView<T>& x : xs) numels.push_back(x.numel());
+  return plan_buckets(numels, bucket_capacity<T>(options));
+}
+
+/// The 1-D view of elements [start, start + count) of a contiguous member's row-major order.
+template <Element T>
+TensorView<T> flat_range(const TensorView<T>& x, std::int64_t start, std::int64_t count) {
+  return TensorView<T>(x.storage(), Shape{count}, Strides{1}, x.offset() + start);
+}
+
+/// Views of a bucket's pieces in the contiguous members of `xs`, `blocks` times: member k is
+/// read as `blocks` equal blocks of its elements (the ranks' dim-0 chunks of an all_gather
+/// output or a reduce_scatter input; 1 block otherwise), and the piece's view in block r starts
+/// at r * numel_k / blocks + start. Block-major order: [block][piece], the layout of the flat
+/// buffer of `blocks` ranks (buffer_views).
+template <Element T>
+TensorList<T> piece_views(const TensorList<T>& xs, const Bucket& bucket, std::int64_t blocks = 1) {
+  TensorList<T> views;
+  for (std::int64_t r = 0; r < blocks; ++r)
+    for (const Piece& p : bucket.pieces) {
+      const TensorView<T>& x = xs[p.tensor];
+      views.push_back(flat_range(x, r * (x.numel() / blocks) + p.start, p.count));
+    }
+  return views;
+}
+
+/// Views of a flat buffer laid out like piece_views(xs, bucket, blocks): block r's pieces back to
+/// back from element r * bucket.numel.
+template <Element T>
+TensorList<T> buffer_views(const TensorView<T>& flat, const Bucket& bucket, std::int64_t blocks = 1) {
+  TensorList<T> views;
+  std::int64_t at = 0;
+  for (std::int64_t r = 0; r < blocks; ++r)
+    for (const Piece& p : bucket.pieces) {
+      views.push_back(flat_range(flat, at, p.count));
+      at += p.count;
+    }
+  return views;
+}
+
+/// The bucket's elements as one 1-D view of the members' own memory when its pieces lie back to
+/// back in one storage in list order (views of one flat gradient buffer): then the collective
+/// runs there and nothing is packed. A gap, an overlap, a repeated tensor or pieces out of order
+/// leave the bucket to be packed (nullopt); so does a non-contiguous member.
+template <Element T>
+std::optional<TensorView<T>> in_place_view(const TensorList<T>& xs, const Bucket& bucket) {
+  if (bucket.pieces.empty()) return std::nullopt;
+  const TensorView<T>& first = xs[bucket.pieces.front().tensor];
+  const std::int64_t begin = first.offset() + bucket.pieces.front().start;
+  std::int64_t next = begin;  // where the next piece must start, in elements of the storage
+  for (const Piece& p : bucket.pieces) {
+    const TensorView<T>& x = xs[p.tensor];
+    if (!x.is_contiguous() || x.storage() != first.storage() || x.offset() + p.start != next) return std::nullopt;
+    next += p.count;
+  }
+  return flat_range(first, begin - first.offset(), bucket.numel);
+}
+
+inline namespace WEFT_BACKEND_ABI {
+
+/// A list whose members are all contiguous: strided members of `xs` replaced by contiguous copies
+/// (one kernel each), so that every bucket's pieces are views and pack in one foreach kernel.
+/// Strided members are rare (a list of gradients is contiguous); they cost one more copy each way.
+template <Element T>
+struct ContiguousList {
+  TensorList<T> list;
+  std::vector<std::size_t> copied;  // the members of `list` that are copies
+
+  explicit ContiguousList(const TensorList<T>& xs) {
+    for (std::size_t k = 0; k < xs.size(); ++k) {
+      if (!xs[k].is_contiguous()) copied.push_back(k);
+      list.push_back(xs[k].contiguous());
+    }
+  }
+  /// Writes the copies back into the strided members of xs (one kernel each).
+  void write_back(const TensorList<T>& xs) const {
+    for (std::size_t k : copied) xs[k] = list[k];
+  }
+};
+
+/// Copies the bucket's pieces of `xs` (blocks as in piece_views) into `flat`, in one foreach kernel.
+template <Element T>
+void pack_bucket(const TensorView<T>& flat, const TensorList<T>& xs, const Bucket& bucket, std::int64_t blocks = 1) {
+  buffer_views(flat, bucket, blocks) = piece_views(xs, bucket, blocks);
+}
+
+/// xs' pieces = scale * flat (the inverse of pack_bucket), in one foreach kernel; avg's 1/size is
+/// the scale, so that averaging costs no pass of its own. Integers only take scale 1.
+template <Element T>
+void unpack_bucket(const TensorList<T>& xs, const TensorView<T>& flat, const Bucket& bucket, std::int64_t blocks = 1,
+                   double scale = 1.0) {
+  TensorList<T> dst = piece_views(xs, bucket, blocks);
+  if constexpr (is_floating_v<T>) {
+    if (scale != 1.0) {
+      dst = scale * buffer_views(flat, bucket, blocks);
+      return;
+    }
+  }
+  dst = buffer_views(flat, bucket, blocks);
+}
+
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace detail
+}  // namespace weft::dist
