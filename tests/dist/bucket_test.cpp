@@ -351,6 +351,24 @@ TEST_CASE("dist bucket: zero copy only when the pieces lie back to back in one s
   CHECK(in_place_view(mixed, thirds[0]).has_value());
   CHECK(!in_place_view(mixed, thirds[1]).has_value());
   CHECK(in_place_view(mixed, thirds[2])->data() == other.data() + 4);
+
+  // With the ranks' blocks (an all_gather output, a reduce_scatter input): a bucket holding one
+  // whole tensor is in place, block after block; a part of it, or two tensors, are not ([rank][piece]
+  // is not their memory order).
+  const TensorList<float> one = {flat.narrow(0, 3, 12).view(Shape{6, 2})};
+  const auto whole = weft::dist::detail::plan_buckets(std::vector<std::int64_t>{4}, 4);
+  CHECK(in_place_view(one, whole[0], 3)->data() == flat.data() + 3);
+  CHECK(in_place_view(one, whole[0], 3)->numel() == 12);
+  CHECK(!in_place_view(one, weft::dist::detail::plan_buckets(std::vector<std::int64_t>{4}, 3)[0], 3).has_value());
+  const TensorList<float> two = {flat.narrow(0, 0, 6), flat.narrow(0, 6, 6)};
+  CHECK(!in_place_view(two, weft::dist::detail::plan_buckets(std::vector<std::int64_t>{2, 2}, 4)[0], 3).has_value());
+  CHECK(in_place_view(two, weft::dist::detail::plan_buckets(std::vector<std::int64_t>{6, 6}, 12)[0], 1).has_value());
+
+  using weft::dist::detail::runs_overlap;
+  CHECK(runs_overlap<float>(flat.narrow(0, 0, 6), flat.narrow(0, 5, 2)));
+  CHECK(!runs_overlap<float>(flat.narrow(0, 0, 6), flat.narrow(0, 6, 2)));
+  CHECK(!runs_overlap<float>(flat.narrow(0, 0, 6), other.narrow(0, 0, 6)));
+  CHECK(!runs_overlap<float>(flat.narrow(0, 3, 0), flat.narrow(0, 0, 6)));
 }
 
 }  // TEST_SUITE

@@ -118,22 +118,31 @@ TensorList<T> buffer_views(const TensorView<T>& flat, const Bucket& bucket, std:
   return views;
 }
 
-/// The bucket's elements as one 1-D view of the members' own memory when its pieces lie back to
-/// back in one storage in list order (views of one flat gradient buffer): then the collective
-/// runs there and nothing is packed. A gap, an overlap, a repeated tensor or pieces out of order
-/// leave the bucket to be packed (nullopt); so does a non-contiguous member.
+/// The bucket's elements (blocks as in piece_views) as one 1-D view of the members' own memory
+/// when its pieces lie back to back in one storage in that order (views of one flat gradient
+/// buffer; with several blocks, a bucket that holds one whole tensor): then the collective runs
+/// there and nothing is packed. A gap, an overlap, a repeated tensor or pieces out of order leave
+/// the bucket to be packed (nullopt); so does a non-contiguous member.
 template <Element T>
-std::optional<TensorView<T>> in_place_view(const TensorList<T>& xs, const Bucket& bucket) {
+std::optional<TensorView<T>> in_place_view(const TensorList<T>& xs, const Bucket& bucket, std::int64_t blocks = 1) {
   if (bucket.pieces.empty()) return std::nullopt;
-  const TensorView<T>& first = xs[bucket.pieces.front().tensor];
-  const std::int64_t begin = first.offset() + bucket.pieces.front().start;
-  std::int64_t next = begin;  // where the next piece must start, in elements of the storage
-  for (const Piece& p : bucket.pieces) {
-    const TensorView<T>& x = xs[p.tensor];
-    if (!x.is_contiguous() || x.storage() != first.storage() || x.offset() + p.start != next) return std::nullopt;
-    next += p.count;
+  for (const Piece& p : bucket.pieces)
+    if (!xs[p.tensor].is_contiguous()) return std::nullopt;
+  const TensorList<T> views = piece_views(xs, bucket, blocks);
+  const TensorView<T>& first = views[0];
+  std::int64_t next = first.offset();  // where the next view must start, in elements of the storage
+  for (const TensorView<T>& v : views) {
+    if (v.storage() != first.storage() || v.offset() != next) return std::nullopt;
+    next += v.numel();
   }
-  return flat_range(first, begin - first.offset(), bucket.numel);
+  return flat_range(first, 0, blocks * bucket.numel);
+}
+
+/// Whether two contiguous runs (1-D views, as in_place_view returns) share an element.
+template <Element T>
+bool runs_overlap(const TensorView<T>& a, const TensorView<T>& b) {
+  return a.storage() == b.storage() && a.numel() > 0 && b.numel() > 0 && a.offset() < b.offset() + b.numel() &&
+         b.offset() < a.offset() + a.numel();
 }
 
 inline namespace WEFT_BACKEND_ABI {
