@@ -229,8 +229,9 @@ inline void agree(const Group& group, const Call& call, const std::function<std:
   if (!c) weft::detail::fail(op.c_str(), "the group is empty (a default-constructed Group); pass world() or a mesh");
   RuntimeState& s = state();
   if (!s.broken.empty())
-    weft::detail::fail(op.c_str(), "over ", group_label(group), ": the runtime is broken by an earlier failure; ",
-                       "finalize ends the job. The failure: ", s.broken);
+    throw Error(weft::detail::cat("weft::", op, " over ", group_label(group),
+                                  ": the runtime is broken by an earlier failure; finalize ends the job. The failure: ",
+                                  s.broken));
   const int n = group.size();
   // [0, n): the received headers; [n]: this rank's, which MPI may read until the exchange ends.
   auto headers = std::make_shared<std::vector<Header>>(std::size_t(n) + 1);
