@@ -10,3 +10,4 @@
 #include "weft/dist/device_mesh.hpp"
 #include "weft/dist/agreement.hpp"
 #include "weft/dist/collectives.hpp"
+#include "weft/dist/list_collectives.hpp"
