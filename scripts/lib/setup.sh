@@ -35,12 +35,15 @@ weft_install_deps() {
   weft_apt_install "${missing[@]}"
 }
 
-# The extra tools scripts/test needs for its aarch64 build: the cross compiler (with its C++
-# and OpenMP runtimes) and qemu user emulation to run the result.
+# The extra tools scripts/test needs: for its aarch64 build the cross compiler (with its C++
+# and OpenMP runtimes) and qemu user emulation to run the result; for weft::dist's suite OpenMPI
+# (mpirun, and the headers and mpicxx that Meson's MPI dependency finds).
 weft_install_test_deps() {
   local missing=()
   command -v aarch64-linux-gnu-g++ >/dev/null 2>&1 || missing+=(g++-aarch64-linux-gnu)
   command -v qemu-aarch64 >/dev/null 2>&1 || missing+=(qemu-user)
+  command -v mpirun >/dev/null 2>&1 || missing+=(openmpi-bin)
+  command -v mpicxx >/dev/null 2>&1 || missing+=(libopenmpi-dev)
   weft_apt_install "${missing[@]}"
 }
 
