@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file all_reduce, broadcast, all_gather, reduce_scatter and barrier on one Tensor or TensorView.
+/// @file all_reduce, broadcast, all_gather, reduce_scatter and barrier on one Tensor or TensorView (MPI for CPU tensors, NCCL for CUDA tensors: transport.hpp).
 #pragma once
 
 #include <initializer_list>
@@ -14,6 +14,7 @@
 #include "weft/dist/group.hpp"
 #include "weft/dist/reduce_op.hpp"
 #include "weft/dist/transfer.hpp"
+#include "weft/dist/transport.hpp"
 #include "weft/expr/operators.hpp"
 #include "weft/plan/operands.hpp"
 
@@ -32,14 +33,22 @@ using element_of = typename std::remove_cvref_t<X>::value_type;
 template <class X>
 inline constexpr bool writable_v = std::is_constructible_v<TensorView<element_of<X>>, X>;
 
-/// The Call of a collective on one tensor of `shape`.
+/// The Call of a collective on one tensor of `shape` on `device`. The device kind is part of the
+/// call when it is not the host: a rank moving a CUDA tensor (NCCL) cannot meet one moving a CPU
+/// tensor (MPI).
 template <Element T>
-Call tensor_call(Collective collective, const Shape& shape) {
+Call tensor_call(Collective collective, const Shape& shape, Device device) {
   Call call{collective};
   call.dtype = int(dtype_of<T>);
   call.numel = shape.numel();
   call.shape_hash = hash_shape(shape);
+  if (!device.is_cpu()) call.shape_hash = hash_word(call.shape_hash, std::uint64_t(device.kind()));
   return call;
+}
+
+/// "float32 [4, 8]", with " on cuda:0" when the tensor is not on the host.
+inline std::string describe_on(DType dtype, const Shape& shape, Device device) {
+  return describe_tensor(dtype, shape) + (device.is_cpu() ? std::string() : weft::detail::cat(" on ", device));
 }
 
 /// The non-empty ones, joined: a rank reports every problem of its input at once.
@@ -50,9 +59,10 @@ inline std::string join_errors(std::initializer_list<std::string> errors) {
   return s;
 }
 
-inline std::string device_error(const char* what, Device device) {
-  if (device.is_cpu()) return "";
-  return weft::detail::cat(what, " is on ", device, "; MPI moves CPU tensors (move it with .to(Device::cpu()))");
+/// out and in of one collective live on one device.
+inline std::string device_pair_error(Device out, Device in) {
+  if (out == in) return "";
+  return weft::detail::cat("out is on ", out, " and in on ", in, "; both must be on one device");
 }
 
 template <Element T>
@@ -61,6 +71,8 @@ std::string avg_error(ReduceOp op) {
   return weft::detail::cat("ReduceOp::avg needs a floating-point dtype, not ", dtype_name<T>(),
                            "; reduce with sum and divide");
 }
+
+inline namespace WEFT_BACKEND_ABI {  // copies and kernels (docs/architecture.md, ODR safety)
 
 /// The elements of x in one contiguous block: x's own when x is contiguous, else a new
 /// tensor (holding x's values when `read`, packed by weft's pointwise assignment).
@@ -71,7 +83,7 @@ class Staging {
     if (x.is_contiguous()) {
       data_ = const_cast<T*>(x.data());
     } else {
-      copy_ = read ? Tensor<T>(x) : empty<T>(x.shape());
+      copy_ = read ? Tensor<T>(x) : empty<T>(x.shape(), x.device());
       data_ = copy_.data();
     }
   }
@@ -99,6 +111,8 @@ void finish_reduction(TensorView<T>& x, const Staging<T>& buffer, ReduceOp op, i
   if (buffer.staged()) x = buffer.copy();
 }
 
+}  // namespace WEFT_BACKEND_ABI
+
 /// Whether the elements `in` reads overlap those `out` writes (then `in` is copied first).
 template <Element T>
 bool overlap(const TensorBase<T>& out, const TensorBase<T>& in) {
@@ -108,6 +122,9 @@ bool overlap(const TensorBase<T>& out, const TensorBase<T>& in) {
 
 }  // namespace detail
 
+// The transport (MPI or NCCL) depends on how the file is compiled: backend namespace.
+inline namespace WEFT_BACKEND_ABI {
+
 /// x = reduce(op) over the group's ranks of x, element by element, in place (x: a Tensor or a
 /// writable TensorView, strided or not). Every rank passes the same dtype and shape.
 template <detail::TensorArgument X>
@@ -115,14 +132,18 @@ void all_reduce(X&& x_arg, const Group& group, ReduceOp op = ReduceOp::sum) {
   using T = detail::element_of<X>;
   static_assert(detail::writable_v<X>, "weft::dist::all_reduce writes x: pass a Tensor or a writable TensorView");
   TensorView<T> x = x_arg;
-  detail::Call call = detail::tensor_call<T>(detail::Collective::all_reduce, x.shape());
+  detail::Call call = detail::tensor_call<T>(detail::Collective::all_reduce, x.shape(), x.device());
   call.reduce_op = int(op);
-  call.error = detail::join_errors({detail::device_error("x", x.device()), detail::avg_error<T>(op)});
-  detail::agree(group, call, [&] { return detail::describe_tensor(dtype_of<T>, x.shape()); });
+  call.error = detail::join_errors({detail::transport_error("x", x.device(), group), detail::avg_error<T>(op)});
+  detail::agree(group, call, [&] { return detail::describe_on(dtype_of<T>, x.shape(), x.device()); });
   if (x.numel() == 0) return;
   detail::Staging<T> buffer(x, true);
-  detail::all_reduce_buffer(buffer.data(), x.numel(), op, group);
-  detail::finish_reduction(x, buffer, op, group.size());
+  detail::with_transport(group, x.device(), [&](const auto& wire) {
+    wire.all_reduce(buffer.data(), x.numel(), op);
+    // NCCL averages by itself; over MPI avg travelled as a sum
+    const bool averaged = std::remove_cvref_t<decltype(wire)>::kAverages;
+    detail::finish_reduction(x, buffer, averaged ? ReduceOp::sum : op, group.size());
+  });
 }
 
 /// x = group rank `root`'s x, on every rank (x: a Tensor or a writable TensorView).
@@ -131,17 +152,18 @@ void broadcast(X&& x_arg, int root, const Group& group) {
   using T = detail::element_of<X>;
   static_assert(detail::writable_v<X>, "weft::dist::broadcast writes x: pass a Tensor or a writable TensorView");
   TensorView<T> x = x_arg;
-  detail::Call call = detail::tensor_call<T>(detail::Collective::broadcast, x.shape());
+  detail::Call call = detail::tensor_call<T>(detail::Collective::broadcast, x.shape(), x.device());
   call.root = root;
   const bool root_ok = root >= 0 && root < group.size();
   call.error = detail::join_errors(
-      {detail::device_error("x", x.device()),
+      {detail::transport_error("x", x.device(), group),
        root_ok ? std::string() : weft::detail::cat("root ", root, " is not a rank of the group (0 to ", group.size() - 1, ")")});
-  detail::agree(group, call, [&] { return detail::describe_tensor(dtype_of<T>, x.shape()); });
+  detail::agree(group, call, [&] { return detail::describe_on(dtype_of<T>, x.shape(), x.device()); });
   if (x.numel() == 0) return;
   const bool sends = group.rank() == root;
   detail::Staging<T> buffer(x, sends);
-  detail::broadcast_buffer(buffer.data(), x.numel(), root, group);
+  detail::with_transport(group, x.device(),
+                         [&](const auto& wire) { wire.broadcast(buffer.data(), x.numel(), root); });
   if (!sends && buffer.staged()) x = buffer.copy();
 }
 
@@ -159,14 +181,14 @@ void all_gather(O&& out_arg, const I& in_arg, const Group& group) {
   Shape expected = in.shape();
   if (expected.rank() == 0) expected.push_back(n);
   else expected[0] *= n;
-  detail::Call call = detail::tensor_call<T>(detail::Collective::all_gather, in.shape());
+  detail::Call call = detail::tensor_call<T>(detail::Collective::all_gather, in.shape(), in.device());
   call.error = detail::join_errors(
-      {detail::device_error("out", out.device()), detail::device_error("in", in.device()),
+      {detail::transport_error("in", in.device(), group), detail::device_pair_error(out.device(), in.device()),
        out.shape() == expected ? std::string()
                                : weft::detail::cat("out has shape ", out.shape(), ", but ", n, " ranks' in ", in.shape(),
                                                    " gather into ", expected),
        detail::per_rank_count_error("in", in.numel())});
-  detail::agree(group, call, [&] { return detail::describe_tensor(dtype_of<T>, in.shape()); });
+  detail::agree(group, call, [&] { return detail::describe_on(dtype_of<T>, in.shape(), in.device()); });
   if (in.numel() == 0) return;
   detail::Staging<T> gathered(out, false);
   const std::int64_t chunk = in.numel();
@@ -174,7 +196,8 @@ void all_gather(O&& out_arg, const I& in_arg, const Group& group) {
   const bool aliased = !in_place && !gathered.staged() && detail::overlap<T>(out, in);
   const Tensor<T> in_copy = aliased || !in.is_contiguous() ? Tensor<T>(in) : Tensor<T>();
   const T* source = in_place ? nullptr : in_copy.defined() ? in_copy.data() : in.data();
-  detail::all_gather_buffer(gathered.data(), source, chunk, group);
+  detail::with_transport(group, in.device(),
+                         [&](const auto& wire) { wire.all_gather(gathered.data(), source, chunk); });
   if (gathered.staged()) out = gathered.copy();
 }
 
@@ -200,19 +223,25 @@ void reduce_scatter(O&& out_arg, const I& in_arg, const Group& group, ReduceOp o
       shape_error = weft::detail::cat("out has shape ", out.shape(), ", but in ", in.shape(), " scatters over ", n,
                                       " ranks into ", expected);
   }
-  detail::Call call = detail::tensor_call<T>(detail::Collective::reduce_scatter, in.shape());
+  detail::Call call = detail::tensor_call<T>(detail::Collective::reduce_scatter, in.shape(), in.device());
   call.reduce_op = int(op);
-  call.error = detail::join_errors({detail::device_error("out", out.device()), detail::device_error("in", in.device()),
+  call.error = detail::join_errors({detail::transport_error("in", in.device(), group),
+                                    detail::device_pair_error(out.device(), in.device()),
                                     shape_error, detail::avg_error<T>(op),
                                     detail::per_rank_count_error("out", out.numel())});
-  detail::agree(group, call, [&] { return detail::describe_tensor(dtype_of<T>, in.shape()); });
+  detail::agree(group, call, [&] { return detail::describe_on(dtype_of<T>, in.shape(), in.device()); });
   if (out.numel() == 0) return;
   detail::Staging<T> result(out, false);
   const bool copy_in = !in.is_contiguous() || (!result.staged() && detail::overlap<T>(out, in));
   const Tensor<T> in_copy = copy_in ? Tensor<T>(in) : Tensor<T>();
-  detail::reduce_scatter_buffer(result.data(), copy_in ? in_copy.data() : in.data(), out.numel(), op, group);
-  detail::finish_reduction(out, result, op, n);
+  detail::with_transport(group, in.device(), [&](const auto& wire) {
+    wire.reduce_scatter(result.data(), copy_in ? in_copy.data() : in.data(), out.numel(), op);
+    const bool averaged = std::remove_cvref_t<decltype(wire)>::kAverages;  // as in all_reduce
+    detail::finish_reduction(out, result, averaged ? ReduceOp::sum : op, n);
+  });
 }
+
+}  // namespace WEFT_BACKEND_ABI
 
 /// Returns once every rank of the group has entered it (the agreement's exchange is the barrier).
 inline void barrier(const Group& group) {
