@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /// @file Distributed benchmark: weft::dist's all_reduce beside raw MPI on the same buffers, with the same-run copy roofline.
 ///
-///   mpirun --allow-run-as-root --oversubscribe -np N bench/dist [--rounds R] [--min-bytes B] [--max-bytes B]
+///   mpirun --allow-run-as-root --oversubscribe -np N bench/dist_bench [--rounds R] [--min-bytes B] [--max-bytes B]
 ///          [--threads T] [--no-gpt2] [--quick] [--settle-ms N] [--json FILE]
 ///
 /// Parts:
