@@ -181,11 +181,12 @@ int main(int argc, char** argv) {
   std::vector<std::int32_t> x(tokens.begin(), tokens.begin() + n), y(tokens.begin() + 1, tokens.begin() + n + 1);
   const weft::Tensor<std::int32_t> inputs = weft::from_vector(x, {s.batch, s.seq});
   const weft::Tensor<std::int32_t> targets = weft::from_vector(y, {s.batch, s.seq});
+  weft::optim::AdamW<float> optimizer(weft::TensorList<float>({model.parameters()}), gpt2::adamw_options(1e-4));
   auto weft_step = [&] {
     const double t0 = now_ms();
     model.forward(inputs, targets);
     model.backward();
-    model.update(1e-4, 0.9, 0.999, 1e-8, 0.01);
+    optimizer.step(weft::TensorList<float>({model.gradients()}));
     return now_ms() - t0;
   };
 

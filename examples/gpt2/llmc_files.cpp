@@ -158,4 +158,11 @@ std::vector<double> read_numbers(const std::string& path) {
   return values;
 }
 
+void write_numbers(const std::string& path, const std::vector<double>& values) {
+  std::ofstream out(path);
+  out.precision(17);  // enough digits to read back the same double
+  for (double v : values) out << v << '\n';
+  if (!out.flush()) throw std::runtime_error("cannot write '" + path + "'");
+}
+
 }  // namespace gpt2

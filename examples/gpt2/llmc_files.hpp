@@ -55,7 +55,8 @@ struct Tokenizer {
 };
 std::optional<Tokenizer> read_tokenizer(const std::string& path);
 
-/// One float per line (the expected losses of a reference run).
+/// One number per line (the expected losses of a reference run; the losses of a training run).
 std::vector<double> read_numbers(const std::string& path);
+void write_numbers(const std::string& path, const std::vector<double>& values);
 
 }  // namespace gpt2

@@ -11,10 +11,12 @@
 #include <cstring>
 #include <map>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "data_parallel.hpp"
 #include "model.hpp"
 
 namespace {
@@ -28,18 +30,22 @@ const char* const kUsage = R"(usage:
       (logits within 1e-2, loss within 1e-2, every gradient element within 2e-2), then 10 AdamW
       steps (lr 1e-4, betas 0.9/0.999, eps 1e-8, weight decay 0.01); FILE holds the expected loss
       of each step, checked within X (default 1e-2). Exit status 0 only when every check passes.
-  gpt2 train MODEL DATA [--batch B] [--seq T] [--steps N] [--lr X] [--threads K]
+  gpt2 train MODEL DATA [--batch B] [--seq T] [--steps N] [--lr X] [--threads K] [--zero1] [--losses-out FILE]
       AdamW steps on consecutive batches of a token file (defaults: B 4, T 64, N 20, lr 1e-4).
+      Under `mpirun -np R` (a build with MPI) the R ranks train data-parallel: each takes B / R rows of
+      every batch, the gradients are averaged over the ranks, and every rank keeps the whole AdamW
+      state, or with --zero1 its 1/R shard of it. FILE gets the loss of each step, one per line.
   gpt2 sample MODEL [--tokens N] [--seed S] [--prompt "ID ID ..."] [--tokenizer FILE]
       generates N tokens (default 32) after the prompt (default: token 0, or end-of-text).
 Files are llm.c's: the float32 checkpoint (magic 20240326 v3), the debug state (20240327 v2),
 token files (20240520) and the tokenizer (20240328).
 )";
 
-/// --name value options after the positional arguments.
+/// --name value options and --name flags after the positional arguments.
 struct Options {
   std::vector<std::string> positional;
   std::map<std::string, std::string> named;
+  std::set<std::string> flags;
 
   double number(const std::string& name, double fallback) const {
     auto it = named.find(name);
@@ -56,7 +62,8 @@ struct Options {
   }
 };
 
-Options parse(int argc, char** argv, int first, const std::vector<std::string>& allowed) {
+Options parse(int argc, char** argv, int first, const std::vector<std::string>& allowed,
+              const std::vector<std::string>& flags = {}) {
   Options o;
   for (int i = first; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -65,6 +72,10 @@ Options parse(int argc, char** argv, int first, const std::vector<std::string>& 
       continue;
     }
     const std::string name = arg.substr(2);
+    if (std::find(flags.begin(), flags.end(), name) != flags.end()) {
+      o.flags.insert(name);
+      continue;
+    }
     if (std::find(allowed.begin(), allowed.end(), name) == allowed.end())
       throw std::invalid_argument("unknown option " + arg);
     if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
@@ -110,6 +121,8 @@ int run_test(const std::string& model_path, const std::string& state_path, const
               (long long)cfg.num_layers, (long long)cfg.num_heads, (long long)cfg.channels,
               (long long)model.num_parameters(), (long long)state.batch, (long long)state.seq_len);
 
+  // One fused AdamW kernel over the whole flat buffer per step.
+  weft::optim::AdamW<float> optimizer(weft::TensorList<float>({model.parameters()}), gpt2::adamw_options(1e-4));
   bool all_ok = true;
   const std::int64_t V = cfg.vocab_size, rows = state.batch * state.seq_len;
   for (int step = 0; step < 10; ++step) {
@@ -141,7 +154,7 @@ int run_test(const std::string& model_path, const std::string& state_path, const
         all_ok &= print_check(name, compare(g.data(), (want.*member).data(), n, 2e-2));
       }
     }
-    model.update(1e-4, 0.9, 0.999, 1e-8, 0.01);
+    optimizer.step(weft::TensorList<float>({model.gradients()}));
     const double ms = milliseconds_since(start);
     bool step_ok = true;
     if (std::size_t(step) < expected_losses.size())
@@ -155,57 +168,89 @@ int run_test(const std::string& model_path, const std::string& state_path, const
   return all_ok ? 0 : 1;
 }
 
-/// Consecutive [B, T] windows of a token file (targets shifted by one), wrapping around.
+/// Consecutive windows of B x T tokens of a token file (targets shifted by one), wrapping around. B is the global
+/// batch: every rank reads the same stream and takes its own B / ranks rows of each window (rank r: rows
+/// [r B / ranks, (r + 1) B / ranks)).
 class Batches {
  public:
-  Batches(std::vector<std::uint16_t> tokens, std::int64_t batch, std::int64_t seq_len)
-      : tokens_(std::move(tokens)), batch_(batch), seq_len_(seq_len) {
+  Batches(std::vector<std::uint16_t> tokens, std::int64_t batch, std::int64_t seq_len, int rank, int ranks)
+      : tokens_(std::move(tokens)), batch_(batch), seq_len_(seq_len), rank_(rank), rows_(batch / ranks) {
+    if (batch % ranks != 0)
+      throw std::invalid_argument("--batch " + std::to_string(batch) + " does not split over " +
+                                  std::to_string(ranks) + " data-parallel ranks: pass a multiple of " +
+                                  std::to_string(ranks));
     if (std::int64_t(tokens_.size()) < batch * seq_len + 1)
       throw std::invalid_argument("the token file holds " + std::to_string(tokens_.size()) + " tokens; a batch of " +
                                   std::to_string(batch) + " x " + std::to_string(seq_len) + " needs " +
                                   std::to_string(batch * seq_len + 1));
   }
+  /// This rank's rows of the next window: inputs and targets [B / ranks, T].
   std::pair<Tensor<std::int32_t>, Tensor<std::int32_t>> next(std::int64_t vocab_size) {
-    const std::int64_t n = batch_ * seq_len_;
-    if (position_ + n + 1 > std::int64_t(tokens_.size())) position_ = 0;
+    const std::int64_t window = batch_ * seq_len_, n = rows_ * seq_len_;
+    if (position_ + window + 1 > std::int64_t(tokens_.size())) position_ = 0;
+    const std::int64_t first = position_ + rank_ * n;
     std::vector<std::int32_t> x(static_cast<std::size_t>(n)), y(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i) {
-      x[std::size_t(i)] = tokens_[std::size_t(position_ + i)];
-      y[std::size_t(i)] = tokens_[std::size_t(position_ + i + 1)];
+      x[std::size_t(i)] = tokens_[std::size_t(first + i)];
+      y[std::size_t(i)] = tokens_[std::size_t(first + i + 1)];
       if (x[std::size_t(i)] >= vocab_size || y[std::size_t(i)] >= vocab_size)
         throw std::invalid_argument("token " + std::to_string(std::max(x[std::size_t(i)], y[std::size_t(i)])) +
-                                    " at position " + std::to_string(position_ + i) +
+                                    " at position " + std::to_string(first + i) +
                                     " is outside the model's vocabulary of " + std::to_string(vocab_size));
     }
-    position_ += n;
-    return {weft::from_vector(x, {batch_, seq_len_}), weft::from_vector(y, {batch_, seq_len_})};
+    position_ += window;
+    return {weft::from_vector(x, {rows_, seq_len_}), weft::from_vector(y, {rows_, seq_len_})};
   }
 
  private:
   std::vector<std::uint16_t> tokens_;
-  std::int64_t batch_, seq_len_, position_ = 0;
+  std::int64_t batch_, seq_len_, rank_, rows_, position_ = 0;
 };
 
-/// Trains and returns the losses of each step.
-std::vector<float> run_train(const std::string& model_path, const std::string& data_path, std::int64_t batch,
-                             std::int64_t seq_len, int steps, double lr) {
-  Model model(gpt2::read_checkpoint(model_path));
-  if (seq_len < 1 || seq_len > model.config().max_seq_len || batch < 1 || steps < 0)
-    throw std::invalid_argument("got --batch " + std::to_string(batch) + " --seq " + std::to_string(seq_len) +
-                                " --steps " + std::to_string(steps) + "; the model takes --seq 1 to " +
+struct TrainOptions {
+  std::int64_t batch = 4, seq_len = 64;  // batch: the global batch, over every data-parallel rank
+  int steps = 20;
+  double lr = 1e-4;
+  bool zero1 = false;      // shard AdamW's state over the ranks (ZeRO-1) instead of replicating it
+  std::string losses_out;  // when set, rank 0 writes each step's loss to this file, one per line
+};
+
+/// Trains on every rank of the job (one without MPI) and returns the losses of each step: each the mean over the
+/// global batch.
+std::vector<float> run_train(const std::string& model_path, const std::string& data_path, const TrainOptions& t) {
+  const gpt2::DataParallel dp;
+  // Padded to a multiple of the rank count so that ZeRO-1 splits the flat buffers into equal shards.
+  Model model(gpt2::read_checkpoint(model_path), dp.size());
+  if (t.seq_len < 1 || t.seq_len > model.config().max_seq_len || t.batch < 1 || t.steps < 0)
+    throw std::invalid_argument("got --batch " + std::to_string(t.batch) + " --seq " + std::to_string(t.seq_len) +
+                                " --steps " + std::to_string(t.steps) + "; the model takes --seq 1 to " +
                                 std::to_string(model.config().max_seq_len) + ", --batch >= 1 and --steps >= 0");
-  Batches data(gpt2::read_tokens(data_path), batch, seq_len);
+  Batches data(gpt2::read_tokens(data_path), t.batch, t.seq_len, dp.rank(), dp.size());
+  gpt2::DataParallelAdamW optimizer(model, dp, gpt2::adamw_options(t.lr), t.zero1);
+  const bool print = dp.rank() == 0;
   std::vector<float> losses;
-  for (int step = 0; step < steps; ++step) {
+  for (int step = 0; step < t.steps; ++step) {
     auto [x, y] = data.next(model.config().vocab_size);
     const auto start = std::chrono::steady_clock::now();
-    const float loss = model.forward(x, y);
+    // The model's loss (and gradient) is the mean over this rank's rows. Every rank has the same number of rows,
+    // so the mean of the ranks' means is the mean over the global batch: averaging over the ranks gives the loss
+    // and the gradient of the global batch, as one process would compute them.
+    const float local_loss = model.forward(x, y);
     model.backward();
-    model.update(lr, 0.9, 0.999, 1e-8, 0.01);
-    std::printf("step %d: loss %f (took %f ms)\n", step, loss, milliseconds_since(start));
+    optimizer.step();
+    const float loss = dp.average(local_loss);
+    if (print) std::printf("step %d: loss %f (took %f ms)\n", step, loss, milliseconds_since(start));
     std::fflush(stdout);
     losses.push_back(loss);
   }
+  // Every rank's optimizer state, printed by rank 0: replicated, each holds m and v for every parameter; sharded,
+  // 1/R of that.
+  const std::vector<std::int64_t> state_bytes = dp.gather(optimizer.state_bytes());
+  if (!print) return losses;
+  std::printf("optimizer state (AdamW m and v, %s), bytes per rank:", t.zero1 ? "ZeRO-1: sharded" : "replicated");
+  for (std::size_t r = 0; r < state_bytes.size(); ++r) std::printf(" %lld", (long long)state_bytes[r]);
+  std::printf("\n");
+  if (!t.losses_out.empty()) gpt2::write_numbers(t.losses_out, std::vector<double>(losses.begin(), losses.end()));
   return losses;
 }
 
@@ -253,7 +298,11 @@ int run_self_check() {
 #if defined(WEFT_GPT2_GOLDEN_DIR)
   const std::string dir = WEFT_GPT2_GOLDEN_DIR;
   if (run_test(dir + "/model.bin", dir + "/state.bin", dir + "/losses.txt", 1e-4) != 0) return 1;
-  const std::vector<float> losses = run_train(dir + "/model.bin", dir + "/tokens.bin", 4, 20, 40, 1e-3);
+  TrainOptions t;
+  t.seq_len = 20;
+  t.steps = 40;
+  t.lr = 1e-3;
+  const std::vector<float> losses = run_train(dir + "/model.bin", dir + "/tokens.bin", t);
   const bool falls = losses.back() < 0.5f * losses.front();
   std::printf("train: loss %f -> %f, %s\n", losses.front(), losses.back(), falls ? "falls (OK)" : "NOT OK");
   return falls ? 0 : 1;
@@ -267,6 +316,11 @@ int run_self_check() {
 
 int main(int argc, char** argv) {
   try {
+#if WEFT_GPT2_DIST
+    // MPI, for `train` on data-parallel ranks (run without mpirun, this process is the only rank). Its destructor
+    // also runs while an exception leaves main: the other ranks learn that this one left instead of waiting.
+    const weft::dist::Runtime runtime(argc, argv);
+#endif
     if (argc < 2) return run_self_check();
     const std::string command = argv[1];
     if (command == "test") {
@@ -275,11 +329,17 @@ int main(int argc, char** argv) {
       return run_test(o.positional[0], o.positional[1], o.text("losses", ""), o.number("loss-tolerance", 1e-2));
     }
     if (command == "train") {
-      const Options o = parse(argc, argv, 2, {"batch", "seq", "steps", "lr", "threads"});
+      const Options o = parse(argc, argv, 2, {"batch", "seq", "steps", "lr", "threads", "losses-out"}, {"zero1"});
       if (o.positional.size() != 2) throw std::invalid_argument("gpt2 train takes MODEL and DATA");
       if (o.named.count("threads")) weft::set_num_threads(int(o.number("threads", 0)));
-      run_train(o.positional[0], o.positional[1], std::int64_t(o.number("batch", 4)), std::int64_t(o.number("seq", 64)),
-                int(o.number("steps", 20)), o.number("lr", 1e-4));
+      TrainOptions t;
+      t.batch = std::int64_t(o.number("batch", double(t.batch)));
+      t.seq_len = std::int64_t(o.number("seq", double(t.seq_len)));
+      t.steps = int(o.number("steps", t.steps));
+      t.lr = o.number("lr", t.lr);
+      t.zero1 = o.flags.count("zero1") != 0;
+      t.losses_out = o.text("losses-out", "");
+      run_train(o.positional[0], o.positional[1], t);
       return 0;
     }
     if (command == "sample") {

@@ -38,6 +38,20 @@ ParameterTensors point_parameters(TensorView<float> flat, const Config& c) {
   return p;
 }
 
+weft::TensorList<float> tensor_list(const ParameterTensors& p) {
+  return {p.wte,  p.wpe,      p.ln1w,     p.ln1b, p.qkvw, p.qkvb,    p.attprojw, p.attprojb,
+          p.ln2w, p.ln2b,     p.fcw,      p.fcb,  p.fcprojw, p.fcprojb, p.lnfw,  p.lnfb};
+}
+
+weft::optim::AdamWOptions adamw_options(double lr) {
+  weft::optim::AdamWOptions o;
+  o.lr = lr;
+  o.betas = {0.9, 0.999};
+  o.eps = 1e-8;
+  o.weight_decay = 0.01;
+  return o;
+}
+
 Checkpoint initial_checkpoint(const Config& c, std::uint64_t seed) {
   Checkpoint k{c, weft::zeros<float>({parameter_count(c)})};
   const ParameterTensors p = point_parameters(k.parameters.view(), c);
@@ -76,12 +90,31 @@ Tensor<float> linear_backward(const TensorView<const float>& dy, const TensorVie
 
 }  // namespace
 
-Model::Model(Checkpoint checkpoint)
+namespace {
+
+/// The checkpoint's parameters followed by zeros up to a multiple of `shards` floats.
+Tensor<float> padded(Tensor<float> parameters, const Config& c, std::int64_t shards) {
+  const std::int64_t n = parameters.numel();
+  if (n != parameter_count(c))
+    throw std::invalid_argument("the checkpoint holds " + std::to_string(n) + " parameters; a model of its "
+                                "configuration has " + std::to_string(parameter_count(c)));
+  if (shards < 1)
+    throw std::invalid_argument("the parameters split into " + std::to_string(shards) + " shards; pass 1 or more");
+  const std::int64_t padded_n = (n + shards - 1) / shards * shards;
+  if (padded_n == n) return parameters;
+  Tensor<float> flat = weft::zeros<float>({padded_n});
+  flat.narrow(0, 0, n) = parameters;
+  return flat;
+}
+
+}  // namespace
+
+Model::Model(Checkpoint checkpoint, std::int64_t shards)
     : config_(checkpoint.config),
-      parameters_(std::move(checkpoint.parameters)),
+      parameters_(padded(std::move(checkpoint.parameters), config_, shards)),
       gradients_(weft::zeros<float>({parameters_.numel()})),
-      params_(point_parameters(parameters_.view(), config_)),
-      grads_(point_parameters(gradients_.view(), config_)) {}
+      params_(point_parameters(parameters_.narrow(0, 0, parameter_count(config_)), config_)),
+      grads_(point_parameters(gradients_.narrow(0, 0, parameter_count(config_)), config_)) {}
 
 float Model::forward(const Tensor<std::int32_t>& inputs, const Tensor<std::int32_t>& targets) {
   const Config& c = config_;
@@ -194,19 +227,6 @@ void Model::backward() {
   // x = wte[inputs] + wpe[0..T): the position rows sum over the batch, the token rows scatter-add.
   grads_.wpe.narrow(0, 0, T) = weft::sum(dx.view({B, T, C}), 0);
   weft::index_add(grads_.wte, 0, a.inputs.view({B * T}), dx);
-}
-
-void Model::update(double lr, double beta1, double beta2, double eps, double weight_decay) {
-  if (!optimizer_) {
-    weft::optim::AdamWOptions o;
-    o.lr = lr;
-    o.betas = {beta1, beta2};
-    o.eps = eps;
-    o.weight_decay = weight_decay;
-    optimizer_ = std::make_unique<weft::optim::AdamW<float>>(weft::TensorList<float>({parameters_.view()}), o);
-  }
-  optimizer_->options().lr = lr;
-  optimizer_->step(weft::TensorList<float>({gradients_.view()}));
 }
 
 }  // namespace gpt2

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
-/// @file GPT-2 as llm.c defines it, on weft: the parameters as views into one flat buffer, the forward pass that keeps
-/// what the backward needs, the hand-written backward, and AdamW.
+/// @file GPT-2 as llm.c defines it, on weft: the parameters and gradients as views into two flat buffers that an
+/// optimizer updates, the forward pass that keeps what the backward needs, and the hand-written backward.
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include <weft/weft.hpp>
@@ -39,6 +38,11 @@ struct ParameterTensors {
 std::int64_t parameter_count(const Config& c);
 /// Views of the 16 tensors in a flat buffer of parameter_count(c) floats.
 ParameterTensors point_parameters(TensorView<float> flat, const Config& c);
+/// The 16 views as a list, in checkpoint order: they lie back to back in their buffer.
+weft::TensorList<float> tensor_list(const ParameterTensors& p);
+
+/// llm.c's AdamW: betas 0.9 / 0.999, eps 1e-8, weight decay 0.01 on every parameter.
+weft::optim::AdamWOptions adamw_options(double lr);
 
 /// A model at GPT-2's initialization: normal weights of std 0.02 (the residual projections'
 /// scaled by 1 / sqrt(2 L)), LayerNorm weights 1 and biases 0, wte's padding rows 0.
@@ -68,12 +72,20 @@ struct Activations {
   Tensor<float> logits;    // [B T, Vp]; the columns from V on are the padding's (zero weights)
 };
 
+/// The model's parameters, gradients and activations. The optimizer lives outside: it updates parameters() from
+/// gradients(), on one process (weft::optim::AdamW) or sharded over data-parallel ranks (ShardedAdamW).
 class Model {
  public:
-  explicit Model(Checkpoint checkpoint);
+  /// `shards`: the flat buffers are padded with zeros to a multiple of it, so that they split into that many equal
+  /// shards (ZeRO-1). The padding's gradient stays zero (backward never writes it).
+  explicit Model(Checkpoint checkpoint, std::int64_t shards = 1);
 
   const Config& config() const { return config_; }
-  std::int64_t num_parameters() const { return parameters_.numel(); }
+  /// The parameters of the 16 tensors, without the padding.
+  std::int64_t num_parameters() const { return parameter_count(config_); }
+  /// The flat buffers: the 16 tensors in checkpoint order, then the padding. gradients() holds the last backward's.
+  TensorView<float> parameters() { return parameters_.view(); }
+  TensorView<float> gradients() { return gradients_.view(); }
   const ParameterTensors& parameter_tensors() const { return params_; }
   const ParameterTensors& gradient_tensors() const { return grads_; }
   const Activations& activations() const { return acts_; }
@@ -83,15 +95,12 @@ class Model {
   float forward(const Tensor<std::int32_t>& inputs, const Tensor<std::int32_t>& targets);
   /// The gradients of the last forward's mean loss, written over gradients().
   void backward();
-  /// One AdamW step (llm.c's: decay on every parameter) with these hyperparameters.
-  void update(double lr, double beta1, double beta2, double eps, double weight_decay);
 
  private:
   Config config_;
   Tensor<float> parameters_, gradients_;
   ParameterTensors params_, grads_;
   Activations acts_;
-  std::unique_ptr<weft::optim::AdamW<float>> optimizer_;
 };
 
 }  // namespace gpt2
