@@ -37,21 +37,25 @@ enum class Collective : std::int32_t {
   init_device_mesh,
 };
 
-constexpr const char* collective_name(Collective c) {
+/// "dist::all_reduce": the name weft::Error messages give (after "weft::").
+constexpr const char* qualified_collective_name(Collective c) {
   switch (c) {
     case Collective::all_reduce:
-    case Collective::list_all_reduce: return "all_reduce";
+    case Collective::list_all_reduce: return "dist::all_reduce";
     case Collective::broadcast:
-    case Collective::list_broadcast: return "broadcast";
+    case Collective::list_broadcast: return "dist::broadcast";
     case Collective::all_gather:
-    case Collective::list_all_gather: return "all_gather";
+    case Collective::list_all_gather: return "dist::all_gather";
     case Collective::reduce_scatter:
-    case Collective::list_reduce_scatter: return "reduce_scatter";
-    case Collective::barrier: return "barrier";
-    case Collective::init_device_mesh: return "init_device_mesh";
+    case Collective::list_reduce_scatter: return "dist::reduce_scatter";
+    case Collective::barrier: return "dist::barrier";
+    case Collective::init_device_mesh: return "dist::init_device_mesh";
   }
-  return "?";
+  return "dist::?";
 }
+
+/// "all_reduce".
+constexpr const char* collective_name(Collective c) { return qualified_collective_name(c) + 6; }
 
 /// One rank's side of a collective, as the agreement compares it. Fields that do not apply stay
 /// -1; `shape_hash` folds every shape that must match across ranks (hash_shape); `error` is this
@@ -223,10 +227,10 @@ inline int member_gone_before(const Communicator& c, std::int64_t index) {
 /// runtime is broken (the abandoned exchange cannot be cancelled): later collectives throw at
 /// once, and finalize ends the job with MPI_Abort.
 inline void agree(const Group& group, const Call& call, const std::function<std::string()>& describe) {
-  const std::string op = std::string("dist::") + collective_name(call.collective);
-  require_active(op.c_str());
+  const char* op = qualified_collective_name(call.collective);
+  require_active(op);
   const std::shared_ptr<Communicator>& c = communicator_of(group);
-  if (!c) weft::detail::fail(op.c_str(), "the group is empty (a default-constructed Group); pass world() or a mesh");
+  if (!c) weft::detail::fail(op, "the group is empty (a default-constructed Group); pass world() or a mesh");
   RuntimeState& s = state();
   if (!s.broken.empty())
     throw Error(weft::detail::cat("weft::", op, " over ", group_label(group),
@@ -234,7 +238,9 @@ inline void agree(const Group& group, const Call& call, const std::function<std:
                                   s.broken));
   const int n = group.size();
   // [0, n): the received headers; [n]: this rank's, which MPI may read until the exchange ends.
-  auto headers = std::make_shared<std::vector<Header>>(std::size_t(n) + 1);
+  // Reused from one exchange to the next on the communicator, unless one was abandoned.
+  if (!c->header_buffer) c->header_buffer = std::make_shared<std::vector<Header>>(std::size_t(n) + 1);
+  const auto headers = std::static_pointer_cast<std::vector<Header>>(c->header_buffer);
   Header& mine = (*headers)[std::size_t(n)];
   mine = Header{std::int32_t(call.collective), call.dtype, call.root, call.reduce_op, call.list_length,
                 call.numel, call.shape_hash, call.error.empty() ? 0 : 1, 0};
@@ -246,17 +252,19 @@ inline void agree(const Group& group, const Call& call, const std::function<std:
     int done = 0;
     MPI_Test(&request, &done, MPI_STATUS_IGNORE);
     if (done) break;
+    if (spin >= 64) std::this_thread::yield();  // ranks may outnumber cores (mpirun --oversubscribe)
+    if (spin % 16 != 15) continue;              // the departures less often: MPI_Iprobe costs as much
     poll_departures();
     if (int gone = member_gone_before(*c, index); gone >= 0) {
       const int world_rank = c->world_ranks[std::size_t(gone)];
       s.abandoned.push_back(headers);
+      c->header_buffer.reset();
       s.broken = weft::detail::cat(
           "weft::", op, " over ", group_label(group), ": rank ", gone, " (world rank ", world_rank,
           ") left the job without entering it (", s.departed[world_rank].reason,
           "); the runtime is now broken: later collectives throw, and finalize ends the job with MPI_Abort");
       throw Error(s.broken);
     }
-    if (spin >= 64) std::this_thread::yield();  // ranks may outnumber cores (mpirun --oversubscribe)
   }
   bool agreed = true;
   for (int k = 0; k < n; ++k) agreed &= (*headers)[k].status == 0 && same_call((*headers)[k], (*headers)[0]);
@@ -269,8 +277,7 @@ inline void agree(const Group& group, const Call& call, const std::function<std:
     descriptions.push_back(t.substr(0, cut));
     errors.push_back(t.substr(cut + 1));
   }
-  headers->pop_back();
-  throw Error(disagreement_message(group, *headers, descriptions, errors));
+  throw Error(disagreement_message(group, std::vector<Header>(headers->begin(), headers->end() - 1), descriptions, errors));
 }
 
 }  // namespace weft::dist::detail

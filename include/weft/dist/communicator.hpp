@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace weft::dist::detail {
@@ -21,6 +22,7 @@ struct Communicator {
   std::vector<int> world_ranks;  // group rank -> world rank
   int rank = 0;                  // this process's rank in the group
   std::int64_t exchanges = 0;
+  std::shared_ptr<void> header_buffer;  // the agreement's, reused by the next exchange
 };
 
 }  // namespace weft::dist::detail
