@@ -402,6 +402,30 @@ TEST_CASE_TEMPLATE("dist lists: reduce_scatter gives each rank its chunk of the 
   }
 }
 
+TEST_CASE("dist lists: bool lists reduce as or (sum, max) and and (min)") {
+  const weft::dist::Group world = weft::dist::world();
+  const int n = world.size();
+  const std::vector<Shape> shapes = {Shape{5, 3}, Shape{0}, Shape{40}};
+  auto bit = [](int rank, std::size_t k, std::int64_t i) { return (std::int64_t(rank) + std::int64_t(k) + i) % 3 == 0; };
+  for (ReduceOp op : {ReduceOp::sum, ReduceOp::max, ReduceOp::min})
+    for (const BucketOptions& buckets : {BucketOptions{7}, BucketOptions{}}) {
+      CAPTURE(op_label(op));
+      CAPTURE(buckets.bucket_bytes);
+      const TensorList<bool> xs = make_list<bool>(shapes, ListLayout::separate);
+      std::vector<std::vector<double>> mine(shapes.size()), want(shapes.size());
+      for (std::size_t k = 0; k < shapes.size(); ++k)
+        for (std::int64_t i = 0; i < shapes[k].numel(); ++i) {
+          mine[k].push_back(bit(world.rank(), k, i));
+          bool any = false, all = true;
+          for (int r = 0; r < n; ++r) any |= bit(r, k, i), all &= bit(r, k, i);
+          want[k].push_back(op == ReduceOp::min ? all : any);
+        }
+      write_list(xs, mine);
+      weft::dist::all_reduce(xs, world, op, buckets);
+      check_against(xs, exact(want));
+    }
+}
+
 TEST_CASE("dist lists: disagreements and bad input throw the same weft::Error on every rank, nothing written") {
   const weft::dist::Group world = weft::dist::world();
   const int n = world.size();
