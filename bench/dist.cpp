@@ -51,14 +51,14 @@ struct Settings {
   int threads = 1;
   std::int64_t min_bytes = 4 << 10, max_bytes = std::int64_t(256) << 20;
   bool gpt2 = true, quick = false;
-  std::string json;
+  std::string json, device = "cpu";
 };
 
 void usage(const char* argv0) {
   std::printf(
       "usage: mpirun -np N %s [--rounds R] [--min-bytes B] [--max-bytes B] [--threads T] [--no-gpt2]\n"
-      "                [--quick] [--settle-ms N] [--json FILE]\n"
-      "  --rounds R      timed rounds per variant (default 11; GPT-2 list: R / 2 + 1)\n"
+      "                [--quick] [--settle-ms N] [--json FILE] [--device cpu]\n"
+      "  --rounds R      timed rounds per variant (default 11; GPT-2 list: R / 2 + 1); --reps R too\n"
       "  --min-bytes B   smallest all_reduce message (default 4096; K, M, G suffixes)\n"
       "  --max-bytes B   largest all_reduce message (default 256M); sizes go up in powers of 4\n"
       "  --threads T     threads per rank for weft's kernels and the copy (default 1)\n"
@@ -66,6 +66,7 @@ void usage(const char* argv0) {
       "  --quick         3 rounds, messages up to 16M (a smoke run)\n"
       "  --settle-ms N   idle pause before each sample (default: 0 with 1 thread, 10 otherwise)\n"
       "  --json FILE     also write the results as JSON (rank 0)\n"
+      "  --device cpu    the tensors' device (CPU tensors over MPI; cuda is not benchmarked)\n"
       "On a shared machine: chrt -f 1 mpirun ... keeps other processes off the ranks' cores.\n",
       argv0);
 }
@@ -94,12 +95,13 @@ bool parse_settings(int argc, char** argv, Settings& s, bool speak) {
       return out >= 4;
     };
     bool ok = true;
-    if (a == "--rounds") ok = (s.rounds = std::atoi(value().c_str())) > 0;
+    if (a == "--rounds" || a == "--reps") ok = (s.rounds = std::atoi(value().c_str())) > 0;
     else if (a == "--threads") ok = (s.threads = std::atoi(value().c_str())) > 0;
     else if (a == "--settle-ms") ok = (settle = std::atoi(value().c_str())) >= 0;
     else if (a == "--min-bytes") ok = bytes(s.min_bytes);
     else if (a == "--max-bytes") ok = bytes(s.max_bytes);
     else if (a == "--json") ok = !(s.json = value()).empty();
+    else if (a == "--device") ok = (s.device = value()) == "cpu" || s.device == "cuda";
     else if (a == "--no-gpt2") s.gpt2 = false;
     else if (a == "--quick") s.quick = true;
     else if (a == "--help" || a == "-h") {
@@ -421,6 +423,14 @@ int run(int argc, char** argv) {
   w.size = w.group.size();
   Settings s;
   if (!parse_settings(argc, argv, s, w.root())) return 2;
+  if (s.device == "cuda") {
+    if (w.root()) std::printf("dist_bench: times CPU tensors over MPI; NCCL (--device cuda) is not benchmarked\n");
+    return 0;
+  }
+  if (w.size < 2) {  // one rank reduces nothing: MPI returns at once, and there is nothing to compare
+    std::printf("dist_bench: needs at least 2 ranks: mpirun --allow-run-as-root --oversubscribe -np 2 %s\n", argv[0]);
+    return 0;
+  }
   weft::set_num_threads(s.threads);
 #if defined(_OPENMP)
   omp_set_num_threads(s.threads);
