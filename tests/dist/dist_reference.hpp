@@ -9,6 +9,8 @@
 
 #include <weft/dist.hpp>
 
+#include "error_check.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -173,6 +175,22 @@ inline void check_same_text_on_every_rank(const std::string& text, const weft::d
     same &= all.data()[2 * k] == mine.data()[0] && all.data()[2 * k + 1] == mine.data()[1];
   INFO("this rank's text: ", text);
   CHECK(same);
+}
+
+/// Runs f, which must throw weft::Error on every rank of `group` with the text `want`.
+template <class F>
+void check_every_rank_throws(const weft::dist::Group& group, const std::string& want, F&& f) {
+  const std::string got = weft_test::error_of(f);
+  CHECK(got == want);
+  check_same_text_on_every_rank(got, group);
+}
+
+/// check_every_rank_throws, and then x, which the failed call could have written, is unchanged.
+template <weft::Element T, class F>
+void check_rejected(const Tensor<T>& x, const weft::dist::Group& group, const std::string& want, F&& f) {
+  const std::vector<T> before = x.to_vector();
+  check_every_rank_throws(group, want, f);
+  CHECK(same_bits(x.to_vector(), before));
 }
 
 }  // namespace dist_test
