@@ -61,7 +61,7 @@ void check_plan(const std::vector<Bucket>& buckets, const std::vector<std::int64
 }
 
 /// A row of one contiguous Tensor of `n` elements holding 0, 1, ..., n - 1 (exact in every dtype used).
-Tensor<float> iota_tensor(std::int64_t n) {
+Tensor<float> counting_floats(std::int64_t n) {
   std::vector<float> v(static_cast<std::size_t>(n));
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = float(i);
   return weft::from_vector<float>(v, Shape{n});
@@ -297,7 +297,7 @@ TEST_CASE("dist bucket: strided members travel through contiguous copies, writte
 
 TEST_CASE("dist bucket: zero copy only when the pieces lie back to back in one storage, in list order") {
   using weft::dist::detail::in_place_view;
-  Tensor<float> flat = iota_tensor(103);
+  Tensor<float> flat = counting_floats(103);
   // Views of one flat buffer from element 3 on, an empty one among them: every bucket, whatever
   // the capacity, is that buffer's own memory.
   const TensorList<float> views = {flat.narrow(0, 3, 6).view(Shape{2, 3}), flat.narrow(0, 9, 0),
@@ -327,7 +327,7 @@ TEST_CASE("dist bucket: zero copy only when the pieces lie back to back in one s
     REQUIRE(buckets.size() == 1);
     return !in_place_view(xs, buckets[0]).has_value();
   };
-  Tensor<float> other = iota_tensor(10);
+  Tensor<float> other = counting_floats(10);
   CHECK(packed({flat.narrow(0, 0, 6), flat.narrow(0, 7, 5)}));                     // a gap of one element
   CHECK(packed({flat.narrow(0, 0, 6), flat.narrow(0, 5, 5)}));                     // overlapping by one
   CHECK(packed({flat.narrow(0, 6, 4), flat.narrow(0, 0, 6)}));                     // out of order

@@ -2,6 +2,7 @@
 /// @file List collectives under mpirun (any rank count): all_reduce, broadcast, all_gather and reduce_scatter over mixed shapes and every dtype against a reference of every rank's inputs, in several buckets, packed, in place and strided; disagreements and bad input throw the same weft::Error on every rank with nothing written.
 #include <doctest/doctest.h>
 
+#include "dist/dist_reference.hpp"
 #include "log_capture.hpp"
 #include "reference.hpp"
 
@@ -36,7 +37,7 @@ inline std::vector<Shape> mixed_shapes() {
 
 /// A list of `shapes` laid out as `layout`, every storage poisoned (the elements around views too).
 template <class T>
-TensorList<T> make_list(const std::vector<Shape>& shapes, ListLayout layout) {
+TensorList<T> laid_out_list(const std::vector<Shape>& shapes, ListLayout layout) {
   TensorList<T> list;
   if (layout == ListLayout::one_buffer) {
     std::int64_t total = 3;  // the views start at element 3 of their storage
@@ -100,12 +101,8 @@ void write_list(const TensorList<T>& list, const std::vector<std::vector<double>
   for (std::size_t k = 0; k < list.size(); ++k) write_values(list[k], values[k]);
 }
 
-/// A number every rank agrees on (rank 0's run seed), so that inputs are fresh each run.
-inline std::uint64_t shared_salt(const weft::dist::Group& group, std::uint64_t site) {
-  Tensor<std::int64_t> s = weft::full<std::int64_t>(Shape{1}, std::int64_t(seed() >> 1));
-  weft::dist::broadcast(s, 0, group);
-  return mix(std::uint64_t(s.item()) ^ site);
-}
+/// A number every rank agrees on (mixed from the run's shared seed), so that inputs are fresh each run.
+inline std::uint64_t shared_salt(std::uint64_t site) { return mix(dist_test::run_seed() ^ site); }
 
 /// op over the ranks' values in double, with the error bound of the same reduction in T: each of
 /// the n - 1 combining steps rounds once (n eps sum|x| covers any order), avg one more rounding.
@@ -115,7 +112,7 @@ struct Reduced {
 };
 
 template <class T>
-Reduced reduce_reference(ReduceOp op, const std::vector<double>& xs) {
+Reduced reduction_of(ReduceOp op, const std::vector<double>& xs) {
   double sum = 0, abs_sum = 0, hi = xs[0], lo = xs[0];
   for (double x : xs) {
     sum += x;
@@ -170,7 +167,7 @@ std::vector<std::vector<Reduced>> reduce_over_ranks(ReduceOp op,
     for (std::int64_t i = 0; i < counts[k]; ++i) {
       std::vector<double> xs;
       for (const auto& rank_inputs : inputs) xs.push_back(rank_inputs[k][std::size_t(chunk * counts[k] + i)]);
-      want[k].push_back(reduce_reference<T>(op, xs));
+      want[k].push_back(reduction_of<T>(op, xs));
     }
   return want;
 }
@@ -227,14 +224,7 @@ inline std::string same_error_everywhere(const weft::dist::Group& group, const s
     INFO("expected to contain: ", p);
     CHECK(text.find(p) != std::string::npos);
   }
-  // The same text on every rank: its hash's max and min over the ranks agree.
-  const std::int64_t h = std::int64_t(std::hash<std::string>{}(text) >> 1);
-  Tensor<std::int64_t> hi = weft::full<std::int64_t>(Shape{1}, h), lo = weft::full<std::int64_t>(Shape{1}, h);
-  weft::dist::all_reduce(hi, group, ReduceOp::max);
-  weft::dist::all_reduce(lo, group, ReduceOp::min);
-  INFO("message on rank ", group.rank(), ": ", text);
-  CHECK(hi.item() == h);
-  CHECK(lo.item() == h);
+  dist_test::check_same_text_on_every_rank(text, group);
   return text;
 }
 
@@ -256,7 +246,7 @@ TEST_CASE_TEMPLATE("dist lists: all_reduce over mixed shapes, every op, packed, 
                    double, weft::half, weft::bfloat16, std::int32_t, std::int64_t) {
   const weft::dist::Group world = weft::dist::world();
   const int n = world.size();
-  const std::uint64_t salt = shared_salt(world, 1);
+  const std::uint64_t salt = shared_salt(1);
   const std::vector<Shape> shapes = mixed_shapes();
   std::vector<std::vector<std::vector<double>>> inputs;  // [rank][tensor][element]
   for (int r = 0; r < n; ++r) inputs.push_back(inputs_of<T>(salt, r, shapes));
@@ -264,7 +254,7 @@ TEST_CASE_TEMPLATE("dist lists: all_reduce over mixed shapes, every op, packed, 
     CAPTURE(op_label(op));
     const auto want = reduce_over_ranks<T>(op, inputs, numels_of(shapes), 0);
     for_each_case<T>(false, [&](ListLayout layout, ListLayout, const BucketOptions& buckets) {
-      const TensorList<T> xs = make_list<T>(shapes, layout);
+      const TensorList<T> xs = laid_out_list<T>(shapes, layout);
       write_list(xs, inputs[std::size_t(world.rank())]);
       const std::int64_t allocations = weft::detail::tensor_counters().allocations.load();
       weft::dist::all_reduce(xs, world, op, buckets);
@@ -278,7 +268,7 @@ TEST_CASE_TEMPLATE("dist lists: all_reduce over mixed shapes, every op, packed, 
 TEST_CASE("dist lists: a packed bucket costs one foreach kernel to pack and one to unpack") {
   const weft::dist::Group world = weft::dist::world();
   const std::vector<Shape> shapes = mixed_shapes();
-  const TensorList<float> xs = make_list<float>(shapes, ListLayout::separate);
+  const TensorList<float> xs = laid_out_list<float>(shapes, ListLayout::separate);
   write_list(xs, inputs_of<float>(7, world.rank(), shapes));
   // Buckets of 64 elements: those that hold one piece (a part of the 130-element tensor) are
   // that tensor's own memory and travel in place; the others are packed.
@@ -297,13 +287,13 @@ TEST_CASE("dist lists: a packed bucket costs one foreach kernel to pack and one 
 TEST_CASE_TEMPLATE("dist lists: broadcast from every root, packed, in place and strided", T, float, double, weft::half,
                    weft::bfloat16, std::int32_t, std::int64_t) {
   const weft::dist::Group world = weft::dist::world();
-  const std::uint64_t salt = shared_salt(world, 2);
+  const std::uint64_t salt = shared_salt(2);
   const std::vector<Shape> shapes = mixed_shapes();
   for (int root = 0; root < world.size(); ++root) {
     const auto want = inputs_of<T>(salt, root, shapes);
     CAPTURE(root);
     for_each_case<T>(false, [&](ListLayout layout, ListLayout, const BucketOptions& buckets) {
-      const TensorList<T> xs = make_list<T>(shapes, layout);
+      const TensorList<T> xs = laid_out_list<T>(shapes, layout);
       if (world.rank() == root) write_list(xs, want);  // the others keep their poison until it arrives
       weft::dist::broadcast(xs, root, world, buckets);
       check_against(xs, exact(want));
@@ -315,7 +305,7 @@ TEST_CASE_TEMPLATE("dist lists: all_gather concatenates the ranks' tensors along
                    weft::bfloat16, std::int32_t, std::int64_t) {
   const weft::dist::Group world = weft::dist::world();
   const int n = world.size();
-  const std::uint64_t salt = shared_salt(world, 3);
+  const std::uint64_t salt = shared_salt(3);
   const std::vector<Shape> shapes = mixed_shapes();  // ins; the 0-d one gathers into [n]
   std::vector<Shape> out_shapes;
   for (Shape s : shapes) {
@@ -329,9 +319,9 @@ TEST_CASE_TEMPLATE("dist lists: all_gather concatenates the ranks' tensors along
   for (std::size_t k = 0; k < shapes.size(); ++k)
     for (int r = 0; r < n; ++r) want[k].insert(want[k].end(), inputs[std::size_t(r)][k].begin(), inputs[std::size_t(r)][k].end());
   for_each_case<T>(true, [&](ListLayout in_layout, ListLayout out_layout, const BucketOptions& buckets) {
-    const TensorList<T> ins = make_list<T>(shapes, in_layout);
+    const TensorList<T> ins = laid_out_list<T>(shapes, in_layout);
     write_list(ins, inputs[std::size_t(world.rank())]);
-    const TensorList<T> outs = make_list<T>(out_shapes, out_layout);
+    const TensorList<T> outs = laid_out_list<T>(out_shapes, out_layout);
     weft::dist::all_gather(outs, ins, world, buckets);
     check_against(outs, exact(want));
     check_against(ins, exact(inputs[std::size_t(world.rank())]));  // ins are only read
@@ -345,7 +335,7 @@ TEST_CASE_TEMPLATE("dist lists: all_gather concatenates the ranks' tensors along
   }
   for (const BucketOptions& buckets : {BucketOptions{}, BucketOptions{std::int64_t(sizeof(T)) * 5}}) {
     CAPTURE(buckets.bucket_bytes);
-    const TensorList<T> outs = make_list<T>({Shape{std::int64_t(n) * 6, 2}}, ListLayout::separate);
+    const TensorList<T> outs = laid_out_list<T>({Shape{std::int64_t(n) * 6, 2}}, ListLayout::separate);
     const TensorList<T> ins = {outs[0].narrow(0, 6 * world.rank(), 6)};
     write_list(ins, {inputs_of<T>(salt, world.rank(), {Shape{6, 2}})[0]});
     weft::dist::all_gather(outs, ins, world, buckets);
@@ -357,7 +347,7 @@ TEST_CASE_TEMPLATE("dist lists: reduce_scatter gives each rank its chunk of the 
                    weft::half, weft::bfloat16, std::int32_t, std::int64_t) {
   const weft::dist::Group world = weft::dist::world();
   const int n = world.size();
-  const std::uint64_t salt = shared_salt(world, 4);
+  const std::uint64_t salt = shared_salt(4);
   const std::vector<Shape> out_shapes = {Shape{3, 4}, Shape{0}, Shape{17}, Shape{1}, Shape{5, 7}, Shape{130}, Shape{0, 2}};
   std::vector<Shape> shapes;  // ins: n times the rows
   for (Shape s : out_shapes) {
@@ -370,9 +360,9 @@ TEST_CASE_TEMPLATE("dist lists: reduce_scatter gives each rank its chunk of the 
     CAPTURE(op_label(op));
     const auto want = reduce_over_ranks<T>(op, inputs, numels_of(out_shapes), world.rank());
     for_each_case<T>(true, [&](ListLayout in_layout, ListLayout out_layout, const BucketOptions& buckets) {
-      const TensorList<T> ins = make_list<T>(shapes, in_layout);
+      const TensorList<T> ins = laid_out_list<T>(shapes, in_layout);
       write_list(ins, inputs[std::size_t(world.rank())]);
-      const TensorList<T> outs = make_list<T>(out_shapes, out_layout);
+      const TensorList<T> outs = laid_out_list<T>(out_shapes, out_layout);
       weft::dist::reduce_scatter(outs, ins, world, op, buckets);
       check_against(outs, want);
     });
@@ -383,9 +373,9 @@ TEST_CASE_TEMPLATE("dist lists: reduce_scatter gives each rank its chunk of the 
   for (int r = 0; r < n; ++r) flat_inputs.push_back(inputs_of<T>(salt, r, {flat_shape}));
   const auto want = reduce_over_ranks<T>(ReduceOp::max, flat_inputs, {40}, world.rank());
   {
-    const TensorList<T> ins = make_list<T>({flat_shape}, ListLayout::one_buffer);
+    const TensorList<T> ins = laid_out_list<T>({flat_shape}, ListLayout::one_buffer);
     write_list(ins, inputs_of<T>(salt, world.rank(), {flat_shape}));
-    const TensorList<T> outs = make_list<T>({Shape{40}}, ListLayout::one_buffer);
+    const TensorList<T> outs = laid_out_list<T>({Shape{40}}, ListLayout::one_buffer);
     const std::int64_t allocations = weft::detail::tensor_counters().allocations.load();
     weft::dist::reduce_scatter(outs, ins, world, ReduceOp::max);
     CHECK(weft::detail::tensor_counters().allocations.load() == allocations);
@@ -394,7 +384,7 @@ TEST_CASE_TEMPLATE("dist lists: reduce_scatter gives each rank its chunk of the 
   // In place: out is this rank's own chunk of in (one bucket, or several).
   for (const BucketOptions& buckets : {BucketOptions{}, BucketOptions{std::int64_t(sizeof(T)) * 7}}) {
     CAPTURE(buckets.bucket_bytes);
-    const TensorList<T> ins = make_list<T>({flat_shape}, ListLayout::separate);
+    const TensorList<T> ins = laid_out_list<T>({flat_shape}, ListLayout::separate);
     write_list(ins, inputs_of<T>(salt, world.rank(), {flat_shape}));
     const TensorList<T> outs = {ins[0].narrow(0, 40 * world.rank(), 40)};
     weft::dist::reduce_scatter(outs, ins, world, ReduceOp::max, buckets);
@@ -411,7 +401,7 @@ TEST_CASE("dist lists: bool lists reduce as or (sum, max) and and (min)") {
     for (const BucketOptions& buckets : {BucketOptions{7}, BucketOptions{}}) {
       CAPTURE(op_label(op));
       CAPTURE(buckets.bucket_bytes);
-      const TensorList<bool> xs = make_list<bool>(shapes, ListLayout::separate);
+      const TensorList<bool> xs = laid_out_list<bool>(shapes, ListLayout::separate);
       std::vector<std::vector<double>> mine(shapes.size()), want(shapes.size());
       for (std::size_t k = 0; k < shapes.size(); ++k)
         for (std::int64_t i = 0; i < shapes[k].numel(); ++i) {
@@ -432,8 +422,8 @@ TEST_CASE("dist lists: disagreements and bad input throw the same weft::Error on
   const int last = n - 1;
   // Shapes differ on the last rank.
   {
-    const TensorList<float> xs = make_list<float>({Shape{4, 8}, Shape{3}}, ListLayout::separate);
-    const TensorList<float> odd = make_list<float>({Shape{4, 9}, Shape{3}}, ListLayout::separate);
+    const TensorList<float> xs = laid_out_list<float>({Shape{4, 8}, Shape{3}}, ListLayout::separate);
+    const TensorList<float> odd = laid_out_list<float>({Shape{4, 9}, Shape{3}}, ListLayout::separate);
     const TensorList<float>& mine = world.rank() == last ? odd : xs;
     const auto before = snapshot_list(mine);
     std::vector<std::string> pieces = {"weft::dist::all_reduce over group 'world' (world ranks 0",
@@ -445,7 +435,7 @@ TEST_CASE("dist lists: disagreements and bad input throw the same weft::Error on
   }
   // The list length differs on rank 0.
   if (n > 1) {
-    TensorList<double> xs = make_list<double>({Shape{2}, Shape{0}}, ListLayout::separate);
+    TensorList<double> xs = laid_out_list<double>({Shape{2}, Shape{0}}, ListLayout::separate);
     if (world.rank() == 0) xs.push_back(weft::empty<double>(Shape{5}));
     const auto before = snapshot_list(xs);
     same_error_everywhere(world, [&] { weft::dist::broadcast(xs, 0, world); },
@@ -455,8 +445,8 @@ TEST_CASE("dist lists: disagreements and bad input throw the same weft::Error on
   }
   // The dtype differs: rank 0 passes float, the others double.
   if (n > 1) {
-    const TensorList<float> f = make_list<float>({Shape{6}}, ListLayout::separate);
-    const TensorList<double> d = make_list<double>({Shape{6}}, ListLayout::separate);
+    const TensorList<float> f = laid_out_list<float>({Shape{6}}, ListLayout::separate);
+    const TensorList<double> d = laid_out_list<double>({Shape{6}}, ListLayout::separate);
     const auto before_f = snapshot_list(f), before_d = snapshot_list(d);
     same_error_everywhere(
         world,
@@ -470,7 +460,7 @@ TEST_CASE("dist lists: disagreements and bad input throw the same weft::Error on
   }
   // The bucket size differs: the ranks would cut different buckets.
   if (n > 1) {
-    const TensorList<float> xs = make_list<float>({Shape{100}}, ListLayout::separate);
+    const TensorList<float> xs = laid_out_list<float>({Shape{100}}, ListLayout::separate);
     const auto before = snapshot_list(xs);
     const BucketOptions mine{world.rank() == last ? 64 : 128};
     same_error_everywhere(world, [&] { weft::dist::all_reduce(xs, world, ReduceOp::sum, mine); },
@@ -479,15 +469,15 @@ TEST_CASE("dist lists: disagreements and bad input throw the same weft::Error on
   }
   // Bad input on one rank only: every rank throws, naming that rank and the problem.
   {
-    const TensorList<std::int32_t> xs = make_list<std::int32_t>({Shape{5}}, ListLayout::separate);
+    const TensorList<std::int32_t> xs = laid_out_list<std::int32_t>({Shape{5}}, ListLayout::separate);
     const auto before = snapshot_list(xs);
     same_error_everywhere(world, [&] { weft::dist::all_reduce(xs, world, ReduceOp::avg); },
                           {"ReduceOp::avg needs a floating-point dtype, not int32"});
     CHECK(snapshot_list(xs) == before);
   }
   {
-    const TensorList<float> ins = make_list<float>({Shape{2, 3}, Shape{4}}, ListLayout::separate);
-    const TensorList<float> outs = make_list<float>(
+    const TensorList<float> ins = laid_out_list<float>({Shape{2, 3}, Shape{4}}, ListLayout::separate);
+    const TensorList<float> outs = laid_out_list<float>(
         {Shape{2 * std::int64_t(n), 3}, Shape{world.rank() == last ? 4 * std::int64_t(n) + 1 : 4 * std::int64_t(n)}},
         ListLayout::separate);
     const auto before = snapshot_list(outs);
@@ -497,8 +487,8 @@ TEST_CASE("dist lists: disagreements and bad input throw the same weft::Error on
     CHECK(snapshot_list(outs) == before);
   }
   {
-    const TensorList<float> ins = make_list<float>({Shape{3 * std::int64_t(n) + (n > 1 ? 1 : 0)}}, ListLayout::separate);
-    const TensorList<float> outs = make_list<float>({Shape{3}}, ListLayout::separate);
+    const TensorList<float> ins = laid_out_list<float>({Shape{3 * std::int64_t(n) + (n > 1 ? 1 : 0)}}, ListLayout::separate);
+    const TensorList<float> outs = laid_out_list<float>({Shape{3}}, ListLayout::separate);
     const auto before = snapshot_list(outs);
     if (n > 1)
       same_error_everywhere(world, [&] { weft::dist::reduce_scatter(outs, ins, world); },
@@ -506,7 +496,7 @@ TEST_CASE("dist lists: disagreements and bad input throw the same weft::Error on
     CHECK(snapshot_list(outs) == before);
   }
   {
-    const TensorList<float> xs = make_list<float>({Shape{5}}, ListLayout::separate);
+    const TensorList<float> xs = laid_out_list<float>({Shape{5}}, ListLayout::separate);
     const auto before = snapshot_list(xs);
     same_error_everywhere(world, [&] { weft::dist::broadcast(xs, world.rank() == 0 ? n : 0, world); },
                           {"root " + std::to_string(n) + " is not a rank of the group"});
@@ -518,7 +508,7 @@ TEST_CASE("dist lists: disagreements and bad input throw the same weft::Error on
     CHECK(snapshot_list(xs) == before);
   }
   // The runtime still works after these errors.
-  const TensorList<float> ok = make_list<float>({Shape{3}}, ListLayout::separate);
+  const TensorList<float> ok = laid_out_list<float>({Shape{3}}, ListLayout::separate);
   write_list(ok, {{1.0, 2.0, 3.0}});
   weft::dist::all_reduce(ok, world);
   check_against(ok, exact({{double(n), 2.0 * n, 3.0 * n}}));
