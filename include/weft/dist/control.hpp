@@ -13,7 +13,7 @@
 
 namespace weft::dist::detail {
 
-// A departure message: [normal, n, (id, exchanges) x n] as int64, then the reason's bytes.
+// A departure message: [n, (id, exchanges) x n] as int64, then the reason's bytes.
 constexpr int kDepartureTag = 7;
 
 /// The pending sends of this rank's own departure (completed before MPI_Finalize).
@@ -28,9 +28,9 @@ inline Announcement& announcement() {
 }
 
 /// Sends this rank's departure to every other rank (nonblocking; complete_announcement waits).
-inline void announce_departure(bool normal, const std::string& reason) {
+inline void announce_departure(const std::string& reason) {
   RuntimeState& s = state();
-  std::vector<std::int64_t> head = {normal ? 1 : 0, std::int64_t(s.communicators.size())};
+  std::vector<std::int64_t> head = {std::int64_t(s.communicators.size())};
   for (const auto& c : s.communicators) {
     head.push_back(c->id);
     head.push_back(c->exchanges);
@@ -64,10 +64,9 @@ inline void receive_departure(const MPI_Status& status) {
     return v;
   };
   Departure d;
-  d.normal = word(0) != 0;
-  const std::int64_t n = word(1);
-  for (std::int64_t i = 0; i < n; ++i) d.exchanges[word(std::size_t(2 + 2 * i))] = word(std::size_t(3 + 2 * i));
-  const std::size_t head = std::size_t(2 + 2 * n) * sizeof(std::int64_t);
+  const std::int64_t n = word(0);
+  for (std::int64_t i = 0; i < n; ++i) d.exchanges[word(std::size_t(1 + 2 * i))] = word(std::size_t(2 + 2 * i));
+  const std::size_t head = std::size_t(1 + 2 * n) * sizeof(std::int64_t);
   d.reason.assign(reinterpret_cast<const char*>(message.data()) + head, std::size_t(bytes) - head);
   state().departed[status.MPI_SOURCE] = std::move(d);
 }

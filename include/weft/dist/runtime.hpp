@@ -24,11 +24,11 @@ namespace detail {
 /// unmatched), then free the communicators and finalize MPI. A rank whose runtime is broken
 /// ends the job with MPI_Abort(MPI_COMM_WORLD, 1) instead: MPI cannot cancel the exchange it
 /// abandoned. Waiting for the others first lets every rank report its error before the abort.
-inline void leave(bool normal, const std::string& reason) {
+inline void leave(const std::string& reason) {
   RuntimeState& s = state();
   if (!s.active) return;
   s.active = false;
-  announce_departure(normal, reason);
+  announce_departure(reason);
   await_departures();
   complete_announcement();
   if (!s.broken.empty()) MPI_Abort(MPI_COMM_WORLD, 1);
@@ -59,7 +59,7 @@ inline void leave(bool normal, const std::string& reason) {
       }
     }
     std::fprintf(stderr, "weft::dist: rank %d: %s\n", s.world_rank, reason.c_str());
-    leave(false, reason);
+    leave(reason);
   }
   if (previous) previous();
   std::abort();
@@ -99,8 +99,8 @@ inline void init(int& argc, char**& argv) {
 /// rank that leaves while others wait for it in a collective makes them throw (see agree); if
 /// this rank's runtime is broken, the job ends here with MPI_Abort(MPI_COMM_WORLD, 1).
 inline void finalize() {
-  const bool unwinding = std::uncaught_exceptions() > 0;
-  detail::leave(!unwinding, unwinding ? "an exception propagated through its weft::dist::Runtime" : "it called finalize");
+  detail::leave(std::uncaught_exceptions() > 0 ? "an exception propagated through its weft::dist::Runtime"
+                                                : "it called finalize");
 }
 
 /// Whether init() ran and finalize() has not.

@@ -20,7 +20,6 @@ namespace weft::dist::detail {
 /// What a rank that left the job told the others: why, and how many header exchanges it had
 /// begun on each communicator (by id).
 struct Departure {
-  bool normal = true;  // finalize() outside of any exception
   std::string reason;
   std::map<std::int64_t, std::int64_t> exchanges;
 };
