@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <type_traits>
 
 #include "weft/core/dtype.hpp"
