@@ -11,7 +11,7 @@ at the Markdown line. A block whose first line is exactly
 is emitted at namespace scope instead (helper functions and types that later blocks use); blocks
 keep their order. The generated file starts with what every snippet may assume:
 
-    #include <weft/weft.hpp>
+    #include <weft/weft.hpp>   (and each header named by --include: <weft/dist.hpp> for docs/distributed.md)
     #include <iostream>          (and <cmath> <cstdint> <limits> <sstream> <string> <type_traits>
                                   <utility> <vector>)
     using namespace weft;
@@ -19,6 +19,7 @@ keep their order. The generated file starts with what every snippet may assume:
 A page without a single ```cpp block, with an unterminated block, or with a ```c++ / ```cc / ```cxx
 block is an error (a typo in a fence would otherwise drop its snippets silently). Usage:
   doc_snippets.py docs/api.md --out doc_snippets.cpp
+  doc_snippets.py docs/distributed.md --include weft/dist.hpp --out dist_doc_snippets.cpp
 """
 
 import argparse
@@ -35,7 +36,7 @@ PRELUDE = '''\
 #include <doctest/doctest.h>
 
 #include <weft/weft.hpp>
-
+{includes}
 #include <cmath>
 #include <cstdint>
 #include <iostream>
@@ -83,14 +84,15 @@ def case_name(page, line, heading):
     return f'{page}:{line}: {title}' if title else f'{page}:{line}'
 
 
-def generate(source, text):
+def generate(source, text, includes=()):
     lines = text.split('\n')
     blocks = extract(lines)
     if not blocks:
         raise SystemExit(f'doc_snippets.py: no ```cpp block in {source}')
     page = os.path.basename(source)
     path = os.path.normpath(source).replace('\\', '/')
-    out = [PRELUDE.format(source=page, marker=NAMESPACE_MARKER)]
+    extra = ''.join(f'#include <{header}>\n' for header in includes)
+    out = [PRELUDE.format(source=page, marker=NAMESPACE_MARKER, includes=extra)]
     for line, heading, body in blocks:
         # The opening line (TEST_CASE, or nothing) takes the fence's line number, so that the
         # body's lines, and doctest's report of the case, are the page's.
@@ -108,10 +110,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('page', help='the Markdown page (docs/api.md)')
     parser.add_argument('--out', required=True, help='the C++ file to write')
+    parser.add_argument('--include', action='append', default=[], metavar='HEADER',
+                        help='one more header every snippet may assume (e.g. weft/dist.hpp)')
     args = parser.parse_args()
     with open(args.page, encoding='utf-8') as f:
         text = f.read()
-    code = generate(args.page, text)
+    code = generate(args.page, text, args.include)
     with open(args.out, 'w', encoding='utf-8') as f:
         f.write(code)
 
