@@ -237,9 +237,12 @@ std::vector<float> run_train(const std::string& model_path, const std::string& d
     // and the gradient of the global batch, as one process would compute them.
     const float local_loss = model.forward(x, y);
     model.backward();
-    optimizer.step();
+    const auto update_start = std::chrono::steady_clock::now();
+    optimizer.step();  // with N ranks: the collectives, and the wait for the slowest rank's backward
+    const double update_ms = milliseconds_since(update_start);
     const float loss = dp.average(local_loss);
-    if (print) std::printf("step %d: loss %f (took %f ms)\n", step, loss, milliseconds_since(start));
+    if (print)
+      std::printf("step %d: loss %f (took %f ms, update %f ms)\n", step, loss, milliseconds_since(start), update_ms);
     std::fflush(stdout);
     losses.push_back(loss);
   }
