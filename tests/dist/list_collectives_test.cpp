@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file List collectives under mpirun (any rank count): all_reduce, broadcast, all_gather and reduce_scatter over mixed shapes and every dtype against a reference of every rank's inputs, in several buckets, packed, in place and strided; disagreements and bad input throw the same weft::Error on every rank with nothing written.
+/// @file List collectives under mpirun (any rank count): all_reduce, broadcast, all_gather and reduce_scatter over mixed shapes and every dtype against a reference of every rank's inputs, in several buckets, packed, in place and strided; members of 1 MiB and more travel from their own memory (strided on one rank only too); one-rank groups copy nothing they need not; disagreements and bad input throw the same weft::Error on every rank with nothing written.
 #include <doctest/doctest.h>
 
 #include "dist/dist_reference.hpp"
@@ -33,6 +33,12 @@ inline std::string layout_label(ListLayout l) {
 /// Mixed shapes: empty tensors, a 0-d one, sizes that straddle the small buckets.
 inline std::vector<Shape> mixed_shapes() {
   return {Shape{3, 4}, Shape{0}, Shape{17}, Shape{2, 0, 3}, Shape{1}, Shape{5, 7}, Shape{}, Shape{130}, Shape{2, 3, 2}};
+}
+
+/// Two members of 1 MiB and more in float32 (and float64): they travel alone in the default
+/// buckets; the six small ones (1,035 elements) share one bucket.
+inline std::vector<Shape> large_and_small_shapes() {
+  return {Shape{5}, Shape{512, 640}, Shape{7, 3}, Shape{}, Shape{0}, Shape{300000}, Shape{1000}, Shape{2, 4}};
 }
 
 /// A list of `shapes` laid out as `layout`, every storage poisoned (the elements around views too).
@@ -258,8 +264,12 @@ TEST_CASE_TEMPLATE("dist lists: all_reduce over mixed shapes, every op, packed, 
       write_list(xs, inputs[std::size_t(world.rank())]);
       const std::int64_t allocations = weft::detail::tensor_counters().allocations.load();
       weft::dist::all_reduce(xs, world, op, buckets);
-      // Views of one buffer travel from their own memory: nothing staged, nothing copied.
-      if (layout == ListLayout::one_buffer) CHECK(weft::detail::tensor_counters().allocations.load() == allocations);
+      // Views of one buffer: in the default buckets every member is small and the list one bucket,
+      // back to back: nothing staged, nothing copied. In the small buckets the members that fill
+      // one travel alone, from their own memory, and the others share one staging buffer.
+      if (layout == ListLayout::one_buffer)
+        CHECK(weft::detail::tensor_counters().allocations.load() - allocations ==
+              (buckets.bucket_bytes == BucketOptions{}.bucket_bytes ? 0 : 1));
       check_against(xs, want);
     });
   }
@@ -270,18 +280,218 @@ TEST_CASE("dist lists: a packed bucket costs one foreach kernel to pack and one 
   const std::vector<Shape> shapes = mixed_shapes();
   const TensorList<float> xs = laid_out_list<float>(shapes, ListLayout::separate);
   write_list(xs, inputs_of<float>(7, world.rank(), shapes));
-  // Buckets of 64 elements: those that hold one piece (a part of the 130-element tensor) are
-  // that tensor's own memory and travel in place; the others are packed.
+  // Buckets of 64 elements: the 130-element tensor travels alone, in 3 pieces of its own memory;
+  // the others (78 elements) share 2 buckets, packed.
   const BucketOptions buckets{4 * 64};
   std::int64_t count = 0;
-  for (const auto& b : weft::dist::detail::plan_buckets(xs, buckets)) count += b.pieces.size() > 1 ? 1 : 0;
-  CHECK(count == 3);  // of 4 buckets
+  const auto plan = weft::dist::detail::plan_buckets(xs, buckets);
+  for (const auto& b : plan) count += b.pieces.size() > 1 ? 1 : 0;
+  CHECK(plan.size() == 5);
+  CHECK(count == 2);
   LogCapture capture;
   weft::set_logs("+foreach");
   weft::dist::all_reduce(xs, world, ReduceOp::avg, buckets);  // avg: the scale rides in the unpack
   weft::set_logs("");
   CHECK(LogCapture::count(capture.text(), "[weft:foreach]") == 2 * count);
   capture.restore();
+}
+
+TEST_CASE_TEMPLATE("dist lists: members of 1 MiB and more travel from their own memory, the small ones share a bucket",
+                   T, float, double) {
+  const weft::dist::Group world = weft::dist::world();
+  const int n = world.size();
+  const std::uint64_t salt = shared_salt(5);
+  const std::vector<Shape> shapes = large_and_small_shapes();
+  std::vector<std::vector<std::vector<double>>> inputs;
+  for (int r = 0; r < n; ++r) inputs.push_back(inputs_of<T>(salt, r, shapes));
+  // Default buckets (the large members each one message), and 64 KiB buckets (the large members
+  // cut into pieces of their own memory; the small ones still fit one bucket).
+  for (const BucketOptions& buckets : {BucketOptions{}, BucketOptions{64 << 10}})
+    for (ListLayout layout : kLayouts)
+      for (ReduceOp op : {ReduceOp::sum, ReduceOp::avg}) {
+        CAPTURE(buckets.bucket_bytes);
+        CAPTURE(layout_label(layout));
+        CAPTURE(op_label(op));
+        const TensorList<T> xs = laid_out_list<T>(shapes, layout);
+        write_list(xs, inputs[std::size_t(world.rank())]);
+        std::int64_t strided = 0;
+        for (const auto& x : xs) strided += x.is_contiguous() ? 0 : 1;
+        const std::int64_t allocations = weft::detail::tensor_counters().allocations.load();
+        LogCapture capture;
+        weft::set_logs("+foreach");
+        weft::dist::all_reduce(xs, world, op, buckets);
+        weft::set_logs("");
+        // One staging buffer and one pack and unpack for the small members (never back to back
+        // here: the large ones lie between them), a contiguous copy of each strided member.
+        CHECK(weft::detail::tensor_counters().allocations.load() - allocations == 1 + strided);
+        CHECK(LogCapture::count(capture.text(), "[weft:foreach]") == 2);
+        capture.restore();
+        check_against(xs, reduce_over_ranks<T>(op, inputs, numels_of(shapes), 0));
+      }
+  // Only large members: nothing staged, nothing packed.
+  const std::vector<Shape> large = {Shape{300000}, Shape{512, 640}};
+  const TensorList<T> xs = laid_out_list<T>(large, ListLayout::separate);
+  write_list(xs, inputs_of<T>(salt, world.rank(), large));
+  const std::int64_t allocations = weft::detail::tensor_counters().allocations.load();
+  weft::dist::all_reduce(xs, world, ReduceOp::max);
+  CHECK(weft::detail::tensor_counters().allocations.load() == allocations);
+  std::vector<std::vector<std::vector<double>>> large_inputs;
+  for (int r = 0; r < n; ++r) large_inputs.push_back(inputs_of<T>(salt, r, large));
+  check_against(xs, reduce_over_ranks<T>(ReduceOp::max, large_inputs, numels_of(large), 0));
+}
+
+TEST_CASE("dist lists: a large member strided on one rank only: every rank cuts the same buckets") {
+  // The plan depends on the shapes only; rank 0's strided members travel through contiguous copies
+  // of themselves, the other ranks' from their own memory.
+  const weft::dist::Group world = weft::dist::world();
+  const int n = world.size();
+  const std::uint64_t salt = shared_salt(6);
+  const std::vector<Shape> shapes = {Shape{512, 640}, Shape{33}, Shape{300000}, Shape{4, 2}};
+  std::vector<std::vector<std::vector<double>>> inputs;
+  for (int r = 0; r < n; ++r) inputs.push_back(inputs_of<float>(salt, r, shapes));
+  const ListLayout mine = world.rank() == 0 ? ListLayout::strided : ListLayout::separate;
+  for (const BucketOptions& buckets : {BucketOptions{}, BucketOptions{256 << 10}}) {
+    CAPTURE(buckets.bucket_bytes);
+    const TensorList<float> xs = laid_out_list<float>(shapes, mine);
+    write_list(xs, inputs[std::size_t(world.rank())]);
+    const std::int64_t allocations = weft::detail::tensor_counters().allocations.load();
+    weft::dist::all_reduce(xs, world, ReduceOp::sum, buckets);
+    // rank 0: copies of its 4 strided members and the staging buffer; the others: the staging buffer
+    CHECK(weft::detail::tensor_counters().allocations.load() - allocations == (world.rank() == 0 ? 5 : 1));
+    check_against(xs, reduce_over_ranks<float>(ReduceOp::sum, inputs, numels_of(shapes), 0));
+    for (int root : {0, n - 1}) {
+      CAPTURE(root);
+      const TensorList<float> ys = laid_out_list<float>(shapes, mine);
+      if (world.rank() == root) write_list(ys, inputs[std::size_t(root)]);
+      weft::dist::broadcast(ys, root, world, buckets);
+      check_against(ys, exact(inputs[std::size_t(root)]));
+    }
+  }
+}
+
+TEST_CASE("dist lists: all_gather and reduce_scatter with members of 1 MiB and more, strided on one rank only") {
+  const weft::dist::Group world = weft::dist::world();
+  const int n = world.size();
+  const std::uint64_t salt = shared_salt(7);
+  const std::vector<Shape> chunks = {Shape{300000}, Shape{5}, Shape{256, 1100}, Shape{3, 2}};  // one rank's part
+  std::vector<Shape> whole;                                                                     // n parts
+  for (Shape s : chunks) {
+    s[0] *= n;
+    whole.push_back(s);
+  }
+  const ListLayout in_layout = world.rank() == 0 ? ListLayout::strided : ListLayout::separate;
+  const ListLayout out_layout = world.rank() == n - 1 ? ListLayout::strided : ListLayout::separate;
+  // all_gather: ins are the chunks
+  std::vector<std::vector<std::vector<double>>> parts;
+  for (int r = 0; r < n; ++r) parts.push_back(inputs_of<float>(salt, r, chunks));
+  std::vector<std::vector<double>> gathered(chunks.size());
+  for (std::size_t k = 0; k < chunks.size(); ++k)
+    for (int r = 0; r < n; ++r) gathered[k].insert(gathered[k].end(), parts[std::size_t(r)][k].begin(), parts[std::size_t(r)][k].end());
+  // reduce_scatter: ins are the wholes
+  std::vector<std::vector<std::vector<double>>> wholes;
+  for (int r = 0; r < n; ++r) wholes.push_back(inputs_of<float>(salt + 1, r, whole));
+  const auto scattered = reduce_over_ranks<float>(ReduceOp::sum, wholes, numels_of(chunks), world.rank());
+  for (const BucketOptions& buckets : {BucketOptions{}, BucketOptions{256 << 10}}) {
+    CAPTURE(buckets.bucket_bytes);
+    {
+      const TensorList<float> ins = laid_out_list<float>(chunks, in_layout);
+      write_list(ins, parts[std::size_t(world.rank())]);
+      const TensorList<float> outs = laid_out_list<float>(whole, out_layout);
+      weft::dist::all_gather(outs, ins, world, buckets);
+      check_against(outs, exact(gathered));
+    }
+    {
+      const TensorList<float> ins = laid_out_list<float>(whole, in_layout);
+      write_list(ins, wholes[std::size_t(world.rank())]);
+      const TensorList<float> outs = laid_out_list<float>(chunks, out_layout);
+      weft::dist::reduce_scatter(outs, ins, world, ReduceOp::sum, buckets);
+      check_against(outs, scattered);
+    }
+  }
+}
+
+TEST_CASE("dist lists and tensors: over a one-rank group nothing is packed, staged or sent; out = in") {
+  const weft::dist::Group world = weft::dist::world();
+  const int n = world.size();
+  // A {n, 1} mesh: its "one" dim is a group of this rank alone.
+  const weft::dist::DeviceMesh mesh = weft::dist::init_device_mesh(weft::Device::cpu(), {n, 1}, {"all", "one"});
+  const weft::dist::Group one = mesh["one"];
+  REQUIRE(one.size() == 1);
+  const std::uint64_t salt = shared_salt(8);
+  const std::vector<Shape> shapes = mixed_shapes();
+  const auto mine = inputs_of<float>(salt, world.rank(), shapes);
+  std::vector<Shape> pair_shapes;  // all_gather's and reduce_scatter's: a dim 0 (0-d below)
+  for (const Shape& s : shapes)
+    if (s.rank() > 0) pair_shapes.push_back(s);
+  const auto pair_values = inputs_of<float>(salt + 1, world.rank(), pair_shapes);
+  auto counters = [] {
+    return std::pair(weft::detail::tensor_counters().allocations.load(), weft::detail::tensor_counters().copies.load());
+  };
+  for (ListLayout layout : kLayouts) {
+    CAPTURE(layout_label(layout));
+    LogCapture capture;
+    weft::set_logs("+foreach");
+    for (ReduceOp op : ops_of<float>()) {
+      CAPTURE(op_label(op));
+      const TensorList<float> xs = laid_out_list<float>(shapes, layout);
+      write_list(xs, mine);
+      const auto before = counters();
+      weft::dist::all_reduce(xs, one, op, BucketOptions{4 * 13});
+      weft::dist::broadcast(xs, 0, one, BucketOptions{4 * 13});
+      CHECK(counters() == before);  // no staging buffer, no contiguous copy of a strided member
+      check_against(xs, exact(mine));
+    }
+    // all_gather and reduce_scatter copy ins into poisoned outs of any layout, one kernel a member.
+    const TensorList<float> ins = laid_out_list<float>(pair_shapes, layout);
+    write_list(ins, pair_values);
+    for (ListLayout out_layout : kLayouts) {
+      CAPTURE(layout_label(out_layout));
+      const TensorList<float> gathered = laid_out_list<float>(pair_shapes, out_layout);
+      weft::dist::all_gather(gathered, ins, one);
+      check_against(gathered, exact(pair_values));
+      const TensorList<float> reduced = laid_out_list<float>(pair_shapes, out_layout);
+      weft::dist::reduce_scatter(reduced, ins, one, ReduceOp::avg);
+      check_against(reduced, exact(pair_values));
+    }
+    check_against(ins, exact(pair_values));  // only read
+    // In place (outs are ins): nothing moves.
+    const auto before = counters();
+    weft::dist::reduce_scatter(ins, ins, one, ReduceOp::sum);
+    weft::dist::all_gather(ins, ins, one);
+    CHECK(counters() == before);
+    check_against(ins, exact(pair_values));
+    weft::set_logs("");
+    CHECK(LogCapture::count(capture.text(), "[weft:foreach]") == 0);  // nothing was packed
+    capture.restore();
+  }
+  // One tensor: all_reduce and broadcast leave it as it is, strided or not; all_gather and
+  // reduce_scatter copy in to out (0-d in: out [1]).
+  const std::vector<double> values = inputs_of<float>(salt, world.rank(), {Shape{6, 5}})[0];
+  const TensorList<float> strided = laid_out_list<float>({Shape{6, 5}}, ListLayout::strided);
+  write_list(strided, {values});
+  const auto before = counters();
+  weft::dist::all_reduce(strided[0], one, ReduceOp::avg);
+  weft::dist::broadcast(strided[0], 0, one);
+  CHECK(counters() == before);
+  check_against(strided, exact({values}));
+  Tensor<float> out = weft::empty<float>(Shape{6, 5});
+  poison(out);
+  weft::dist::all_gather(out, strided[0], one);
+  check_against(TensorList<float>{out}, exact({values}));
+  poison(out);
+  weft::dist::reduce_scatter(out, strided[0], one, ReduceOp::avg);
+  check_against(TensorList<float>{out}, exact({values}));
+  Tensor<float> scalar = weft::full<float>(Shape{}, 2.5f), row = weft::empty<float>(Shape{1});
+  poison(row);
+  weft::dist::all_gather(row, scalar, one);
+  CHECK(row.data()[0] == 2.5f);
+  // Bad input still throws (the group's one rank agrees with itself), nothing written.
+  const TensorList<float> xs = laid_out_list<float>({Shape{3}}, ListLayout::separate);
+  write_list(xs, {{1.0, 2.0, 3.0}});
+  same_error_everywhere(one, [&] { weft::dist::broadcast(xs, 1, one); }, {"root 1 is not a rank of the group (0 to 0)"});
+  same_error_everywhere(one, [&] { weft::dist::all_reduce(xs, one, ReduceOp::sum, BucketOptions{0}); },
+                        {"BucketOptions::bucket_bytes must be positive"});
+  check_against(xs, exact({{1.0, 2.0, 3.0}}));
 }
 
 TEST_CASE_TEMPLATE("dist lists: broadcast from every root, packed, in place and strided", T, float, double, weft::half,

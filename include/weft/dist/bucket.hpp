@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "weft/core/tensor_list.hpp"
@@ -24,17 +25,26 @@ struct BucketOptions {
 
 namespace detail {
 
-// A list travels as the concatenation of its tensors' elements, each in row-major order, cut
-// into buckets of at most `capacity` elements. A tensor larger than a bucket is cut too (its
-// pieces are 1-D views of its flattened elements), rather than given an oversized bucket of its
-// own: every bucket then fits one staging buffer of bucket_bytes, and one 500 MB embedding
-// gradient pipelines like many small tensors. Worked example, tensors of 5, 0, 3 and 9 elements,
-// capacity 6:
+// A list travels in buckets of at most `capacity` elements, each one message. A member of at least
+// `alone` elements (a weight matrix) travels alone, from its own memory: its row-major elements
+// cut into pieces of at most `capacity` (1-D views), a bucket each, never packed. The smaller
+// members (biases, norm weights) share buckets: their elements, concatenated in list order, cut
+// at `capacity`, each bucket packed into one staging buffer by one foreach kernel. So a packed
+// bucket fits one staging buffer of bucket_bytes, one 500 MB embedding gradient pipelines like
+// many small tensors, and only the members too small to fill a message on their own are copied.
+// The plan depends on the members' element counts only: every rank of a collective has agreed
+// on the shapes, dtype and bucket size, so every rank cuts the same buckets, whatever the
+// layout of its own tensors (contiguity is local: a strided member travels through a contiguous
+// copy of itself, ContiguousList). Worked example, tensors of 2, 0, 3, 9 and 3 elements,
+// capacity 6, alone 4:
 //
-//   elements:  t0 [0, 5)   t2 [0, 3)   t3 [0, 9)           (t1 is empty: no piece)
-//   bucket 0:  (t0, 0, 5) (t2, 0, 1)                         6 elements
-//   bucket 1:  (t2, 1, 2) (t3, 0, 4)                         6 elements
-//   bucket 2:  (t3, 4, 5)                                    5 elements
+//   t3 (9 >= 4):   bucket 0: (t3, 0, 6)                      6 elements, t3's own memory
+//                  bucket 1: (t3, 6, 3)                      3 elements, t3's own memory
+//   t0, t2, t4:    bucket 2: (t0, 0, 2) (t2, 0, 3) (t4, 0, 1)  6 elements, packed
+//                  bucket 3: (t4, 1, 2)                      2 elements (t1 is empty: no piece)
+//
+// A member's buckets come where the member stands in the list; a shared bucket comes where it
+// fills up (the last one at the end).
 
 /// Elements [start, start + count) of list member `tensor`, in row-major order.
 struct Piece {
@@ -49,20 +59,25 @@ struct Bucket {
   std::vector<Piece> pieces;
 };
 
-/// Cuts tensors of `numels` elements, concatenated, into buckets of at most `capacity` (>= 1)
-/// elements; empty tensors take no piece and an empty list no bucket.
-inline std::vector<Bucket> plan_buckets(const std::vector<std::int64_t>& numels, std::int64_t capacity) {
+/// Cuts tensors of `numels` elements into buckets of at most `capacity` (>= 1) elements: a tensor
+/// of at least `alone` (>= 1) elements into buckets of its own, the others into shared buckets
+/// (their concatenation cut at capacity); empty tensors take no piece and an empty list no bucket.
+inline std::vector<Bucket> plan_buckets(const std::vector<std::int64_t>& numels, std::int64_t capacity,
+                                        std::int64_t alone) {
   std::vector<Bucket> buckets;
+  Bucket shared;  // the open bucket of the small members
   for (std::size_t k = 0; k < numels.size(); ++k) {
+    const bool travels_alone = numels[k] >= alone;
     for (std::int64_t start = 0; start < numels[k];) {
-      if (buckets.empty() || buckets.back().numel == capacity) buckets.emplace_back();
-      Bucket& b = buckets.back();
+      Bucket& b = travels_alone ? buckets.emplace_back() : shared;
       const std::int64_t count = std::min(numels[k] - start, capacity - b.numel);
       b.pieces.push_back({k, start, count});
       b.numel += count;
       start += count;
+      if (shared.numel == capacity) buckets.push_back(std::exchange(shared, Bucket{}));
     }
   }
+  if (shared.numel > 0) buckets.push_back(std::move(shared));
   return buckets;
 }
 
@@ -73,13 +88,27 @@ std::int64_t bucket_capacity(const BucketOptions& options) {
   return std::clamp<std::int64_t>(options.bucket_bytes / std::int64_t(sizeof(T)), 1, INT_MAX);
 }
 
+/// Members of at least this many bytes travel alone even in larger buckets. Packing a member costs
+/// two copies of its bytes (pack and unpack, ~8 GB/s each: 0.25 ms per MiB), travelling alone one
+/// more message (a few us of latency over shared memory, tens over a network): from 1 MiB on the
+/// copies cost ten to a hundred times more. (GPT-2's weights, 2.4 MB and up, travel alone; its
+/// biases and norm weights, 12 KB at most, share one bucket.)
+constexpr std::int64_t kAloneBytes = std::int64_t(1) << 20;
+
+/// Elements from which a member of T travels alone: a bucket's worth, or kAloneBytes when that
+/// is less (a member that fills a bucket gains nothing from sharing one).
+template <Element T>
+std::int64_t alone_numel(const BucketOptions& options) {
+  return std::min(bucket_capacity<T>(options), std::max<std::int64_t>(kAloneBytes / std::int64_t(sizeof(T)), 1));
+}
+
 /// The bucket plan of a list whose members are all defined.
 template <Element T>
 std::vector<Bucket> plan_buckets(const TensorList<T>& xs, const BucketOptions& options) {
   std::vector<std::int64_t> numels;
   numels.reserve(xs.size());
   for (const TensorView<T>& x : xs) numels.push_back(x.numel());
-  return plan_buckets(numels, bucket_capacity<T>(options));
+  return plan_buckets(numels, bucket_capacity<T>(options), alone_numel<T>(options));
 }
 
 /// The 1-D view of elements [start, start + count) of a contiguous member's row-major order.

@@ -120,6 +120,38 @@ bool overlap(const TensorBase<T>& out, const TensorBase<T>& in) {
                                 weft::detail::byte_range(weft::detail::tensor_ref(in)));
 }
 
+/// Whether a and b are one tensor: the same elements in the same order.
+template <class A, class B>
+bool same_elements(const A& a, const B& b) {
+  return a.storage() == b.storage() && a.offset() == b.offset() && a.shape() == b.shape() && a.strides() == b.strides();
+}
+
+/// What all_gather and reduce_scatter ask of their out and in: one dtype, out writable.
+template <class O, class I>
+constexpr void check_out_in() {
+  static_assert(std::is_same_v<element_of<O>, element_of<I>>,
+                "weft::dist::all_gather and reduce_scatter: out and in need the same dtype");
+  static_assert(writable_v<O>, "weft::dist::all_gather and reduce_scatter write out: pass a Tensor or a writable TensorView");
+}
+
+inline namespace WEFT_BACKEND_ABI {
+
+/// The agreement of all_gather or reduce_scatter on one tensor: `call` carries the op's own checks
+/// of the shapes in its error, joined here with those both make. One rank's gather or reduction
+/// is its own `in`: out = in (nothing when they are one tensor). Returns whether the payload
+/// still has to travel.
+template <Element T>
+bool agree_on_pair(Call call, TensorView<T> out, const TensorView<const T>& in, const Group& group) {
+  call.error = join_errors({transport_error("in", in.device(), group), device_pair_error(out.device(), in.device()),
+                            call.error});
+  agree(group, call, [&] { return describe_on(dtype_of<T>, in.shape(), in.device()); });
+  if (in.numel() == 0) return false;
+  if (group.size() > 1) return true;
+  if (!same_elements(out, in)) out = in;
+  return false;
+}
+
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace detail
 
 // The transport (MPI or NCCL) depends on how the file is compiled: backend namespace.
@@ -136,7 +168,7 @@ void all_reduce(X&& x_arg, const Group& group, ReduceOp op = ReduceOp::sum) {
   call.reduce_op = int(op);
   call.error = detail::join_errors({detail::transport_error("x", x.device(), group), detail::avg_error<T>(op)});
   detail::agree(group, call, [&] { return detail::describe_on(dtype_of<T>, x.shape(), x.device()); });
-  if (x.numel() == 0) return;
+  if (x.numel() == 0 || group.size() == 1) return;  // one rank: op over {x} is x (avg: x / 1)
   detail::Staging<T> buffer(x, true);
   detail::with_transport(group, x.device(), [&](const auto& wire) {
     wire.all_reduce(buffer.data(), x.numel(), op);
@@ -159,7 +191,7 @@ void broadcast(X&& x_arg, int root, const Group& group) {
       {detail::transport_error("x", x.device(), group),
        root_ok ? std::string() : weft::detail::cat("root ", root, " is not a rank of the group (0 to ", group.size() - 1, ")")});
   detail::agree(group, call, [&] { return detail::describe_on(dtype_of<T>, x.shape(), x.device()); });
-  if (x.numel() == 0) return;
+  if (x.numel() == 0 || group.size() == 1) return;  // one rank is the root
   const bool sends = group.rank() == root;
   detail::Staging<T> buffer(x, sends);
   detail::with_transport(group, x.device(),
@@ -172,9 +204,8 @@ void broadcast(X&& x_arg, int root, const Group& group) {
 /// gathers into [size]). `in` may be this rank's own chunk of out (gathered in place).
 template <detail::TensorArgument O, detail::TensorArgument I>
 void all_gather(O&& out_arg, const I& in_arg, const Group& group) {
+  detail::check_out_in<O, I>();
   using T = detail::element_of<O>;
-  static_assert(std::is_same_v<T, detail::element_of<I>>, "weft::dist::all_gather: out and in need the same dtype");
-  static_assert(detail::writable_v<O>, "weft::dist::all_gather writes out: pass a Tensor or a writable TensorView");
   TensorView<T> out = out_arg;
   const TensorView<const T> in = in_arg;
   const int n = group.size();
@@ -183,13 +214,11 @@ void all_gather(O&& out_arg, const I& in_arg, const Group& group) {
   else expected[0] *= n;
   detail::Call call = detail::tensor_call<T>(detail::Collective::all_gather, in.shape(), in.device());
   call.error = detail::join_errors(
-      {detail::transport_error("in", in.device(), group), detail::device_pair_error(out.device(), in.device()),
-       out.shape() == expected ? std::string()
+      {out.shape() == expected ? std::string()
                                : weft::detail::cat("out has shape ", out.shape(), ", but ", n, " ranks' in ", in.shape(),
                                                    " gather into ", expected),
        detail::per_rank_count_error("in", in.numel())});
-  detail::agree(group, call, [&] { return detail::describe_on(dtype_of<T>, in.shape(), in.device()); });
-  if (in.numel() == 0) return;
+  if (!detail::agree_on_pair(call, out, in, group)) return;
   detail::Staging<T> gathered(out, false);
   const std::int64_t chunk = in.numel();
   const bool in_place = !gathered.staged() && in.is_contiguous() && in.data() == gathered.data() + group.rank() * chunk;
@@ -205,9 +234,8 @@ void all_gather(O&& out_arg, const I& in_arg, const Group& group) {
 /// out.shape(0), the other dims equal; rank k gets rows [k * out.shape(0), (k+1) * out.shape(0)).
 template <detail::TensorArgument O, detail::TensorArgument I>
 void reduce_scatter(O&& out_arg, const I& in_arg, const Group& group, ReduceOp op = ReduceOp::sum) {
+  detail::check_out_in<O, I>();
   using T = detail::element_of<O>;
-  static_assert(std::is_same_v<T, detail::element_of<I>>, "weft::dist::reduce_scatter: out and in need the same dtype");
-  static_assert(detail::writable_v<O>, "weft::dist::reduce_scatter writes out: pass a Tensor or a writable TensorView");
   TensorView<T> out = out_arg;
   const TensorView<const T> in = in_arg;
   const int n = group.size();
@@ -225,12 +253,9 @@ void reduce_scatter(O&& out_arg, const I& in_arg, const Group& group, ReduceOp o
   }
   detail::Call call = detail::tensor_call<T>(detail::Collective::reduce_scatter, in.shape(), in.device());
   call.reduce_op = int(op);
-  call.error = detail::join_errors({detail::transport_error("in", in.device(), group),
-                                    detail::device_pair_error(out.device(), in.device()),
-                                    shape_error, detail::avg_error<T>(op),
-                                    detail::per_rank_count_error("out", out.numel())});
-  detail::agree(group, call, [&] { return detail::describe_on(dtype_of<T>, in.shape(), in.device()); });
-  if (out.numel() == 0) return;
+  call.error = detail::join_errors(
+      {shape_error, detail::avg_error<T>(op), detail::per_rank_count_error("out", out.numel())});
+  if (!detail::agree_on_pair(call, out, in, group)) return;
   detail::Staging<T> result(out, false);
   const bool copy_in = !in.is_contiguous() || (!result.staged() && detail::overlap<T>(out, in));
   const Tensor<T> in_copy = copy_in ? Tensor<T>(in) : Tensor<T>();

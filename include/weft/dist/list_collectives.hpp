@@ -20,11 +20,12 @@ namespace weft::dist {
 
 namespace detail {
 
-// How a list travels (bucket.hpp): the list's elements, concatenated, are cut into buckets of
-// bucket_bytes; a bucket whose tensors lie back to back in one storage (views of one flat
-// gradient buffer) travels from its own memory, any other is packed into a staging buffer by one
-// foreach kernel, moved by one MPI (or NCCL) call, and unpacked by one more kernel (avg's 1/size
-// scale rides in the unpack). Strided members go through contiguous copies.
+// How a list travels (bucket.hpp): a member of 1 MiB or more (or a bucket's worth) travels from
+// its own memory in pieces of at most bucket_bytes; the smaller members, concatenated, are cut
+// into shared buckets of bucket_bytes. A bucket whose pieces lie back to back in one storage
+// (views of one flat buffer) travels from its own memory, any other is packed into a staging
+// buffer by one foreach kernel, moved by one MPI (or NCCL) call, and unpacked by one more kernel
+// (avg's 1/size scale rides in the unpack). Strided members go through contiguous copies.
 //
 // Buckets run one after another. Overlapping them (MPI_Iallreduce on bucket i while packing
 // bucket i+1, two staging buffers) was measured and dropped: MPI progresses a nonblocking
@@ -113,8 +114,9 @@ std::string list_error(const char* what, const TensorList<T>& xs, const Group& g
   return transport_error(what, device, group);
 }
 
-/// A staging buffer on one device, allocated on first use and reused by every bucket of a call
-/// (the first bucket is the largest).
+/// A staging buffer on one device, allocated on first use, reused by every bucket of a call and
+/// grown when a bucket needs more. (Kept for the call only: a buffer kept between calls measured no
+/// faster, docs/benchmarks.md "Distributed".)
 template <Element T>
 class BucketBuffer {
  public:
@@ -135,6 +137,14 @@ template <Element T>
 void scale_run(TensorView<T> run, double scale) {
   if constexpr (is_floating_v<T>)
     if (scale != 1.0) run *= scale;
+}
+
+/// outs[k] = ins[k] for every k, but where they are one tensor: what all_gather and
+/// reduce_scatter do over one rank (one kernel a member; any layout, any overlap).
+template <Element T>
+void copy_pairs(const TensorList<T>& outs, const TensorList<T>& ins) {
+  for (std::size_t k = 0; k < outs.size(); ++k)
+    if (!same_elements(outs[k], ins[k])) outs[k] = ins[k];
 }
 
 template <class Transport, Element T>
@@ -237,6 +247,28 @@ void reduce_scatter_list(const Transport& wire, const TensorList<T>& outs, const
   out.write_back(outs);
 }
 
+/// The agreement of a list all_gather or reduce_scatter (`collective`; reduce_op -1 for a
+/// gather), with the checks both make: outs and ins each defined and on one device, the same,
+/// shaped as the ranks' chunks along dim 0. Returns the device.
+template <Element T>
+Device agree_on_pairs(Collective collective, const TensorList<T>& outs, const TensorList<T>& ins, const Group& group,
+                      const BucketOptions& options, int reduce_op = -1) {
+  Device device = Device::cpu(), in_device = Device::cpu();
+  const std::string out_error = list_error("outs", outs, group, device);
+  const std::string in_error = list_error("ins", ins, group, in_device);
+  Call call = list_call(collective, ins, in_device, options.bucket_bytes);
+  call.reduce_op = reduce_op;
+  call.error = join_errors(
+      {out_error, in_error,
+       out_error.empty() && in_error.empty() && device != in_device && !outs.empty() && !ins.empty()
+           ? weft::detail::cat("outs are on ", device, " and ins on ", in_device)
+           : std::string(),
+       chunk_error(collective == Collective::list_all_gather, outs, ins, group.size()),
+       reduce_op >= 0 ? avg_error<T>(ReduceOp(reduce_op)) : std::string(), bucket_error(options)});
+  agree(group, call, [&] { return describe_list(ins, in_device, options.bucket_bytes); });
+  return in_device;
+}
+
 }  // namespace WEFT_BACKEND_ABI
 }  // namespace detail
 
@@ -253,6 +285,7 @@ void all_reduce(const TensorList<T>& xs, const Group& group, ReduceOp op = Reduc
   call.reduce_op = int(op);
   call.error = detail::join_errors({error, detail::avg_error<T>(op), detail::bucket_error(options)});
   detail::agree(group, call, [&] { return detail::describe_list(xs, device, options.bucket_bytes); });
+  if (group.size() == 1) return;  // op over one rank's list is the list (avg: x / 1)
   detail::with_transport(group, device, [&](const auto& wire) {
     detail::all_reduce_list(wire, xs, op, options, device, group.size());
   });
@@ -271,6 +304,7 @@ void broadcast(const TensorList<T>& xs, int root, const Group& group, BucketOpti
        root_ok ? std::string()
                : weft::detail::cat("root ", root, " is not a rank of the group (0 to ", group.size() - 1, ")")});
   detail::agree(group, call, [&] { return detail::describe_list(xs, device, options.bucket_bytes); });
+  if (group.size() == 1) return;  // one rank is the root
   detail::with_transport(group, device, [&](const auto& wire) {
     detail::broadcast_list(wire, xs, root, options, device, group.rank() == root);
   });
@@ -282,19 +316,10 @@ void broadcast(const TensorList<T>& xs, int root, const Group& group, BucketOpti
 /// bucket_bytes of ins (its staging buffer for outs: size times that).
 template <Element T>
 void all_gather(const TensorList<T>& outs, const TensorList<T>& ins, const Group& group, BucketOptions options = {}) {
-  Device device = Device::cpu(), in_device = Device::cpu();
-  const std::string out_error = detail::list_error("outs", outs, group, device);
-  const std::string in_error = detail::list_error("ins", ins, group, in_device);
-  detail::Call call = detail::list_call(detail::Collective::list_all_gather, ins, in_device, options.bucket_bytes);
-  call.error = detail::join_errors(
-      {out_error, in_error,
-       out_error.empty() && in_error.empty() && device != in_device && !outs.empty() && !ins.empty()
-           ? weft::detail::cat("outs are on ", device, " and ins on ", in_device)
-           : std::string(),
-       detail::chunk_error(true, outs, ins, group.size()), detail::bucket_error(options)});
-  detail::agree(group, call, [&] { return detail::describe_list(ins, in_device, options.bucket_bytes); });
-  detail::with_transport(group, in_device, [&](const auto& wire) {
-    detail::all_gather_list(wire, outs, ins, options, in_device, group.size(), group.rank());
+  const Device device = detail::agree_on_pairs(detail::Collective::list_all_gather, outs, ins, group, options);
+  if (group.size() == 1) return detail::copy_pairs(outs, ins);
+  detail::with_transport(group, device, [&](const auto& wire) {
+    detail::all_gather_list(wire, outs, ins, options, device, group.size(), group.rank());
   });
 }
 
@@ -305,20 +330,11 @@ void all_gather(const TensorList<T>& outs, const TensorList<T>& ins, const Group
 template <Element T>
 void reduce_scatter(const TensorList<T>& outs, const TensorList<T>& ins, const Group& group,
                     ReduceOp op = ReduceOp::sum, BucketOptions options = {}) {
-  Device device = Device::cpu(), in_device = Device::cpu();
-  const std::string out_error = detail::list_error("outs", outs, group, device);
-  const std::string in_error = detail::list_error("ins", ins, group, in_device);
-  detail::Call call = detail::list_call(detail::Collective::list_reduce_scatter, ins, in_device, options.bucket_bytes);
-  call.reduce_op = int(op);
-  call.error = detail::join_errors(
-      {out_error, in_error,
-       out_error.empty() && in_error.empty() && device != in_device && !outs.empty() && !ins.empty()
-           ? weft::detail::cat("outs are on ", device, " and ins on ", in_device)
-           : std::string(),
-       detail::chunk_error(false, outs, ins, group.size()), detail::avg_error<T>(op), detail::bucket_error(options)});
-  detail::agree(group, call, [&] { return detail::describe_list(ins, in_device, options.bucket_bytes); });
-  detail::with_transport(group, in_device, [&](const auto& wire) {
-    detail::reduce_scatter_list(wire, outs, ins, op, options, in_device, group.size());
+  const Device device =
+      detail::agree_on_pairs(detail::Collective::list_reduce_scatter, outs, ins, group, options, int(op));
+  if (group.size() == 1) return detail::copy_pairs(outs, ins);  // avg over one rank: x / 1
+  detail::with_transport(group, device, [&](const auto& wire) {
+    detail::reduce_scatter_list(wire, outs, ins, op, options, device, group.size());
   });
 }
 
