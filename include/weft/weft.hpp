@@ -9,6 +9,7 @@
 #include "weft/core/device.hpp"
 #include "weft/core/storage.hpp"
 #include "weft/core/tensor.hpp"
+#include "weft/core/from_blob.hpp"
 #include "weft/core/tensor_list.hpp"
 #include "weft/core/random.hpp"
 #include "weft/log/log.hpp"

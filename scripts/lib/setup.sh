@@ -31,6 +31,8 @@ weft_install_deps() {
       missing+=(libeigen3-dev)
     fi
     [[ -f /usr/include/doctest/doctest.h ]] || missing+=(doctest-dev)
+    # DLPack's header, for <weft/interop.hpp> and its tests (meson.build: weft_dlpack_dep).
+    [[ -f /usr/include/dlpack/dlpack.h ]] || missing+=(libdlpack-dev)
   fi
   weft_apt_install "${missing[@]}"
 }

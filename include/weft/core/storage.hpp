@@ -19,7 +19,9 @@
 
 namespace weft {
 
-/// Owns one allocation; tensors and views share it through a shared_ptr.
+/// One allocation that tensors and views share through a shared_ptr. It frees its bytes with
+/// `release` when the last handle dies; with no `release` it borrows memory weft does not own
+/// (detail::borrow: from_blob, from_dlpack, from_eigen).
 class Storage {
  public:
   using Release = void (*)(void*, Device);
@@ -98,6 +100,24 @@ inline std::shared_ptr<Storage> allocate(std::size_t bytes, Device device) {
   fail_no_cuda("empty");
 #endif
 }
+
+}  // namespace WEFT_BACKEND_ABI
+
+/// A Storage over `bytes` bytes at `data` that weft does not own (no allocation is counted):
+/// `on_release(data)` runs once when the last handle dies, which is exactly when shared_ptr
+/// calls its deleter, so the deleter lives there and Storage needs no second way to free.
+/// `on_release` must not throw.
+template <class F>
+std::shared_ptr<Storage> borrow(void* data, std::size_t bytes, Device device, F on_release) {
+  return std::shared_ptr<Storage>(new Storage(data, bytes, device, nullptr),
+                                  [on_release = std::move(on_release)](Storage* s) noexcept {
+                                    void* p = s->data();
+                                    delete s;
+                                    on_release(p);
+                                  });
+}
+
+inline namespace WEFT_BACKEND_ABI {
 
 /// Copies `bytes` contiguous bytes between any two devices (synchronous).
 inline void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, std::size_t bytes) {
