@@ -3,6 +3,9 @@
 #pragma once
 
 #include "weft/core/config.hpp"
+// An unsupported compiler stopped at config.hpp's #error: nothing below is read, so that line
+// stays the only error.
+#if !WEFT_COMPILER_UNSUPPORTED
 #include "weft/core/dtype.hpp"
 #include "weft/core/error.hpp"
 #include "weft/core/shape.hpp"
@@ -38,3 +41,5 @@
 #include "weft/nn/layer_norm_backward.hpp"
 #include "weft/nn/sdpa.hpp"
 #include "weft/optim/optim.hpp"
+
+#endif  // !WEFT_COMPILER_UNSUPPORTED

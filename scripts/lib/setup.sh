@@ -39,9 +39,11 @@ weft_install_deps() {
 
 # The extra tools scripts/test needs: for its aarch64 build the cross compiler (with its C++
 # and OpenMP runtimes) and qemu user emulation to run the result; for weft::dist's suite OpenMPI
-# (mpirun, and the headers and mpicxx that Meson's MPI dependency finds).
+# (mpirun, and the headers and mpicxx that Meson's MPI dependency finds); for the consumer
+# projects CMake (weft itself builds with Meson only).
 weft_install_test_deps() {
   local missing=()
+  command -v cmake >/dev/null 2>&1 || missing+=(cmake)
   command -v aarch64-linux-gnu-g++ >/dev/null 2>&1 || missing+=(g++-aarch64-linux-gnu)
   command -v qemu-aarch64 >/dev/null 2>&1 || missing+=(qemu-user)
   command -v mpirun >/dev/null 2>&1 || missing+=(openmpi-bin)

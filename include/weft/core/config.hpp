@@ -2,6 +2,22 @@
 /// @file Compiler and target macros shared by every weft header.
 #pragma once
 
+// The oldest compilers weft is built and tested with. An older one stops here with one line that
+// says so, instead of dozens of errors deep in the headers (clang 14 has no floating-point
+// template arguments, g++ 11 misses parts of C++20); weft.hpp reads nothing more after it.
+#if defined(__clang__) && __clang_major__ < 15
+#error "weft needs g++ >= 12 or clang >= 15 (C++20); this clang is older"
+#define WEFT_COMPILER_UNSUPPORTED 1
+#elif defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 12
+#error "weft needs g++ >= 12 or clang >= 15 (C++20); this g++ is older"
+#define WEFT_COMPILER_UNSUPPORTED 1
+#elif __cplusplus < 202002L
+#error "weft needs C++20: compile with -std=c++20 (g++ >= 12 or clang >= 15)"
+#define WEFT_COMPILER_UNSUPPORTED 1
+#else
+#define WEFT_COMPILER_UNSUPPORTED 0
+#endif
+
 #include <cstdint>
 
 #if defined(__CUDACC__)
