@@ -35,7 +35,7 @@ namespace {
 const std::string kGolden = std::string(WEFT_GOLDEN_DIR) + "/io/";
 
 /// Element k of a golden tensor of each dtype: the formulas of tests/golden/make_io_golden.py.
-double golden_value(DType d, std::int64_t k) {
+double io_golden_value(DType d, std::int64_t k) {
   switch (d) {
     case DType::float64: return double(k) * 0.25 - 0.5;
     case DType::int32: return double((k - 3) * 1000003);
@@ -45,41 +45,41 @@ double golden_value(DType d, std::int64_t k) {
   }
 }
 
-/// Checks every element of a contiguous host tensor against golden_value, decoded from its
+/// Checks every element of a contiguous host tensor against io_golden_value, decoded from its
 /// bytes by the test's own decoder.
 template <class T>
-void check_golden(const weft::TensorBase<T>& t, const Shape& shape) {
+void check_io_golden(const weft::TensorBase<T>& t, const Shape& shape) {
   REQUIRE(t.shape() == shape);
   REQUIRE(t.is_contiguous());
   const unsigned char* bytes = reinterpret_cast<const unsigned char*>(t.data());
   for (std::int64_t k = 0; k < t.numel(); ++k) {
     INFO(type_name<T>(), " element ", k);
-    CHECK(decode<T>(bytes + k * sizeof(T)) == golden_value(weft::dtype_of<T>, k));
+    CHECK(decode<T>(bytes + k * sizeof(T)) == io_golden_value(weft::dtype_of<T>, k));
   }
 }
 
-std::string read_bytes(const std::string& path) {
+std::string read_file_bytes(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(f), {});
 }
-void write_bytes(const std::string& path, const std::string& bytes) {
+void write_file_bytes(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
 }
 
 /// A fresh directory for one test's files, removed afterwards.
-struct TempDir {
+struct IoTempDir {
   fs::path path;
-  TempDir() : path(fs::temp_directory_path() / ("weft_io_test_" + std::to_string(::getpid()))) {
+  IoTempDir() : path(fs::temp_directory_path() / ("weft_io_test_" + std::to_string(::getpid()))) {
     fs::remove_all(path);
     fs::create_directories(path);
   }
-  ~TempDir() { fs::remove_all(path); }
+  ~IoTempDir() { fs::remove_all(path); }
   std::string operator/(const std::string& name) const { return (path / name).string(); }
 };
 
 /// A random tensor of shape `shape` (values exact in every dtype, bools 0/1).
 template <class T>
-weft::Tensor<T> random_tensor(const Shape& shape, std::mt19937_64& rng) {
+weft::Tensor<T> random_io_tensor(const Shape& shape, std::mt19937_64& rng) {
   std::vector<T> v(std::size_t(shape.numel()));
   for (std::size_t i = 0; i < v.size(); ++i) {
     int r = int(rng() % 2001) - 1000;
@@ -92,7 +92,7 @@ weft::Tensor<T> random_tensor(const Shape& shape, std::mt19937_64& rng) {
 
 /// Every element of `got` equals the element of `want` at the same index (read through strides).
 template <class T, class U>
-void check_same(const weft::TensorBase<T>& got, const weft::TensorBase<U>& want) {
+void check_same_elements(const weft::TensorBase<T>& got, const weft::TensorBase<U>& want) {
   REQUIRE(got.shape() == want.shape());
   for_each_index(want.shape(), [&](const std::vector<std::int64_t>& idx) {
     CHECK(value_at(got, idx) == value_at(want, idx));
@@ -100,17 +100,17 @@ void check_same(const weft::TensorBase<T>& got, const weft::TensorBase<U>& want)
 }
 
 /// The tensors a round trip writes: one of each dtype, each a strided view (written contiguous).
-struct Sample {
+struct IoSample {
   std::mt19937_64 rng{seed()};
-  weft::Tensor<float> f32 = random_tensor<float>({4, 3}, rng);
-  weft::Tensor<double> f64 = random_tensor<double>({5}, rng);
-  weft::Tensor<weft::half> f16 = random_tensor<weft::half>({2, 3, 2}, rng);
-  weft::Tensor<weft::bfloat16> bf16 = random_tensor<weft::bfloat16>({3, 2}, rng);
-  weft::Tensor<std::int32_t> i32 = random_tensor<std::int32_t>({6}, rng);
-  weft::Tensor<std::int64_t> i64 = random_tensor<std::int64_t>({2, 2}, rng);
-  weft::Tensor<bool> b = random_tensor<bool>({3, 3}, rng);
-  weft::Tensor<float> scalar = random_tensor<float>({}, rng);
-  weft::Tensor<float> empty = random_tensor<float>({0, 4}, rng);
+  weft::Tensor<float> f32 = random_io_tensor<float>({4, 3}, rng);
+  weft::Tensor<double> f64 = random_io_tensor<double>({5}, rng);
+  weft::Tensor<weft::half> f16 = random_io_tensor<weft::half>({2, 3, 2}, rng);
+  weft::Tensor<weft::bfloat16> bf16 = random_io_tensor<weft::bfloat16>({3, 2}, rng);
+  weft::Tensor<std::int32_t> i32 = random_io_tensor<std::int32_t>({6}, rng);
+  weft::Tensor<std::int64_t> i64 = random_io_tensor<std::int64_t>({2, 2}, rng);
+  weft::Tensor<bool> b = random_io_tensor<bool>({3, 3}, rng);
+  weft::Tensor<float> scalar = random_io_tensor<float>({}, rng);
+  weft::Tensor<float> empty = random_io_tensor<float>({0, 4}, rng);
 };
 
 }  // namespace
@@ -125,15 +125,15 @@ TEST_CASE("io: safetensors written by Python load zero-copy with the stated valu
   CHECK(f.metadata() == std::map<std::string, std::string>{{"format", "pt"}, {"source", "make_io_golden.py"}});
   CHECK(f.dtype("bf16") == DType::bfloat16);
   CHECK(f.shape("i32") == Shape{2, 3});
-  check_golden(f.get<float>("f32"), {2, 3});
-  check_golden(f.get<double>("f64"), {4});
-  check_golden(f.get<weft::half>("f16"), {2, 2});
-  check_golden(f.get<weft::bfloat16>("bf16"), {3, 2});
-  check_golden(f.get<std::int32_t>("i32"), {2, 3});
-  check_golden(f.get<std::int64_t>("i64"), {5});
-  check_golden(f.get<bool>("bool"), {7});
-  check_golden(f.get<float>("scalar"), {});
-  check_golden(f.get<float>("empty"), {0, 3});
+  check_io_golden(f.get<float>("f32"), {2, 3});
+  check_io_golden(f.get<double>("f64"), {4});
+  check_io_golden(f.get<weft::half>("f16"), {2, 2});
+  check_io_golden(f.get<weft::bfloat16>("bf16"), {3, 2});
+  check_io_golden(f.get<std::int32_t>("i32"), {2, 3});
+  check_io_golden(f.get<std::int64_t>("i64"), {5});
+  check_io_golden(f.get<bool>("bool"), {7});
+  check_io_golden(f.get<float>("scalar"), {});
+  check_io_golden(f.get<float>("empty"), {0, 3});
   CHECK(counters.copies.load() == copies);
   CHECK(f.get<float>("f32").data() == f.get<float>("f32").data());  // both views show the mapping
 
@@ -152,29 +152,29 @@ TEST_CASE("io: a view keeps the mapping alive after its SafeTensors is gone") {
     io::SafeTensors f(kGolden + "all.safetensors");
     v.emplace(f.get<float>("f32"));
   }
-  check_golden(*v, {2, 3});  // under ASan, a read of an unmapped page would be reported
+  check_io_golden(*v, {2, 3});  // under ASan, a read of an unmapped page would be reported
 }
 
 TEST_CASE("io: npy files written by numpy load with the stated values") {
-  check_golden(io::load_npy<float>(kGolden + "f32.npy"), {2, 3});
-  check_golden(io::load_npy<double>(kGolden + "f64.npy"), {4});
-  check_golden(io::load_npy<weft::half>(kGolden + "f16.npy"), {2, 2});
-  check_golden(io::load_npy<std::int32_t>(kGolden + "i32.npy"), {2, 3});
-  check_golden(io::load_npy<std::int64_t>(kGolden + "i64.npy"), {5});
-  check_golden(io::load_npy<std::int64_t>(kGolden + "i64_v2.npy"), {5});
-  check_golden(io::load_npy<std::int64_t>(kGolden + "i64_v3.npy"), {5});
-  check_golden(io::load_npy<bool>(kGolden + "bool.npy"), {7});
-  check_golden(io::load_npy<float>(kGolden + "scalar.npy"), {});
-  check_golden(io::load_npy<float>(kGolden + "empty.npy"), {0, 3});
+  check_io_golden(io::load_npy<float>(kGolden + "f32.npy"), {2, 3});
+  check_io_golden(io::load_npy<double>(kGolden + "f64.npy"), {4});
+  check_io_golden(io::load_npy<weft::half>(kGolden + "f16.npy"), {2, 2});
+  check_io_golden(io::load_npy<std::int32_t>(kGolden + "i32.npy"), {2, 3});
+  check_io_golden(io::load_npy<std::int64_t>(kGolden + "i64.npy"), {5});
+  check_io_golden(io::load_npy<std::int64_t>(kGolden + "i64_v2.npy"), {5});
+  check_io_golden(io::load_npy<std::int64_t>(kGolden + "i64_v3.npy"), {5});
+  check_io_golden(io::load_npy<bool>(kGolden + "bool.npy"), {7});
+  check_io_golden(io::load_npy<float>(kGolden + "scalar.npy"), {});
+  check_io_golden(io::load_npy<float>(kGolden + "empty.npy"), {0, 3});
   // Fortran order holds the same (2, 3) array column by column: read as a C-order copy.
-  check_golden(io::load_npy<float>(kGolden + "f32_fortran.npy"), {2, 3});
+  check_io_golden(io::load_npy<float>(kGolden + "f32_fortran.npy"), {2, 3});
   CHECK(has(error_of([] { (void)io::load_npy<double>(kGolden + "f32.npy"); }), "has dtype '<f4', not float64"));
   CHECK(has(error_of([] { (void)io::load_npy<float>(kGolden + "missing.npy"); }), "cannot open"));
 }
 
 TEST_CASE("io: weft's safetensors files round-trip every dtype, views written contiguous") {
-  TempDir dir;
-  Sample s;
+  IoTempDir dir;
+  IoSample s;
   const std::string path = dir / "weft.safetensors";
   const std::map<std::string, std::string> metadata{{"note", "a \"quoted\"\\ line\nand \x01 more"}, {"k", ""}};
   io::save_safetensors(path,
@@ -182,23 +182,23 @@ TEST_CASE("io: weft's safetensors files round-trip every dtype, views written co
                         {"bf16", s.bf16}, {"i32", s.i32}, {"i64", s.i64.transpose(0, 1)}, {"b", s.b.select(1, 2)},
                         {"scalar", s.scalar}, {"empty", s.empty}, {"name \"with\" quotes", s.f32}},
                        metadata);
-  const std::string bytes = read_bytes(path);
+  const std::string bytes = read_file_bytes(path);
   std::uint64_t n = 0;
   std::memcpy(&n, bytes.data(), 8);
   CHECK(n % 8 == 0);  // padded so that the data starts 8-byte aligned
   io::SafeTensors f(path);
   CHECK(f.metadata() == metadata);
   CHECK(f.keys().size() == 10);
-  check_same(f.get<float>("f32_t"), s.f32.transpose(0, 1));
-  check_same(f.get<double>("f64"), s.f64.slice(0, 0, 5, 2));
-  check_same(f.get<weft::half>("f16"), s.f16.permute({2, 0, 1}));
-  check_same(f.get<weft::bfloat16>("bf16"), s.bf16);
-  check_same(f.get<std::int32_t>("i32"), s.i32);
-  check_same(f.get<std::int64_t>("i64"), s.i64.transpose(0, 1));
-  check_same(f.get<bool>("b"), s.b.select(1, 2));
-  check_same(f.get<float>("scalar"), s.scalar);
-  check_same(f.get<float>("empty"), s.empty);
-  check_same(f.get<float>("name \"with\" quotes"), s.f32);
+  check_same_elements(f.get<float>("f32_t"), s.f32.transpose(0, 1));
+  check_same_elements(f.get<double>("f64"), s.f64.slice(0, 0, 5, 2));
+  check_same_elements(f.get<weft::half>("f16"), s.f16.permute({2, 0, 1}));
+  check_same_elements(f.get<weft::bfloat16>("bf16"), s.bf16);
+  check_same_elements(f.get<std::int32_t>("i32"), s.i32);
+  check_same_elements(f.get<std::int64_t>("i64"), s.i64.transpose(0, 1));
+  check_same_elements(f.get<bool>("b"), s.b.select(1, 2));
+  check_same_elements(f.get<float>("scalar"), s.scalar);
+  check_same_elements(f.get<float>("empty"), s.empty);
+  check_same_elements(f.get<float>("name \"with\" quotes"), s.f32);
   // Sorted by element size, every tensor starts aligned: each loads without a copy.
   auto& counters = weft::detail::tensor_counters();
   const std::int64_t copies = counters.copies.load();
@@ -214,14 +214,14 @@ TEST_CASE("io: weft's safetensors files round-trip every dtype, views written co
 }
 
 TEST_CASE("io: weft's npy files round-trip every numpy dtype") {
-  TempDir dir;
-  Sample s;
+  IoTempDir dir;
+  IoSample s;
   auto round_trip = [&](const auto& t) {
     using T = typename std::remove_cvref_t<decltype(t)>::value_type;
     io::save_npy(dir / "t.npy", t);
-    const std::string bytes = read_bytes(dir / "t.npy");
+    const std::string bytes = read_file_bytes(dir / "t.npy");
     CHECK(bytes.find('\n') % 64 == 63);  // numpy's alignment: the data starts at a multiple of 64
-    check_same(io::load_npy<T>(dir / "t.npy"), t);
+    check_same_elements(io::load_npy<T>(dir / "t.npy"), t);
   };
   round_trip(s.f32.transpose(0, 1));
   round_trip(s.f64);
@@ -263,8 +263,8 @@ TEST_CASE("io: weft's files for the Python check (WEFT_IO_ROUNDTRIP_DIR)") {
 }
 
 TEST_CASE("io: bad safetensors files throw weft::Error naming the file and the fault") {
-  TempDir dir;
-  const std::string good = read_bytes(kGolden + "all.safetensors");
+  IoTempDir dir;
+  const std::string good = read_file_bytes(kGolden + "all.safetensors");
   std::uint64_t n = 0;
   std::memcpy(&n, good.data(), 8);
   const std::string header = good.substr(8, n), data = good.substr(8 + n);
@@ -282,7 +282,7 @@ TEST_CASE("io: bad safetensors files throw weft::Error naming the file and the f
   };
   auto message = [&](const std::string& bytes) {
     const std::string path = dir / "bad.safetensors";
-    write_bytes(path, bytes);
+    write_file_bytes(path, bytes);
     std::string m = error_of([&] { io::SafeTensors f(path); });
     CHECK(has(m, path));
     return m;
@@ -307,16 +307,16 @@ TEST_CASE("io: bad safetensors files throw weft::Error naming the file and the f
   // A BOOL tensor whose bytes are not 0 or 1 opens, but does not load as bool.
   std::string bad_bool = good;
   bad_bool.back() = 7;
-  write_bytes(dir / "bool.safetensors", bad_bool);
+  write_file_bytes(dir / "bool.safetensors", bad_bool);
   io::SafeTensors f(dir / "bool.safetensors");
   CHECK(has(error_of([&] { (void)f.get<bool>("bool"); }), "holds byte 7"));
 }
 
 TEST_CASE("io: bad npy files throw weft::Error") {
-  TempDir dir;
-  const std::string good = read_bytes(kGolden + "f32.npy");
+  IoTempDir dir;
+  const std::string good = read_file_bytes(kGolden + "f32.npy");
   auto message = [&](const std::string& bytes) {
-    write_bytes(dir / "bad.npy", bytes);
+    write_file_bytes(dir / "bad.npy", bytes);
     return error_of([&] { (void)io::load_npy<float>(dir / "bad.npy"); });
   };
   auto replaced = [&](const std::string& from, const std::string& to) {
@@ -334,7 +334,7 @@ TEST_CASE("io: bad npy files throw weft::Error") {
 }
 
 TEST_CASE("io: 12,000 random mutations of valid files load consistently or throw weft::Error") {
-  const std::string base = read_bytes(kGolden + "all.safetensors");
+  const std::string base = read_file_bytes(kGolden + "all.safetensors");
   std::uint64_t n = 0;
   std::memcpy(&n, base.data(), 8);
   std::mt19937_64 rng(seed());
