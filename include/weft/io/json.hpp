@@ -31,7 +31,8 @@ struct Json {
   }
 };
 
-/// Thrown inside the parser; the caller adds the file name (json_parse's `what`).
+/// A recursive-descent parser over one document; its errors name `what` (the file) and the byte
+/// where it stopped.
 class JsonParser {
  public:
   JsonParser(std::string_view text, const std::string& what) : s_(text), what_(what) {}
