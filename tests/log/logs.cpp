@@ -12,7 +12,7 @@ namespace {
 
 /// Level of every component as a string like "fusion=info foreach=off ...".
 std::string levels() {
-  static const char* names[] = {"fusion", "foreach", "sdpa", "optim", "cuda", "output_code"};
+  static const char* names[] = {"fusion", "foreach", "sdpa", "optim", "cuda", "output_code", "cpu"};
   std::string s;
   for (unsigned c = 0; c < unsigned(LogComponent::count); ++c) {
     auto comp = LogComponent(c);
@@ -37,23 +37,23 @@ TEST_SUITE("core") {
 TEST_CASE("logs: set_logs parses components, +debug, -errors and all") {
   LogsOff off;
   weft::set_logs("");
-  CHECK(levels() == "fusion=off foreach=off sdpa=off optim=off cuda=off output_code=off");
+  CHECK(levels() == "fusion=off foreach=off sdpa=off optim=off cuda=off output_code=off cpu=off");
   weft::set_logs("fusion");
-  CHECK(levels() == "fusion=info foreach=off sdpa=off optim=off cuda=off output_code=off");
+  CHECK(levels() == "fusion=info foreach=off sdpa=off optim=off cuda=off output_code=off cpu=off");
   weft::set_logs("fusion,+sdpa");
-  CHECK(levels() == "fusion=info foreach=off sdpa=debug optim=off cuda=off output_code=off");
+  CHECK(levels() == "fusion=info foreach=off sdpa=debug optim=off cuda=off output_code=off cpu=off");
   weft::set_logs("-cuda,optim,+foreach");
-  CHECK(levels() == "fusion=off foreach=debug sdpa=off optim=info cuda=error output_code=off");
+  CHECK(levels() == "fusion=off foreach=debug sdpa=off optim=info cuda=error output_code=off cpu=off");
   weft::set_logs("all");
-  CHECK(levels() == "fusion=info foreach=info sdpa=info optim=info cuda=info output_code=info");
+  CHECK(levels() == "fusion=info foreach=info sdpa=info optim=info cuda=info output_code=info cpu=info");
   weft::set_logs("+all");
-  CHECK(levels() == "fusion=debug foreach=debug sdpa=debug optim=debug cuda=debug output_code=debug");
+  CHECK(levels() == "fusion=debug foreach=debug sdpa=debug optim=debug cuda=debug output_code=debug cpu=debug");
   weft::set_logs("all,-optim,+output_code");  // later items override earlier ones
-  CHECK(levels() == "fusion=info foreach=info sdpa=info optim=error cuda=info output_code=debug");
+  CHECK(levels() == "fusion=info foreach=info sdpa=info optim=error cuda=info output_code=debug cpu=info");
   weft::set_logs(" fusion , output_code ,, ");  // spaces and empty items are ignored
-  CHECK(levels() == "fusion=info foreach=off sdpa=off optim=off cuda=off output_code=info");
+  CHECK(levels() == "fusion=info foreach=off sdpa=off optim=off cuda=off output_code=info cpu=off");
   weft::set_logs("");
-  CHECK(levels() == "fusion=off foreach=off sdpa=off optim=off cuda=off output_code=off");
+  CHECK(levels() == "fusion=off foreach=off sdpa=off optim=off cuda=off output_code=off cpu=off");
 }
 
 TEST_CASE("logs: an unknown component is a weft::Error and changes nothing") {
@@ -61,7 +61,7 @@ TEST_CASE("logs: an unknown component is a weft::Error and changes nothing") {
   weft::set_logs("sdpa");
   const std::string before = levels();
   CHECK_THROWS_WITH_AS(weft::set_logs("fusio"),
-                       "weft::set_logs: unknown component 'fusio'; known: fusion, foreach, sdpa, optim, cuda, output_code, "
+                       "weft::set_logs: unknown component 'fusio'; known: fusion, foreach, sdpa, optim, cuda, output_code, cpu, "
                        "all (prefix + for debug, - for errors only)",
                        weft::Error);
   CHECK(levels() == before);

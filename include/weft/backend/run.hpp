@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "weft/backend/cpu/foreach.hpp"
+#include "weft/backend/cpu/isa_hint.hpp"
 #include "weft/backend/cpu/pointwise.hpp"
 #include "weft/log/log.hpp"
 #include "weft/plan/foreach.hpp"
@@ -31,6 +32,7 @@ inline namespace WEFT_BACKEND_ABI {
 /// contiguous from an aligned base and each row holds whole packets.
 template <class... Stmts>
 void dispatch_cpu(const IterationSpace& space, bool stream, Stmts&... stmts) {
+  cpu::hint_isa_once();
   auto run = [&]<bool kLinear>() {
     using Kernel = PointwiseKernel<kLinear, Stmts...>;
     const int threads = cpu::threads_for(space.numel);
@@ -114,6 +116,7 @@ void run_statements(const char* op, Stmts&... stmts) {
 template <class Kernel>
 void run_foreach_cpu(const Kernel& kernel, const ListTable& table, const std::vector<std::int64_t>& sizes,
                      int threads) {
+  cpu::hint_isa_once();
   cpu::for_each_list_piece(sizes, threads, [&](int) {
     return [&, local = kernel](std::int64_t k, std::int64_t begin, std::int64_t end) mutable {
       IterationSpace piece;

@@ -14,14 +14,14 @@
 namespace weft {
 
 /// The components WEFT_LOGS / set_logs can switch on.
-enum class LogComponent : unsigned { fusion, foreach, sdpa, optim, cuda, output_code, count };
+enum class LogComponent : unsigned { fusion, foreach, sdpa, optim, cuda, output_code, cpu, count };
 
 /// How much a component prints: errors only (-name), info (name), debug (+name).
 enum class LogLevel : unsigned char { off, error, info, debug };
 
 namespace detail {
 
-inline constexpr std::string_view kLogNames[] = {"fusion", "foreach", "sdpa", "optim", "cuda", "output_code"};
+inline constexpr std::string_view kLogNames[] = {"fusion", "foreach", "sdpa", "optim", "cuda", "output_code", "cpu"};
 
 inline unsigned parse_logs(std::string_view spec, bool strict) {
   unsigned levels = 0;
