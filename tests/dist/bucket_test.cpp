@@ -403,6 +403,28 @@ TEST_CASE("dist bucket: zero copy only when the pieces lie back to back in one s
   CHECK(packed({flat.narrow(0, 0, 4).view(Shape{2, 2}).transpose(0, 1), flat.narrow(0, 4, 4)}));
   CHECK(!packed({flat.narrow(0, 0, 10), weft::empty<float>(Shape{0}).view(), flat.narrow(0, 10, 3)}));
 
+  // A list that lies back to back in one storage: when every rank's does, the plan needs nothing
+  // alone, the concatenation cut at the capacity, every bucket a run of the storage.
+  using weft::dist::detail::back_to_back;
+  CHECK(back_to_back(views));
+  CHECK(back_to_back(TensorList<float>{}));
+  CHECK(back_to_back(TensorList<float>{flat.narrow(0, 0, 6), flat.narrow(0, 50, 0), flat.narrow(0, 6, 4)}));
+  CHECK(!back_to_back(TensorList<float>{flat.narrow(0, 0, 6), flat.narrow(0, 7, 4)}));   // a gap
+  CHECK(!back_to_back(TensorList<float>{flat.narrow(0, 6, 4), flat.narrow(0, 0, 6)}));   // out of order
+  CHECK(!back_to_back(TensorList<float>{flat.narrow(0, 0, 10), other.narrow(0, 0, 3)})); // two storages
+  CHECK(!back_to_back(TensorList<float>{matrix.transpose(0, 1)}));                         // strided
+  for (std::int64_t capacity : {5, 7, 40}) {
+    CAPTURE(capacity);
+    const auto plan = weft::dist::detail::plan_buckets(views, BucketOptions{capacity * 4}, true);
+    check_plan(plan, {6, 0, 10, 84}, capacity, weft::dist::detail::kNeverAlone);
+    std::int64_t begin = 3;
+    for (const Bucket& b : plan) {
+      CHECK(in_place_view(views, b)->data() == flat.data() + begin);
+      begin += b.numel;
+    }
+    CHECK(begin == 103);
+  }
+
   // Per bucket: a bucket that holds one piece is always in place; a shared bucket spanning the two
   // storages is packed.
   const TensorList<float> mixed = {flat.narrow(0, 0, 8), other.narrow(0, 0, 8)};

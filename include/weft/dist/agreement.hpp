@@ -59,7 +59,9 @@ constexpr const char* collective_name(Collective c) { return qualified_collectiv
 
 /// One rank's side of a collective, as the agreement compares it. Fields that do not apply stay
 /// -1; `shape_hash` folds every shape that must match across ranks (hash_shape); `error` is this
-/// rank's bad input ("" when none), which every rank of the group then throws.
+/// rank's bad input ("" when none), which every rank of the group then throws. `back_to_back`
+/// is not compared but combined: whether this rank's list lies back to back in one storage
+/// (agree returns whether every rank's does, so that all of them can choose the same buckets).
 struct Call {
   explicit Call(Collective c) : collective(c) {}
   Collective collective;
@@ -70,6 +72,7 @@ struct Call {
   std::int64_t numel = 0;
   std::uint64_t shape_hash = 0;
   std::string error;
+  bool back_to_back = false;
 };
 
 /// The fixed-size form of a Call that travels in the first exchange.
@@ -77,7 +80,8 @@ struct Header {
   std::int32_t collective, dtype, root, reduce_op;
   std::int64_t list_length, numel;
   std::uint64_t shape_hash;
-  std::int32_t status, unused;  // status 1: the rank has an error to report
+  std::int32_t status;        // 1: the rank has an error to report
+  std::int32_t back_to_back;  // 1: the rank's list lies back to back in one storage
 };
 
 constexpr std::uint64_t kHashStart = 14695981039346656037ull;
@@ -221,12 +225,13 @@ inline int member_gone_before(const Communicator& c, std::int64_t index) {
 /// Every collective starts here: exchanges this rank's Call with the group's ranks (one
 /// MPI_Iallgather of a 48-byte header). Returns when every rank made the same call with no
 /// error. Otherwise every rank throws the same weft::Error (after a second exchange of the
-/// descriptions `describe` gives: "float32 [4, 8]"); nothing has been written. While it waits,
+/// descriptions `describe` gives: "float32 [4, 8]"); nothing has been written. Returns whether
+/// every rank's Call has back_to_back set. While it waits,
 /// it watches the control channel: when a member leaves the job without entering this exchange,
 /// it throws an Error naming the collective, the group, the rank and its reason, and the
 /// runtime is broken (the abandoned exchange cannot be cancelled): later collectives throw at
 /// once, and finalize ends the job with MPI_Abort.
-inline void agree(const Group& group, const Call& call, const std::function<std::string()>& describe) {
+inline bool agree(const Group& group, const Call& call, const std::function<std::string()>& describe) {
   const char* op = qualified_collective_name(call.collective);
   require_active(op);
   const std::shared_ptr<Communicator>& c = communicator_of(group);
@@ -243,7 +248,7 @@ inline void agree(const Group& group, const Call& call, const std::function<std:
   const auto headers = std::static_pointer_cast<std::vector<Header>>(c->header_buffer);
   Header& mine = (*headers)[std::size_t(n)];
   mine = Header{std::int32_t(call.collective), call.dtype, call.root, call.reduce_op, call.list_length,
-                call.numel, call.shape_hash, call.error.empty() ? 0 : 1, 0};
+                call.numel, call.shape_hash, call.error.empty() ? 0 : 1, call.back_to_back ? 1 : 0};
   const std::int64_t index = c->exchanges++;
   MPI_Request request;
   MPI_Iallgather(&mine, int(sizeof(Header)), MPI_BYTE, headers->data(), int(sizeof(Header)), MPI_BYTE, c->comm,
@@ -266,9 +271,12 @@ inline void agree(const Group& group, const Call& call, const std::function<std:
       throw Error(s.broken);
     }
   }
-  bool agreed = true;
-  for (int k = 0; k < n; ++k) agreed &= (*headers)[k].status == 0 && same_call((*headers)[k], (*headers)[0]);
-  if (agreed) return;
+  bool agreed = true, back_to_back = true;
+  for (int k = 0; k < n; ++k) {
+    agreed &= (*headers)[k].status == 0 && same_call((*headers)[k], (*headers)[0]);
+    back_to_back &= (*headers)[k].back_to_back == 1;
+  }
+  if (agreed) return back_to_back;
   // Every rank saw the same headers, so every rank is here: a second, blocking exchange.
   const std::vector<std::string> texts = gather_strings(c->comm, n, describe() + '\x1f' + call.error);
   std::vector<std::string> descriptions, errors;

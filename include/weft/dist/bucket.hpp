@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -44,7 +45,10 @@ namespace detail {
 //                  bucket 3: (t4, 1, 2)                      2 elements (t1 is empty: no piece)
 //
 // A member's buckets come where the member stands in the list; a shared bucket comes where it
-// fills up (the last one at the end).
+// fills up (the last one at the end). When every rank's list lies back to back in one storage
+// (views of one flat gradient buffer: the ranks tell each other in the agreement), nothing
+// travels alone: the whole concatenation is cut at `capacity`, and every bucket is a run of
+// that storage.
 
 /// Elements [start, start + count) of list member `tensor`, in row-major order.
 struct Piece {
@@ -95,6 +99,9 @@ std::int64_t bucket_capacity(const BucketOptions& options) {
 /// biases and norm weights, 12 KB at most, share one bucket.)
 constexpr std::int64_t kAloneBytes = std::int64_t(1) << 20;
 
+/// An `alone` that no member reaches: every member shares buckets.
+constexpr std::int64_t kNeverAlone = std::numeric_limits<std::int64_t>::max();
+
 /// Elements from which a member of T travels alone: a bucket's worth, or kAloneBytes when that
 /// is less (a member that fills a bucket gains nothing from sharing one).
 template <Element T>
@@ -102,13 +109,33 @@ std::int64_t alone_numel(const BucketOptions& options) {
   return std::min(bucket_capacity<T>(options), std::max<std::int64_t>(kAloneBytes / std::int64_t(sizeof(T)), 1));
 }
 
-/// The bucket plan of a list whose members are all defined.
+/// Whether the members lie back to back in one storage, in list order (views of one flat
+/// buffer; empty members anywhere).
 template <Element T>
-std::vector<Bucket> plan_buckets(const TensorList<T>& xs, const BucketOptions& options) {
+bool back_to_back(const TensorList<T>& xs) {
+  const TensorView<T>* previous = nullptr;
+  for (const TensorView<T>& x : xs) {
+    if (x.numel() == 0) continue;
+    if (!x.is_contiguous()) return false;
+    if (previous && (x.storage() != previous->storage() || x.offset() != previous->offset() + previous->numel()))
+      return false;
+    previous = &x;
+  }
+  return true;
+}
+
+/// The bucket plan of a list whose members are all defined. When every rank's list lies back to
+/// back in one storage (`every_list_back_to_back`, which the ranks agreed on), no member needs to
+/// travel alone: the concatenation cut at the capacity travels from that storage, packing
+/// nothing, in the fewest messages.
+template <Element T>
+std::vector<Bucket> plan_buckets(const TensorList<T>& xs, const BucketOptions& options,
+                                 bool every_list_back_to_back = false) {
   std::vector<std::int64_t> numels;
   numels.reserve(xs.size());
   for (const TensorView<T>& x : xs) numels.push_back(x.numel());
-  return plan_buckets(numels, bucket_capacity<T>(options), alone_numel<T>(options));
+  const std::int64_t capacity = bucket_capacity<T>(options);
+  return plan_buckets(numels, capacity, every_list_back_to_back ? kNeverAlone : alone_numel<T>(options));
 }
 
 /// The 1-D view of elements [start, start + count) of a contiguous member's row-major order.

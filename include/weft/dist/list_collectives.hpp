@@ -22,10 +22,12 @@ namespace detail {
 
 // How a list travels (bucket.hpp): a member of 1 MiB or more (or a bucket's worth) travels from
 // its own memory in pieces of at most bucket_bytes; the smaller members, concatenated, are cut
-// into shared buckets of bucket_bytes. A bucket whose pieces lie back to back in one storage
-// (views of one flat buffer) travels from its own memory, any other is packed into a staging
-// buffer by one foreach kernel, moved by one MPI (or NCCL) call, and unpacked by one more kernel
-// (avg's 1/size scale rides in the unpack). Strided members go through contiguous copies.
+// into shared buckets of bucket_bytes. When every rank's list lies back to back in one storage
+// (all_reduce and broadcast learn it in the agreement), the whole concatenation is cut into
+// buckets instead. A bucket whose pieces lie back to back in one storage travels from its own
+// memory, any other is packed into a staging buffer by one foreach kernel, moved by one MPI (or
+// NCCL) call, and unpacked by one more kernel (avg's 1/size scale rides in the unpack). Strided
+// members go through contiguous copies.
 //
 // Buckets run one after another. Overlapping them (MPI_Iallreduce on bucket i while packing
 // bucket i+1, two staging buffers) was measured and dropped: MPI progresses a nonblocking
@@ -149,11 +151,11 @@ void copy_pairs(const TensorList<T>& outs, const TensorList<T>& ins) {
 
 template <class Transport, Element T>
 void all_reduce_list(const Transport& wire, const TensorList<T>& xs, ReduceOp op, const BucketOptions& options,
-                     Device device, int ranks) {
+                     Device device, int ranks, bool every_list_back_to_back) {
   const ContiguousList<T> list(xs);
   const double scale = op == ReduceOp::avg && !Transport::kAverages ? 1.0 / ranks : 1.0;
   BucketBuffer<T> buffer(device);
-  for (const Bucket& b : plan_buckets(list.list, options)) {
+  for (const Bucket& b : plan_buckets(list.list, options, every_list_back_to_back)) {
     if (const std::optional<TensorView<T>> run = in_place_view(list.list, b)) {
       wire.all_reduce(run->data(), b.numel, op);
       scale_run(*run, scale);
@@ -169,10 +171,10 @@ void all_reduce_list(const Transport& wire, const TensorList<T>& xs, ReduceOp op
 
 template <class Transport, Element T>
 void broadcast_list(const Transport& wire, const TensorList<T>& xs, int root, const BucketOptions& options,
-                    Device device, bool sends) {
+                    Device device, bool sends, bool every_list_back_to_back) {
   const ContiguousList<T> list(xs);
   BucketBuffer<T> buffer(device);
-  for (const Bucket& b : plan_buckets(list.list, options)) {
+  for (const Bucket& b : plan_buckets(list.list, options, every_list_back_to_back)) {
     if (const std::optional<TensorView<T>> run = in_place_view(list.list, b)) {
       wire.broadcast(run->data(), b.numel, root);
       continue;
@@ -284,10 +286,12 @@ void all_reduce(const TensorList<T>& xs, const Group& group, ReduceOp op = Reduc
   detail::Call call = detail::list_call(detail::Collective::list_all_reduce, xs, device, options.bucket_bytes);
   call.reduce_op = int(op);
   call.error = detail::join_errors({error, detail::avg_error<T>(op), detail::bucket_error(options)});
-  detail::agree(group, call, [&] { return detail::describe_list(xs, device, options.bucket_bytes); });
+  call.back_to_back = detail::back_to_back(xs);
+  const bool every_list_back_to_back =
+      detail::agree(group, call, [&] { return detail::describe_list(xs, device, options.bucket_bytes); });
   if (group.size() == 1) return;  // op over one rank's list is the list (avg: x / 1)
   detail::with_transport(group, device, [&](const auto& wire) {
-    detail::all_reduce_list(wire, xs, op, options, device, group.size());
+    detail::all_reduce_list(wire, xs, op, options, device, group.size(), every_list_back_to_back);
   });
 }
 
@@ -303,10 +307,12 @@ void broadcast(const TensorList<T>& xs, int root, const Group& group, BucketOpti
       {error, detail::bucket_error(options),
        root_ok ? std::string()
                : weft::detail::cat("root ", root, " is not a rank of the group (0 to ", group.size() - 1, ")")});
-  detail::agree(group, call, [&] { return detail::describe_list(xs, device, options.bucket_bytes); });
+  call.back_to_back = detail::back_to_back(xs);
+  const bool every_list_back_to_back =
+      detail::agree(group, call, [&] { return detail::describe_list(xs, device, options.bucket_bytes); });
   if (group.size() == 1) return;  // one rank is the root
   detail::with_transport(group, device, [&](const auto& wire) {
-    detail::broadcast_list(wire, xs, root, options, device, group.rank() == root);
+    detail::broadcast_list(wire, xs, root, options, device, group.rank() == root, every_list_back_to_back);
   });
 }
 
