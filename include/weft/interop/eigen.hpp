@@ -58,9 +58,12 @@ template <int Rank = 2, Element T>
 EigenMap<const T, Rank> as_eigen(const Tensor<T>& t) {
   return as_eigen<Rank>(t.view());
 }
-/// A temporary tensor's elements die at the end of the statement; the Map would dangle.
 template <int Rank = 2, Element T>
-void as_eigen(Tensor<T>&& t) = delete;
+EigenMap<T, Rank> as_eigen(Tensor<T>&& t) {
+  static_assert(Rank == 0, "weft::as_eigen: the Map would outlive a temporary tensor's elements, which die at the "
+                           "end of the statement; name the tensor first");
+  return as_eigen<Rank>(t.view());
+}
 
 /// A view of an Eigen matrix's (or Map's, Block's, Ref's) elements, no copy: a compile-time
 /// vector gives a 1-D view, anything else a 2-D view [rows, cols] with the matrix's strides
@@ -74,18 +77,22 @@ auto from_eigen(X&& m) {
   static_assert(std::is_lvalue_reference_v<X> || !std::is_base_of_v<Eigen::PlainObjectBase<M>, M>,
                 "weft::from_eigen: the view does not own the elements, and a temporary matrix's die at the end "
                 "of the statement; name the matrix (an lvalue) that outlives the view");
-  static_assert(bool(M::Flags & Eigen::DirectAccessBit),
-                "weft::from_eigen: needs an Eigen object with direct memory access (a Matrix, Array, Map, Block "
-                "or Ref), not an expression; evaluate it into a matrix first");
-  using E = std::remove_pointer_t<decltype(m.data())>;
-  static_assert(Element<std::remove_const_t<E>>,
+  constexpr bool direct = bool(M::Flags & Eigen::DirectAccessBit);
+  static_assert(direct, "weft::from_eigen: needs an Eigen object with direct memory access (a Matrix, Array, Map, "
+                        "Block or Ref), not an expression; evaluate it into a matrix first");
+  static_assert(Element<typename M::Scalar>,
                 "weft::from_eigen: the scalar type is not a weft dtype (float, double, int32_t, int64_t, bool)");
-  if constexpr (M::IsVectorAtCompileTime) {
-    return from_blob<E>(m.data(), Shape{std::int64_t(m.size())}, Strides{std::int64_t(m.innerStride())});
+  if constexpr (!direct || !Element<typename M::Scalar>) {
+    return;  // the static_asserts above said why
   } else {
+    using E = std::remove_pointer_t<decltype(m.data())>;
     const std::int64_t inner = m.innerStride(), outer = m.outerStride();
-    const Strides strides = M::IsRowMajor ? Strides{outer, inner} : Strides{inner, outer};
-    return from_blob<E>(m.data(), Shape{std::int64_t(m.rows()), std::int64_t(m.cols())}, strides);
+    if constexpr (M::IsVectorAtCompileTime) {
+      return from_blob<E>(m.data(), Shape{std::int64_t(m.size())}, Strides{inner});
+    } else {
+      const Strides strides = M::IsRowMajor ? Strides{outer, inner} : Strides{inner, outer};
+      return from_blob<E>(m.data(), Shape{std::int64_t(m.rows()), std::int64_t(m.cols())}, strides);
+    }
   }
 }
 
