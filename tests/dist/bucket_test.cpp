@@ -195,16 +195,20 @@ TEST_CASE("dist bucket: the plan gives large tensors buckets of their own and cu
   CHECK(bucket_capacity<double>(BucketOptions{100}) == 12);
   CHECK(bucket_capacity<double>(BucketOptions{3}) == 1);
   CHECK(bucket_capacity<weft::half>(BucketOptions{std::int64_t(1) << 40}) == INT_MAX);
-  // Alone from 1 MiB, or from a bucket's worth when buckets are smaller.
+  // Alone from 256 KiB on the host, 1 MiB on a GPU, or from a bucket's worth when buckets are smaller.
   using weft::dist::detail::alone_numel;
-  CHECK(alone_numel<float>(BucketOptions{}) == (1 << 20) / 4);
-  CHECK(alone_numel<weft::bfloat16>(BucketOptions{}) == (1 << 20) / 2);
-  CHECK(alone_numel<double>(BucketOptions{100}) == 12);
-  CHECK(alone_numel<std::int64_t>(BucketOptions{3}) == 1);
-  CHECK(alone_numel<bool>(BucketOptions{std::int64_t(1) << 40}) == 1 << 20);
+  const weft::Device cpu = weft::Device::cpu(), cuda = weft::Device::cuda(0);
+  CHECK(alone_numel<float>(BucketOptions{}, cpu) == (256 << 10) / 4);
+  CHECK(alone_numel<float>(BucketOptions{}, cuda) == (1 << 20) / 4);
+  CHECK(alone_numel<weft::bfloat16>(BucketOptions{}, cpu) == (256 << 10) / 2);
+  CHECK(alone_numel<double>(BucketOptions{100}, cpu) == 12);
+  CHECK(alone_numel<double>(BucketOptions{100}, cuda) == 12);
+  CHECK(alone_numel<std::int64_t>(BucketOptions{3}, cpu) == 1);
+  CHECK(alone_numel<bool>(BucketOptions{std::int64_t(1) << 40}, cpu) == 256 << 10);
 
   // GPT-2 small's gradients in the default buckets: every weight matrix (2.4 MB and up) travels
-  // alone, the 98 biases and norm weights (12 KB at most, 121,344 floats) share one bucket.
+  // alone, the 98 biases and norm weights (12 KB at most, 121,344 floats) share one bucket; the
+  // same on a GPU.
   std::vector<std::int64_t> gpt2{50304 * 768, 1024 * 768};
   for (int layer = 0; layer < 12; ++layer)
     for (std::int64_t n : {768, 768, 3 * 768 * 768, 3 * 768, 768 * 768, 768, 768, 768, 4 * 768 * 768, 4 * 768,
@@ -212,14 +216,18 @@ TEST_CASE("dist bucket: the plan gives large tensors buckets of their own and cu
       gpt2.push_back(n);
   gpt2.push_back(768);
   gpt2.push_back(768);
-  const std::vector<Bucket> g = plan_buckets(gpt2, bucket_capacity<float>(BucketOptions{}), alone_numel<float>(BucketOptions{}));
-  check_plan(g, gpt2, bucket_capacity<float>(BucketOptions{}), alone_numel<float>(BucketOptions{}));
-  std::size_t shared = 0;
-  for (const Bucket& bucket : g) shared += bucket.pieces.size() > 1 ? 1 : 0;
-  CHECK(shared == 1);
-  CHECK(g.back().pieces.size() == 98);
-  CHECK(g.back().numel == 121344);
-  CHECK(g.size() == 6 + 1 + 12 * 4 + 1);  // wte in 6 pieces, wpe, 4 matrices a layer, the shared bucket
+  const std::int64_t capacity = bucket_capacity<float>(BucketOptions{});
+  for (weft::Device device : {cpu, cuda}) {
+    CAPTURE(device);
+    const std::vector<Bucket> g = plan_buckets(gpt2, capacity, alone_numel<float>(BucketOptions{}, device));
+    check_plan(g, gpt2, capacity, alone_numel<float>(BucketOptions{}, device));
+    std::size_t shared = 0;
+    for (const Bucket& bucket : g) shared += bucket.pieces.size() > 1 ? 1 : 0;
+    CHECK(shared == 1);
+    CHECK(g.back().pieces.size() == 98);
+    CHECK(g.back().numel == 121344);
+    CHECK(g.size() == 6 + 1 + 12 * 4 + 1);  // wte in 6 pieces, wpe, 4 matrices a layer, the shared bucket
+  }
 }
 
 TEST_CASE_TEMPLATE("dist bucket: pack and unpack move every element, one foreach kernel each", T, float, double,
@@ -240,8 +248,8 @@ TEST_CASE_TEMPLATE("dist bucket: pack and unpack move every element, one foreach
       CAPTURE(length);
       CAPTURE(capacity);
       const BucketOptions options{capacity * std::int64_t(sizeof(T))};
-      const auto buckets = weft::dist::detail::plan_buckets(xs, options);
-      check_plan(buckets, numels, capacity, weft::dist::detail::alone_numel<T>(options));
+      const auto buckets = weft::dist::detail::plan_buckets(xs, options, weft::Device::cpu());
+      check_plan(buckets, numels, capacity, weft::dist::detail::alone_numel<T>(options, weft::Device::cpu()));
       TensorList<T> out;
       for (const Shape& s : shapes) {
         out.push_back(weft::empty<T>(s));
@@ -255,10 +263,11 @@ TEST_CASE_TEMPLATE("dist bucket: pack and unpack move every element, one foreach
       check_list(out, values, 0, 0);  // exact: a copy (every element was in a bucket)
 
       if constexpr (weft::is_floating_v<T>) {
-        // avg's unpack: out = scale * flat in the same kernel (0.25: exact in every float type here).
+        // avg's unpack: out = scale * flat in the same kernel, one rounding to T (0.25 is exact
+        // but for values that it takes below T's normal range).
         std::vector<std::vector<double>> want = values;
         for (auto& v : want)
-          for (double& x : v) x *= 0.25;
+          for (double& x : v) x = round_to<T>(x * 0.25);
         for (std::size_t k = 0; k < out.size(); ++k) poison(out[k]);
         for (const Bucket& b : buckets) {
           Tensor<T> flat = weft::empty<T>(Shape{b.numel});
@@ -335,7 +344,7 @@ TEST_CASE("dist bucket: strided members travel through contiguous copies, writte
 
   // New values arrive through a flat buffer into the copies, then go back into the views.
   // Buckets of 11: the 12-element members alone (in pieces of 11 and 1), the others shared.
-  const auto buckets = weft::dist::detail::plan_buckets(staged.list, BucketOptions{11 * 4});
+  const auto buckets = weft::dist::detail::plan_buckets(staged.list, BucketOptions{11 * 4}, weft::Device::cpu());
   std::vector<std::vector<double>> after;
   for (const Shape& s : shapes) {
     after.emplace_back();
@@ -368,7 +377,7 @@ TEST_CASE("dist bucket: zero copy only when the pieces lie back to back in one s
   for (std::int64_t capacity : {1, 5, 6, 7, 100, 1000}) {
     CAPTURE(capacity);
     std::int64_t covered = 0;
-    for (const Bucket& b : weft::dist::detail::plan_buckets(views, BucketOptions{capacity * 4})) {
+    for (const Bucket& b : weft::dist::detail::plan_buckets(views, BucketOptions{capacity * 4}, weft::Device::cpu())) {
       const std::optional<TensorView<float>> run = in_place_view(views, b);
       REQUIRE(run.has_value());
       const Piece& first = b.pieces[0];
@@ -387,7 +396,7 @@ TEST_CASE("dist bucket: zero copy only when the pieces lie back to back in one s
 
   // Not back to back: each of these must be packed.
   auto packed = [](const TensorList<float>& xs) {
-    const auto buckets = weft::dist::detail::plan_buckets(xs, BucketOptions{1 << 20});
+    const auto buckets = weft::dist::detail::plan_buckets(xs, BucketOptions{1 << 20}, weft::Device::cpu());
     REQUIRE(buckets.size() == 1);
     return !in_place_view(xs, buckets[0]).has_value();
   };
@@ -415,7 +424,7 @@ TEST_CASE("dist bucket: zero copy only when the pieces lie back to back in one s
   CHECK(!back_to_back(TensorList<float>{matrix.transpose(0, 1)}));                         // strided
   for (std::int64_t capacity : {5, 7, 40}) {
     CAPTURE(capacity);
-    const auto plan = weft::dist::detail::plan_buckets(views, BucketOptions{capacity * 4}, true);
+    const auto plan = weft::dist::detail::plan_buckets(views, BucketOptions{capacity * 4}, weft::Device::cpu(), true);
     check_plan(plan, {6, 0, 10, 84}, capacity, weft::dist::detail::kNeverAlone);
     std::int64_t begin = 3;
     for (const Bucket& b : plan) {
@@ -428,11 +437,12 @@ TEST_CASE("dist bucket: zero copy only when the pieces lie back to back in one s
   // Per bucket: a bucket that holds one piece is always in place; a shared bucket spanning the two
   // storages is packed.
   const TensorList<float> mixed = {flat.narrow(0, 0, 8), other.narrow(0, 0, 8)};
-  const auto halves = weft::dist::detail::plan_buckets(mixed, BucketOptions{8 * 4});
+  const auto halves = weft::dist::detail::plan_buckets(mixed, BucketOptions{8 * 4}, weft::Device::cpu());
   REQUIRE(halves.size() == 2);
   CHECK(in_place_view(mixed, halves[0])->data() == flat.data());
   CHECK(in_place_view(mixed, halves[1])->data() == other.data());
-  const auto pieces = weft::dist::detail::plan_buckets(mixed, BucketOptions{6 * 4});  // each alone, in 2 pieces
+  // each alone, in 2 pieces
+  const auto pieces = weft::dist::detail::plan_buckets(mixed, BucketOptions{6 * 4}, weft::Device::cpu());
   REQUIRE(pieces.size() == 4);
   for (const Bucket& b : pieces) CHECK(in_place_view(mixed, b).has_value());
   const auto thirds = weft::dist::detail::plan_buckets({8, 8}, 6, 100);  // shared: cut at 6 and 12
@@ -444,7 +454,7 @@ TEST_CASE("dist bucket: zero copy only when the pieces lie back to back in one s
   // A small member next to a large one in the same buffer: the large one travels alone, in place;
   // the small ones around it share a bucket, which is not back to back, so it is packed.
   const TensorList<float> around = {flat.narrow(0, 0, 2), flat.narrow(0, 2, 50), flat.narrow(0, 52, 3)};
-  const auto split = weft::dist::detail::plan_buckets(around, BucketOptions{40 * 4});  // alone from 40
+  const auto split = weft::dist::detail::plan_buckets(around, BucketOptions{40 * 4}, weft::Device::cpu());  // alone: 40
   REQUIRE(split.size() == 3);
   CHECK(in_place_view(around, split[0])->data() == flat.data() + 2);
   CHECK(in_place_view(around, split[1])->data() == flat.data() + 42);

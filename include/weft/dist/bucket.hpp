@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "weft/core/device.hpp"
 #include "weft/core/tensor_list.hpp"
 #include "weft/dense/factories.hpp"
 #include "weft/dense/fuse.hpp"
@@ -92,22 +93,31 @@ std::int64_t bucket_capacity(const BucketOptions& options) {
   return std::clamp<std::int64_t>(options.bucket_bytes / std::int64_t(sizeof(T)), 1, INT_MAX);
 }
 
-/// Members of at least this many bytes travel alone even in larger buckets. Packing a member costs
-/// two copies of its bytes (pack and unpack, ~8 GB/s each: 0.25 ms per MiB), travelling alone one
-/// more message (a few us of latency over shared memory, tens over a network): from 1 MiB on the
-/// copies cost ten to a hundred times more. (GPT-2's weights, 2.4 MB and up, travel alone; its
-/// biases and norm weights, 12 KB at most, share one bucket.)
-constexpr std::int64_t kAloneBytes = std::int64_t(1) << 20;
+// From how many bytes a member travels alone, even in larger buckets. Packing a member costs two
+// copies of its bytes (pack and unpack); travelling alone costs one more message (its latency).
+// Host memory over MPI: a copy runs at ~8 GB/s and a message between ranks of one host costs a
+// few microseconds. Measured on 2 ranks (64 MiB lists of equal members, all packed into 25 MiB
+// buckets against each member alone, 3 runs): packing is the faster for 4-16 KiB members
+// (alone takes 1.04-1.7x its time), even at 64 KiB (0.96-2.1x packed / alone), travelling alone
+// is 1.1-1.5x faster at 128-512 KiB and 1.4-2.4x from 1 MiB. 256 KiB keeps the small members' messages few (two copies of 256 KiB, ~64 us, also
+// outweigh a network's tens of microseconds). CUDA memory over NCCL: a GPU copies ~100x faster
+// while an NCCL call costs ~10 us, so packing stays the cheaper up to larger members: 1 MiB
+// (not yet measured on a GPU). GPT-2's weight matrices (2.4 MB and up) travel alone either
+// way, its biases and norm weights (12 KB at most, 147 KB stacked over the layers) are packed.
+constexpr std::int64_t kAloneBytesHost = std::int64_t(256) << 10;
+constexpr std::int64_t kAloneBytesCuda = std::int64_t(1) << 20;
+
+/// Elements from which a member of T on `device` travels alone: kAloneBytesHost (or Cuda), or a
+/// bucket's worth when that is less (a member that fills a bucket gains nothing from sharing one).
+/// The ranks agreed on the device kind, so they agree on this.
+template <Element T>
+std::int64_t alone_numel(const BucketOptions& options, Device device) {
+  const std::int64_t bytes = device.is_cuda() ? kAloneBytesCuda : kAloneBytesHost;
+  return std::min(bucket_capacity<T>(options), std::max<std::int64_t>(bytes / std::int64_t(sizeof(T)), 1));
+}
 
 /// An `alone` that no member reaches: every member shares buckets.
 constexpr std::int64_t kNeverAlone = std::numeric_limits<std::int64_t>::max();
-
-/// Elements from which a member of T travels alone: a bucket's worth, or kAloneBytes when that
-/// is less (a member that fills a bucket gains nothing from sharing one).
-template <Element T>
-std::int64_t alone_numel(const BucketOptions& options) {
-  return std::min(bucket_capacity<T>(options), std::max<std::int64_t>(kAloneBytes / std::int64_t(sizeof(T)), 1));
-}
 
 /// Whether the members lie back to back in one storage, in list order (views of one flat
 /// buffer; empty members anywhere).
@@ -124,18 +134,18 @@ bool back_to_back(const TensorList<T>& xs) {
   return true;
 }
 
-/// The bucket plan of a list whose members are all defined. When every rank's list lies back to
+/// The bucket plan of a list whose members are all defined, on `device`. When every rank's list lies back to
 /// back in one storage (`every_list_back_to_back`, which the ranks agreed on), no member needs to
 /// travel alone: the concatenation cut at the capacity travels from that storage, packing
 /// nothing, in the fewest messages.
 template <Element T>
-std::vector<Bucket> plan_buckets(const TensorList<T>& xs, const BucketOptions& options,
+std::vector<Bucket> plan_buckets(const TensorList<T>& xs, const BucketOptions& options, Device device,
                                  bool every_list_back_to_back = false) {
   std::vector<std::int64_t> numels;
   numels.reserve(xs.size());
   for (const TensorView<T>& x : xs) numels.push_back(x.numel());
   const std::int64_t capacity = bucket_capacity<T>(options);
-  return plan_buckets(numels, capacity, every_list_back_to_back ? kNeverAlone : alone_numel<T>(options));
+  return plan_buckets(numels, capacity, every_list_back_to_back ? kNeverAlone : alone_numel<T>(options, device));
 }
 
 /// The 1-D view of elements [start, start + count) of a contiguous member's row-major order.

@@ -20,9 +20,9 @@ namespace weft::dist {
 
 namespace detail {
 
-// How a list travels (bucket.hpp): a member of 1 MiB or more (or a bucket's worth) travels from
-// its own memory in pieces of at most bucket_bytes; the smaller members, concatenated, are cut
-// into shared buckets of bucket_bytes. When every rank's list lies back to back in one storage
+// How a list travels (bucket.hpp): a member of 256 KiB or more (1 MiB on a GPU; a bucket's worth
+// when that is less) travels from its own memory in pieces of at most bucket_bytes; the smaller
+// members, concatenated, are cut into shared buckets of bucket_bytes. When every rank's list lies back to back in one storage
 // (all_reduce and broadcast learn it in the agreement), the whole concatenation is cut into
 // buckets instead. A bucket whose pieces lie back to back in one storage travels from its own
 // memory, any other is packed into a staging buffer by one foreach kernel, moved by one MPI (or
@@ -155,7 +155,7 @@ void all_reduce_list(const Transport& wire, const TensorList<T>& xs, ReduceOp op
   const ContiguousList<T> list(xs);
   const double scale = op == ReduceOp::avg && !Transport::kAverages ? 1.0 / ranks : 1.0;
   BucketBuffer<T> buffer(device);
-  for (const Bucket& b : plan_buckets(list.list, options, every_list_back_to_back)) {
+  for (const Bucket& b : plan_buckets(list.list, options, device, every_list_back_to_back)) {
     if (const std::optional<TensorView<T>> run = in_place_view(list.list, b)) {
       wire.all_reduce(run->data(), b.numel, op);
       scale_run(*run, scale);
@@ -174,7 +174,7 @@ void broadcast_list(const Transport& wire, const TensorList<T>& xs, int root, co
                     Device device, bool sends, bool every_list_back_to_back) {
   const ContiguousList<T> list(xs);
   BucketBuffer<T> buffer(device);
-  for (const Bucket& b : plan_buckets(list.list, options, every_list_back_to_back)) {
+  for (const Bucket& b : plan_buckets(list.list, options, device, every_list_back_to_back)) {
     if (const std::optional<TensorView<T>> run = in_place_view(list.list, b)) {
       wire.broadcast(run->data(), b.numel, root);
       continue;
@@ -196,7 +196,7 @@ void all_gather_list(const Transport& wire, const TensorList<T>& outs, const Ten
                      const BucketOptions& options, Device device, int ranks, int rank) {
   const ContiguousList<T> in(ins), out(outs);
   BucketBuffer<T> send_buffer(device), receive_buffer(device);
-  for (const Bucket& b : plan_buckets(in.list, options)) {
+  for (const Bucket& b : plan_buckets(in.list, options, device)) {
     const std::optional<TensorView<T>> sent = in_place_view(in.list, b);
     std::optional<TensorView<T>> received = in_place_view(out.list, b, ranks);
     // MPI and NCCL take overlapping buffers only gathered in place: in is this rank's block of out.
@@ -229,7 +229,7 @@ void reduce_scatter_list(const Transport& wire, const TensorList<T>& outs, const
   const ContiguousList<T> in(ins), out(outs);
   const double scale = op == ReduceOp::avg && !Transport::kAverages ? 1.0 / ranks : 1.0;
   BucketBuffer<T> send_buffer(device), receive_buffer(device);
-  for (const Bucket& b : plan_buckets(out.list, options)) {
+  for (const Bucket& b : plan_buckets(out.list, options, device)) {
     const std::optional<TensorView<T>> sent = in_place_view(in.list, b, ranks);
     std::optional<TensorView<T>> received = in_place_view(out.list, b);
     if (sent && received && runs_overlap(*sent, *received)) received.reset();
