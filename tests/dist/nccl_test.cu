@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file Collectives on CUDA tensors through NCCL (nvcc with WEFT_DIST_NCCL, under mpirun with one GPU per rank): lists (packed and in place) and single tensors (strided views too), against references of every rank's inputs; skipped without a GPU.
+/// @file Collectives on CUDA tensors through NCCL (nvcc with WEFT_DIST_NCCL, under mpirun with one GPU per rank): lists (packed and in place; also through the transport directly, which one rank alone skips) and single tensors (strided views too), against references of every rank's inputs; skipped without a GPU.
 #include <doctest/doctest.h>
 
 #include "cuda_support.hpp"
@@ -75,7 +75,63 @@ inline double reduce_inputs(ReduceOp op, int ranks, std::size_t k, std::int64_t 
   return op == ReduceOp::sum ? sum : op == ReduceOp::avg ? sum / ranks : op == ReduceOp::max ? hi : lo;
 }
 
-template <class T>
+/// The list collectives as the public calls make them.
+struct Public {
+  template <class T>
+  static void all_reduce(const TensorList<T>& xs, const weft::dist::Group& g, ReduceOp op, BucketOptions b) {
+    weft::dist::all_reduce(xs, g, op, b);
+  }
+  template <class T>
+  static void broadcast(const TensorList<T>& xs, int root, const weft::dist::Group& g, BucketOptions b) {
+    weft::dist::broadcast(xs, root, g, b);
+  }
+  template <class T>
+  static void all_gather(const TensorList<T>& outs, const TensorList<T>& ins, const weft::dist::Group& g,
+                         BucketOptions b) {
+    weft::dist::all_gather(outs, ins, g, b);
+  }
+  template <class T>
+  static void reduce_scatter(const TensorList<T>& outs, const TensorList<T>& ins, const weft::dist::Group& g,
+                             ReduceOp op) {
+    weft::dist::reduce_scatter(outs, ins, g, op);
+  }
+};
+
+/// The same through the NCCL transport itself, whatever the number of ranks: over one rank the
+/// public calls return after the agreement, and a machine with one GPU runs one rank.
+struct ThroughTransport {
+  template <class T>
+  static void all_reduce(const TensorList<T>& xs, const weft::dist::Group& g, ReduceOp op, BucketOptions b) {
+    const Device d = xs[0].device();
+    weft::dist::detail::with_transport(
+        g, d, [&](const auto& wire) { weft::dist::detail::all_reduce_list(wire, xs, op, b, d, g.size(), false); });
+  }
+  template <class T>
+  static void broadcast(const TensorList<T>& xs, int root, const weft::dist::Group& g, BucketOptions b) {
+    const Device d = xs[0].device();
+    weft::dist::detail::with_transport(g, d, [&](const auto& wire) {
+      weft::dist::detail::broadcast_list(wire, xs, root, b, d, g.rank() == root, false);
+    });
+  }
+  template <class T>
+  static void all_gather(const TensorList<T>& outs, const TensorList<T>& ins, const weft::dist::Group& g,
+                         BucketOptions b) {
+    const Device d = ins[0].device();
+    weft::dist::detail::with_transport(g, d, [&](const auto& wire) {
+      weft::dist::detail::all_gather_list(wire, outs, ins, b, d, g.size(), g.rank());
+    });
+  }
+  template <class T>
+  static void reduce_scatter(const TensorList<T>& outs, const TensorList<T>& ins, const weft::dist::Group& g,
+                             ReduceOp op) {
+    const Device d = ins[0].device();
+    weft::dist::detail::with_transport(g, d, [&](const auto& wire) {
+      weft::dist::detail::reduce_scatter_list(wire, outs, ins, op, BucketOptions{}, d, g.size());
+    });
+  }
+};
+
+template <class T, class Api>
 void all_reduce_case() {
   const weft::dist::Group world = weft::dist::world();
   const int n = world.size();
@@ -89,7 +145,7 @@ void all_reduce_case() {
         CAPTURE(one_buffer);
         CAPTURE(buckets.bucket_bytes);
         const TensorList<T> xs = device_list<T>(kShapes, world.rank(), rank_device(), one_buffer);
-        weft::dist::all_reduce(xs, world, op, buckets);
+        Api::all_reduce(xs, world, op, buckets);
         for (std::size_t k = 0; k < kShapes.size(); ++k) {
           const std::vector<double> got = host_values(xs[k]);
           for (std::int64_t i = 0; i < kShapes[k].numel(); ++i) {
@@ -102,14 +158,14 @@ void all_reduce_case() {
       }
 }
 
-template <class T>
+template <class T, class Api>
 void gather_scatter_case() {
   const weft::dist::Group world = weft::dist::world();
   const int n = world.size();
   const Device device = rank_device();
   // broadcast from the last rank
   const TensorList<T> xs = device_list<T>(kShapes, world.rank(), device, false);
-  weft::dist::broadcast(xs, n - 1, world, BucketOptions{std::int64_t(sizeof(T)) * 13});
+  Api::broadcast(xs, n - 1, world, BucketOptions{std::int64_t(sizeof(T)) * 13});
   for (std::size_t k = 0; k < kShapes.size(); ++k) {
     const std::vector<double> got = host_values(xs[k]);
     for (std::int64_t i = 0; i < kShapes[k].numel(); ++i) REQUIRE(got[std::size_t(i)] == input_of(n - 1, k, i));
@@ -122,7 +178,7 @@ void gather_scatter_case() {
     s[0] *= n;
     outs.push_back(weft::empty<T>(s, device));
   }
-  weft::dist::all_gather(outs, ins, world, BucketOptions{std::int64_t(sizeof(T)) * 10});
+  Api::all_gather(outs, ins, world, BucketOptions{std::int64_t(sizeof(T)) * 10});
   for (std::size_t k = 0; k < in_shapes.size(); ++k) {
     const std::vector<double> got = host_values(outs[k]);
     const std::int64_t m = in_shapes[k].numel();
@@ -132,7 +188,7 @@ void gather_scatter_case() {
   // reduce_scatter: rank r gets chunk r of the sum of outs (now every rank's gathered lists)
   TensorList<T> chunks;
   for (const Shape& s : in_shapes) chunks.push_back(weft::empty<T>(s, device));
-  weft::dist::reduce_scatter(chunks, outs, world, ReduceOp::sum);
+  Api::reduce_scatter(chunks, outs, world, ReduceOp::sum);
   for (std::size_t k = 0; k < in_shapes.size(); ++k) {
     const std::vector<double> got = host_values(chunks[k]);
     for (std::int64_t i = 0; i < in_shapes[k].numel(); ++i)
@@ -147,13 +203,15 @@ TEST_SUITE("dist") {
 TEST_CASE_TEMPLATE("dist nccl: list all_reduce on CUDA tensors, packed and in place" *
                        doctest::skip(!cuda_available()),
                    T, float, double, weft::half, weft::bfloat16, std::int32_t, std::int64_t) {
-  nccl_test::all_reduce_case<T>();
+  nccl_test::all_reduce_case<T, nccl_test::Public>();
+  nccl_test::all_reduce_case<T, nccl_test::ThroughTransport>();
 }
 
 TEST_CASE_TEMPLATE("dist nccl: list broadcast, all_gather and reduce_scatter on CUDA tensors" *
                        doctest::skip(!cuda_available()),
                    T, float, weft::bfloat16, std::int32_t) {
-  nccl_test::gather_scatter_case<T>();
+  nccl_test::gather_scatter_case<T, nccl_test::Public>();
+  nccl_test::gather_scatter_case<T, nccl_test::ThroughTransport>();
 }
 
 TEST_CASE_TEMPLATE("dist nccl: single CUDA tensors and strided views" * doctest::skip(!cuda_available()), T, float,
