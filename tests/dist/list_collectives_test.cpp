@@ -38,7 +38,8 @@ inline std::vector<Shape> mixed_shapes() {
 /// Three members of 400 KB to 1.3 MB in float32 (more in float64): they travel alone in the
 /// default buckets (from 256 KiB on the host); the six small ones (1,035 elements) share a bucket.
 inline std::vector<Shape> large_and_small_shapes() {
-  return {Shape{5}, Shape{512, 640}, Shape{7, 3}, Shape{}, Shape{0}, Shape{300000}, Shape{1000}, Shape{100000}, Shape{2, 4}};
+  return {Shape{5},      Shape{512, 640}, Shape{7, 3},   Shape{},    Shape{0},
+          Shape{300000}, Shape{1000},     Shape{100000}, Shape{2, 4}};
 }
 
 /// A list of `shapes` laid out as `layout`, every storage poisoned (the elements around views too).
@@ -389,7 +390,7 @@ TEST_CASE("dist lists: all_gather and reduce_scatter with members of 256 KiB and
   for (int r = 0; r < n; ++r) parts.push_back(inputs_of<float>(salt, r, chunks));
   std::vector<std::vector<double>> gathered(chunks.size());
   for (std::size_t k = 0; k < chunks.size(); ++k)
-    for (int r = 0; r < n; ++r) gathered[k].insert(gathered[k].end(), parts[std::size_t(r)][k].begin(), parts[std::size_t(r)][k].end());
+    for (const auto& part : parts) gathered[k].insert(gathered[k].end(), part[k].begin(), part[k].end());
   // reduce_scatter: ins are the wholes
   std::vector<std::vector<std::vector<double>>> wholes;
   for (int r = 0; r < n; ++r) wholes.push_back(inputs_of<float>(salt + 1, r, whole));
@@ -491,7 +492,8 @@ TEST_CASE("dist lists and tensors: over a one-rank group nothing is packed, stag
   // Bad input still throws (the group's one rank agrees with itself), nothing written.
   const TensorList<float> xs = laid_out_list<float>({Shape{3}}, ListLayout::separate);
   write_list(xs, {{1.0, 2.0, 3.0}});
-  same_error_everywhere(one, [&] { weft::dist::broadcast(xs, 1, one); }, {"root 1 is not a rank of the group (0 to 0)"});
+  same_error_everywhere(one, [&] { weft::dist::broadcast(xs, 1, one); },
+                        {"root 1 is not a rank of the group (0 to 0)"});
   same_error_everywhere(one, [&] { weft::dist::all_reduce(xs, one, ReduceOp::sum, BucketOptions{0}); },
                         {"BucketOptions::bucket_bytes must be positive"});
   check_against(xs, exact({{1.0, 2.0, 3.0}}));

@@ -34,11 +34,11 @@ namespace detail {
 // at `capacity`, each bucket packed into one staging buffer by one foreach kernel. So a packed
 // bucket fits one staging buffer of bucket_bytes, one 500 MB embedding gradient pipelines like
 // many small tensors, and only the members too small to fill a message on their own are copied.
-// The plan depends on the members' element counts only: every rank of a collective has agreed
-// on the shapes, dtype and bucket size, so every rank cuts the same buckets, whatever the
-// layout of its own tensors (contiguity is local: a strided member travels through a contiguous
-// copy of itself, ContiguousList). Worked example, tensors of 2, 0, 3, 9 and 3 elements,
-// capacity 6, alone 4:
+// The plan depends on the members' element counts (and on the flag below) only: every rank of
+// a collective has agreed on the shapes, dtype, device kind and bucket size, so every rank cuts
+// the same buckets, whatever the layout of its own tensors (contiguity is local: a strided
+// member travels through a contiguous copy of itself, ContiguousList). Worked example, tensors of
+// 2, 0, 3, 9 and 3 elements, capacity 6, alone 4:
 //
 //   t3 (9 >= 4):   bucket 0: (t3, 0, 6)                      6 elements, t3's own memory
 //                  bucket 1: (t3, 6, 3)                      3 elements, t3's own memory
@@ -95,15 +95,16 @@ std::int64_t bucket_capacity(const BucketOptions& options) {
 
 // From how many bytes a member travels alone, even in larger buckets. Packing a member costs two
 // copies of its bytes (pack and unpack); travelling alone costs one more message (its latency).
-// Host memory over MPI: a copy runs at ~8 GB/s and a message between ranks of one host costs a
-// few microseconds. Measured on 2 ranks (64 MiB lists of equal members, all packed into 25 MiB
-// buckets against each member alone, 3 runs): packing is the faster for 4-16 KiB members
-// (alone takes 1.04-1.7x its time), even at 64 KiB (0.96-2.1x packed / alone), travelling alone
-// is 1.1-1.5x faster at 128-512 KiB and 1.4-2.4x from 1 MiB. 256 KiB keeps the small members' messages few (two copies of 256 KiB, ~64 us, also
-// outweigh a network's tens of microseconds). CUDA memory over NCCL: a GPU copies ~100x faster
-// while an NCCL call costs ~10 us, so packing stays the cheaper up to larger members: 1 MiB
-// (not yet measured on a GPU). GPT-2's weight matrices (2.4 MB and up) travel alone either
-// way, its biases and norm weights (12 KB at most, 147 KB stacked over the layers) are packed.
+// Host memory over MPI: a copy runs at ~8 GB/s and a message between ranks of one host costs a few
+// microseconds. Measured on 2 ranks (64 MiB lists of equal members, all packed into 25 MiB buckets
+// against each member alone, 3 runs): packing is the faster for 4-16 KiB members (alone takes
+// 1.04-1.7x its time), 64 KiB is a toss-up (packed / alone 0.96-2.1x), travelling alone is 1.1-1.5x
+// faster at 128-512 KiB and 1.4-2.4x from 1 MiB. 256 KiB keeps the small members' messages few, and
+// two copies of 256 KiB (~64 us) also outweigh a network's tens of microseconds. CUDA memory over
+// NCCL: a GPU copies ~100x faster while an NCCL call costs ~10 us, so packing stays the cheaper up
+// to larger members: 1 MiB (not yet measured on a GPU). GPT-2's weight matrices (2.4 MB and up)
+// travel alone either way; its biases and norm weights (12 KB at most, 147 KB stacked over the
+// layers) are packed.
 constexpr std::int64_t kAloneBytesHost = std::int64_t(256) << 10;
 constexpr std::int64_t kAloneBytesCuda = std::int64_t(1) << 20;
 
@@ -134,10 +135,10 @@ bool back_to_back(const TensorList<T>& xs) {
   return true;
 }
 
-/// The bucket plan of a list whose members are all defined, on `device`. When every rank's list lies back to
-/// back in one storage (`every_list_back_to_back`, which the ranks agreed on), no member needs to
-/// travel alone: the concatenation cut at the capacity travels from that storage, packing
-/// nothing, in the fewest messages.
+/// The bucket plan of a list whose members are all defined, on `device`. When every rank's list
+/// lies back to back in one storage (`every_list_back_to_back`, which the ranks agreed on), no
+/// member needs to travel alone: the concatenation cut at the capacity travels from that storage,
+/// packing nothing, in the fewest messages.
 template <Element T>
 std::vector<Bucket> plan_buckets(const TensorList<T>& xs, const BucketOptions& options, Device device,
                                  bool every_list_back_to_back = false) {
