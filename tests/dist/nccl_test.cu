@@ -23,7 +23,10 @@ using weft::dist::BucketOptions;
 using weft::dist::ReduceOp;
 using weft::test::cuda_available;
 
+// The helpers call into weft's backend-ABI namespace from inline templates: they live in it too
+// (scripts/check-odr), as the shared test support does.
 namespace nccl_test {
+inline namespace WEFT_BACKEND_ABI {
 
 /// This rank's GPU: NCCL needs a distinct device per rank of a communicator.
 inline Device rank_device() {
@@ -196,6 +199,7 @@ void gather_scatter_case() {
   }
 }
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace nccl_test
 
 TEST_SUITE("dist") {
