@@ -40,15 +40,31 @@ weft_install_deps() {
 # The extra tools scripts/test needs: for its aarch64 build the cross compiler (with its C++
 # and OpenMP runtimes) and qemu user emulation to run the result; for weft::dist's suite OpenMPI
 # (mpirun, and the headers and mpicxx that Meson's MPI dependency finds); for the consumer
-# projects CMake (weft itself builds with Meson only).
+# projects CMake (weft itself builds with Meson only); for its clang build clang >= 15 with
+# LLVM's OpenMP runtime (clang-16 from Debian unless one is there; weft_clang names it).
 weft_install_test_deps() {
   local missing=()
   command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+  weft_clang >/dev/null || missing+=(clang-16 libomp-16-dev)
   command -v aarch64-linux-gnu-g++ >/dev/null 2>&1 || missing+=(g++-aarch64-linux-gnu)
   command -v qemu-aarch64 >/dev/null 2>&1 || missing+=(qemu-user)
   command -v mpirun >/dev/null 2>&1 || missing+=(openmpi-bin)
   command -v mpicxx >/dev/null 2>&1 || missing+=(libopenmpi-dev)
   weft_apt_install "${missing[@]}"
+}
+
+# weft_clang: prints the newest versioned clang++ from 15 on (clang++-19 ... clang++-15, with
+# its clang and LLVM's OpenMP header) as "CXX CC"; fails when there is none.
+weft_clang() {
+  local v
+  for v in 19 18 17 16 15; do
+    if command -v "clang++-$v" >/dev/null 2>&1 && command -v "clang-$v" >/dev/null 2>&1 &&
+      [[ -f "/usr/lib/llvm-$v/lib/clang/$v/include/omp.h" || -f "/usr/lib/llvm-$v/include/omp.h" ]]; then
+      echo "clang++-$v clang-$v"
+      return 0
+    fi
+  done
+  return 1
 }
 
 # weft_apt_install PACKAGES...: apt-get install (as root or through sudo); nothing when empty.

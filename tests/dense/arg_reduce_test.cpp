@@ -63,7 +63,9 @@ TEST_CASE_TEMPLATE("argmax / argmin: random shapes, layouts, dims, ties and NaN 
       CHECK(mx.item() == ref_arg(values, true));
       CHECK(mn.item() == ref_arg(values, false));
     }
-    const auto [dim, d] = random_dim(rng, full.rank());
+    const auto random = random_dim(rng, full.rank());
+    const std::int64_t dim = random.dim;
+    const int d = random.wrapped;
     const bool keepdim = rng.chance(0.5);
     if (full.rank() > 0 && full[d] == 0) {
       CHECK(has(error_of([&] { weft::argmin(x, dim, keepdim); }), "of size 0"));

@@ -52,7 +52,9 @@ TEST_CASE_TEMPLATE("cumsum: random shapes, layouts and dims on every dtype", T, 
     Domain dom;
     if constexpr (std::is_integral_v<T>) dom.lo = -1000, dom.hi = 1000;
     const TensorView<T> x = make_view<T>(rng, full, dom, layout);
-    const auto [dim, d] = random_dim(rng, full.rank());
+    const auto random = random_dim(rng, full.rank());
+    const std::int64_t dim = random.dim;
+    const int d = random.wrapped;
     INFO("dtype ", type_name<T>(), ", iteration ", iter, ", layout ", layout_name(layout));
     check_cumsum(weft::cumsum(x, dim), values_of(x), full, d, accumulator_eps<T>());
   }

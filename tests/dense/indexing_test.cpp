@@ -68,7 +68,9 @@ T random_alpha(Rng& rng) {
 template <class T, class I>
 void check_index_select(Rng& rng) {
   const Shape shape = random_shape(rng, 1, 4, 800);
-  const auto [d, dim] = random_dim(rng, shape.rank());
+  const auto random = random_dim(rng, shape.rank());
+  const std::int64_t d = random.dim;
+  const int dim = random.wrapped;
   const TensorView<T> x = make_view<T>(rng, shape, Domain{}, random_layout(rng, false));
   const TensorView<I> index = random_index<I>(rng, Shape{shape[dim] == 0 ? 0 : rng.integer(0, 12)}, shape[dim]);
   INFO("dtype ", type_name<T>(), ", index ", type_name<I>(), ", x ", shape_str(shape), ", dim ", d, ", index ",
@@ -85,7 +87,9 @@ void check_index_select(Rng& rng) {
 template <class T, class I>
 void check_gather(Rng& rng) {
   const Shape shape = random_shape(rng, 1, 4, 800);
-  const auto [d, dim] = random_dim(rng, shape.rank());
+  const auto random = random_dim(rng, shape.rank());
+  const std::int64_t d = random.dim;
+  const int dim = random.wrapped;
   const TensorView<T> x = make_view<T>(rng, shape, Domain{}, random_layout(rng, false));
   const Shape index_shape = shape[dim] == 0 ? with_extent(shape, dim, 0) : smaller_shape(rng, shape, dim, 9);
   const TensorView<I> index = random_index<I>(rng, index_shape, shape[dim]);
@@ -132,7 +136,9 @@ void check_adds(const TensorView<T>& target, const std::vector<double>& before, 
 template <class T, class I>
 void check_index_add(Rng& rng) {
   const Shape shape = random_shape(rng, 1, 4, 800);
-  const auto [d, dim] = random_dim(rng, shape.rank());
+  const auto random = random_dim(rng, shape.rank());
+  const std::int64_t d = random.dim;
+  const int dim = random.wrapped;
   const TensorView<T> target = random_target<T>(rng, shape);
   // Few distinct values, so that indices repeat.
   const std::int64_t n = shape[dim] == 0 ? 0 : rng.integer(0, 16);
@@ -155,7 +161,9 @@ void check_index_add(Rng& rng) {
 template <class T, class I>
 void check_scatter_add(Rng& rng) {
   const Shape shape = random_shape(rng, 1, 4, 800);
-  const auto [d, dim] = random_dim(rng, shape.rank());
+  const auto random = random_dim(rng, shape.rank());
+  const std::int64_t d = random.dim;
+  const int dim = random.wrapped;
   const TensorView<T> target = random_target<T>(rng, shape);
   Shape source_shape = smaller_shape(rng, shape, dim, 9);
   Shape index_shape = smaller_shape(rng, source_shape, -1, 0);

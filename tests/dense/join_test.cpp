@@ -49,7 +49,9 @@ TEST_CASE_TEMPLATE("cat: random shapes, dims, layouts and operand counts", T, fl
   WEFT_TEST_RNG(rng);
   for (int iter = 0; iter < 40; ++iter) {
     const Shape shape = random_shape(rng, 1, 4, 600);
-    const auto [d, dim] = random_dim(rng, shape.rank());
+    const auto random = random_dim(rng, shape.rank());
+    const std::int64_t d = random.dim;
+    const int dim = random.wrapped;
     const std::vector<TensorView<T>> xs = random_operands<T>(rng, shape, dim, int(rng.integer(1, 4)));
     INFO("dtype ", type_name<T>(), ", base shape ", shape_str(shape), ", dim ", d, ", operands ", xs.size());
     const Tensor<T> out = weft::cat(xs, d);
@@ -65,7 +67,9 @@ TEST_CASE_TEMPLATE("stack: random shapes, dims and layouts", T, float, half, std
   WEFT_TEST_RNG(rng);
   for (int iter = 0; iter < 30; ++iter) {
     const Shape shape = random_shape(rng, 0, 4, 500);
-    const auto [d, dim] = random_dim(rng, shape.rank() + 1);
+    const auto random = random_dim(rng, shape.rank() + 1);
+    const std::int64_t d = random.dim;
+    const int dim = random.wrapped;
     std::vector<TensorView<T>> xs;
     for (int k = int(rng.integer(1, 4)); k > 0; --k)
       xs.push_back(make_view<T>(rng, shape, Domain{}, random_layout(rng, false)));

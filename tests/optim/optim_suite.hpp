@@ -48,7 +48,9 @@ inline constexpr std::array<const char*, 3> kLionGoldens = {"lion_default", "lio
 template <class O>
 O golden_options(const OptimGolden& g) {
   O o{};
-  for (const auto& [key, value] : g.options) {
+  for (const auto& option : g.options) {
+    const std::string& key = option.first;  // (no structured binding: the lambdas capture these,
+    const std::string& value = option.second;  // which clang 16 cannot do under OpenMP)
     bool known = false;
     auto number = [&](const char* name, double O::*member) {
       if (key == name) o.*member = std::stod(value), known = true;

@@ -74,7 +74,8 @@ struct AlongDim {
 };
 
 /// A random dim of a tensor of rank `rank` (rank 0 takes 0 and -1), sometimes negative, and its
-/// wrapped value.
+/// wrapped value. Callers copy the members out rather than bind them (`auto [dim, d] = ...`):
+/// clang 16 cannot capture a structured binding in a lambda under OpenMP.
 struct RandomDim {
   std::int64_t dim;
   int wrapped;

@@ -21,7 +21,9 @@ struct TupleBase;
 template <std::size_t... Is, class... Ts>
 struct TupleBase<std::index_sequence<Is...>, Ts...> : TupleSlot<Is, Ts>... {};
 
-/// Aggregate tuple: Tuple<A, B>{a, b}; get<I>(t). Braced initialization runs left to right.
+/// Aggregate tuple: Tuple<A, B>{{{a}, {b}}} (Tuple, its base, a slot per element: Tuple<A, B>{a, b}
+/// works too, but clang's -Wall flags that brace elision); get<I>(t). Braced initialization runs
+/// left to right.
 template <class... Ts>
 struct Tuple : TupleBase<std::index_sequence_for<Ts...>, Ts...> {
   static constexpr std::size_t size = sizeof...(Ts);

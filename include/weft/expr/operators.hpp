@@ -28,7 +28,7 @@ using expr_t = decltype(as_expr(std::declval<X>()));
 
 template <class Op, class... Xs>
 auto make_map(const Xs&... xs) {
-  return Map<Op, expr_t<Xs>...>{{}, Op{}, {as_expr(xs)...}};
+  return Map<Op, expr_t<Xs>...>{{}, Op{}, {{{as_expr(xs)}...}}};
 }
 
 }  // namespace detail

@@ -13,8 +13,11 @@
 
 namespace weft::io::detail {
 
+struct JsonMember;
+
 /// One parsed JSON value. Numbers must be integers (safetensors has no others); objects keep
-/// their members in file order and never repeat a key.
+/// their members in file order and never repeat a key. (Members are a struct of their own, not a
+/// std::pair: pair<string, Json> inside Json needs Json complete under clang's library checks.)
 struct Json {
   enum class Kind : unsigned char { null, boolean, integer, string, array, object };
   Kind kind = Kind::null;
@@ -22,14 +25,19 @@ struct Json {
   std::int64_t integer = 0;
   std::string string;
   std::vector<Json> array;
-  std::vector<std::pair<std::string, Json>> object;
+  std::vector<JsonMember> object;
 
-  const Json* find(std::string_view key) const {
-    for (const auto& [k, v] : object)
-      if (k == key) return &v;
-    return nullptr;
-  }
+  const Json* find(std::string_view key) const;
 };
+struct JsonMember {
+  std::string key;
+  Json value;
+};
+inline const Json* Json::find(std::string_view key) const {
+  for (const auto& member : object)
+    if (member.key == key) return &member.value;
+  return nullptr;
+}
 
 /// A recursive-descent parser over one document; its errors name `what` (the file) and the byte
 /// where it stopped.
@@ -80,9 +88,9 @@ class JsonParser {
       for (;;) {
         std::string key = string();
         for (const auto& member : v.object)
-          if (member.first == key) error(("duplicate key \"" + key + "\"").c_str());
+          if (member.key == key) error(("duplicate key \"" + key + "\"").c_str());
         expect(':');
-        v.object.emplace_back(std::move(key), value(depth + 1));
+        v.object.push_back(JsonMember{std::move(key), value(depth + 1)});
         if (peek() == '}') return ++i_, v;
         expect(',');
       }

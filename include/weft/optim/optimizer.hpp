@@ -96,7 +96,7 @@ struct StepContext {
   /// value: where(found_inf != 0, old, new), decided per element on the device.
   template <class PNew, class... W>
   void apply(const PNew& p_new, const W&... writes) const {
-    auto keep = [this](auto& dst, const auto& value) {
+    auto keep = [&](auto& dst, const auto& value) {
       if constexpr (kSkips) return weft::where(skip, dst, value);
       else return weft::detail::as_expr(value);
     };

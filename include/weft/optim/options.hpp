@@ -30,20 +30,22 @@ struct SGDOptions {
 };
 
 /// torch.optim.Adam (weight decay 0 by default, added to the gradient: g += wd p) and AdamW (1e-2 by default, decoupled:
-/// p *= 1 - lr wd).
-template <double kWeightDecayDefault>
+/// p *= 1 - lr wd). Two types, so that an AdamOptions cannot configure AdamW by mistake; the flag
+/// only picks the default (a bool, not the default itself: clang 16 takes no double template
+/// arguments).
+template <bool kDecoupledWeightDecay>
 struct AdamFamilyOptions {
   double lr = 1e-3;
   std::pair<double, double> betas = {0.9, 0.999};
   double eps = 1e-8;
-  double weight_decay = kWeightDecayDefault;
+  double weight_decay = kDecoupledWeightDecay ? 1e-2 : 0.0;
   bool amsgrad = false;
   bool maximize = false;
   bool capturable = false;
   bool master_weights = false;
 };
-using AdamOptions = AdamFamilyOptions<0.0>;
-using AdamWOptions = AdamFamilyOptions<1e-2>;
+using AdamOptions = AdamFamilyOptions<false>;
+using AdamWOptions = AdamFamilyOptions<true>;
 
 /// torch.optim.Adagrad: sum += g^2; p -= lr / (1 + (t - 1) lr_decay) * g / (sqrt(sum) + eps).
 struct AdagradOptions {

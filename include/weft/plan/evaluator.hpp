@@ -339,14 +339,14 @@ struct Evaluator<Map<Op, Args...>, Want, kLinear, Shared> {
   template <std::size_t... Is>
   static Tuple<Evaluator<Args, C, kLinear, Shared>...> build_children(const Node& node, BuildContext<Shared>& ctx,
                                                                      std::index_sequence<Is...>) {
-    return {Evaluator<Args, C, kLinear, Shared>(get<Is>(node.args), ctx)...};
+    return {{{Evaluator<Args, C, kLinear, Shared>(get<Is>(node.args), ctx)}...}};
   }
 
   // Operands are evaluated left to right (braced initialization), which is
   // the order BuildContext assigned cache roles in.
   template <class Cache, std::size_t... Is>
   WEFT_HOST_DEVICE R compute(std::int64_t j, Cache& cache, std::index_sequence<Is...>) const {
-    Tuple<std::conditional_t<true, C, Args>...> v{get<Is>(children).coeff(j, cache)...};
+    Tuple<std::conditional_t<true, C, Args>...> v{{{get<Is>(children).coeff(j, cache)}...}};
     return R(op(get<Is>(v)...));
   }
   // Operands left to right, as in compute(); then the op on the vector values (Target::apply).
@@ -355,7 +355,7 @@ struct Evaluator<Map<Op, Args...>, Want, kLinear, Shared> {
   WEFT_HOST_DEVICE typename Target::template Value<R, N> compute_vector(std::int64_t j, Cache& cache,
                                                                         std::index_sequence<Is...>) const {
     Tuple<std::conditional_t<true, typename Target::template Value<C, N>, Args>...> v{
-        get<Is>(children).template vector<Target, N>(j, cache)...};
+        {{get<Is>(children).template vector<Target, N>(j, cache)}...}};
     return Target::template apply<R, C, N>(op, get<Is>(v)...);
   }
 };

@@ -97,9 +97,9 @@ struct PointwiseKernel {
   Tuple<Evaluator<typename Stmts::expr_type, dest_value_t<typename Stmts::dest_type>, kLinear, Shared>...> rhs;
 
   PointwiseKernel(const IterationSpace& space, BuildContext<Shared>&& ctx, const Stmts&... stmts)
-      : dests{dest_cursor<kLinear>(stmts, space, ctx)...},
-        rhs{Evaluator<typename Stmts::expr_type, dest_value_t<typename Stmts::dest_type>, kLinear, Shared>(
-            stmts.rhs, ctx)...} {}
+      : dests{{{dest_cursor<kLinear>(stmts, space, ctx)}...}},
+        rhs{{{Evaluator<typename Stmts::expr_type, dest_value_t<typename Stmts::dest_type>, kLinear, Shared>(
+            stmts.rhs, ctx)}...}} {}
 
   WEFT_HOST_DEVICE void seek(const std::int64_t* outer) {
     for_each_in(dests, [&](auto& d) { d.seek(outer); });
@@ -142,14 +142,14 @@ struct PointwiseKernel {
  private:
   template <class Cache, std::size_t... Is>
   WEFT_HOST_DEVICE void run_scalar_impl(std::int64_t j, Cache& cache, std::index_sequence<Is...>) {
-    Tuple<dest_value_t<typename Stmts::dest_type>...> values{get<Is>(rhs).coeff(j, cache)...};
+    Tuple<dest_value_t<typename Stmts::dest_type>...> values{{{get<Is>(rhs).coeff(j, cache)}...}};
     ((*get<Is>(dests).at(j) = typename Stmts::dest_type(get<Is>(values))), ...);
   }
   WEFT_VECTOR_PATH
   template <class Target, int N, class Cache, std::size_t... Is>
   WEFT_HOST_DEVICE void run_vector_impl(std::int64_t j, bool stream, Cache& cache, std::index_sequence<Is...>) {
     Tuple<typename Target::template Value<dest_value_t<typename Stmts::dest_type>, N>...> values{
-        get<Is>(rhs).template vector<Target, N>(j, cache)...};
+        {{get<Is>(rhs).template vector<Target, N>(j, cache)}...}};
     (Target::template store<typename Stmts::dest_type, N>(get<Is>(dests), j, get<Is>(values), stream), ...);
   }
 };

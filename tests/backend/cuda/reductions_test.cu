@@ -40,7 +40,9 @@ template <class T>
 void check_index_ops(Rng& rng, const weft::TensorView<T>& x, const weft::TensorView<T>& x_near_one) {
   const Tensor<T> host = x.to(Device::cpu());
   const Shape& full = host.shape();
-  const auto [dim, d] = random_dim(rng, full.rank());
+  const auto random = random_dim(rng, full.rank());
+  const std::int64_t dim = random.dim;
+  const int d = random.wrapped;
   const std::int64_t n = full.rank() > 0 ? full[d] : 1;
   const bool keepdim = rng.chance(0.5);
   INFO("shape ", shape_str(full), ", dim ", dim, ", keepdim ", keepdim);
