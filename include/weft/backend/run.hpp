@@ -70,6 +70,21 @@ void dispatch_cuda(const IterationSpace& space, Device device, Stmts&... stmts) 
 }
 #endif
 
+/// After the checks: statement s's Tensor destination, when it takes the right-hand side's shape,
+/// gets new elements of `shape` on `device` unless its own already have that shape and device
+/// (then they are written in place).
+template <class Stmt>
+void give_shape(KernelOperands& k, std::size_t s, Stmt& stmt, const Shape& shape, Device device) {
+  using T = typename Stmt::dest_type;
+  if (keeps_destination_shape(k, s) ||
+      (stmt.owner->defined() && stmt.owner->shape() == shape && stmt.owner->device() == device))
+    return;
+  *stmt.owner = Tensor<T>(AdoptStorage{}, allocate(std::size_t(shape.numel()) * sizeof(T), device), shape);
+  std::destroy_at(&stmt.dst);
+  std::construct_at(&stmt.dst, stmt.owner->view());
+  k.tensors[std::size_t(k.outputs[s].index)].ref = tensor_ref(stmt.dst);
+}
+
 /// Evaluates statements `*dst_k = rhs_k` in one kernel (see DESIGN.md: fuse).
 /// Every check runs before anything is allocated or written.
 template <class... Stmts>
@@ -79,21 +94,9 @@ void run_statements(const char* op, Stmts&... stmts) {
   const std::pair<Device, Shape> checked = check_statements(op, k);
   const Device device = checked.first;
   const Shape& shape = checked.second;
-  // All checks passed: a Tensor destination that takes the right-hand side's shape gets new
-  // elements unless its own already have that shape and device (then they are written in place).
+  // All checks passed.
   std::size_t s = 0;
-  auto reallocate = [&](auto& stmt) {
-    using T = typename std::remove_cvref_t<decltype(stmt)>::dest_type;
-    if (!keeps_destination_shape(k, s) &&
-        !(stmt.owner->defined() && stmt.owner->shape() == shape && stmt.owner->device() == device)) {
-      *stmt.owner = Tensor<T>(AdoptStorage{}, allocate(std::size_t(shape.numel()) * sizeof(T), device), shape);
-      std::destroy_at(&stmt.dst);
-      std::construct_at(&stmt.dst, stmt.owner->view());
-      k.tensors[std::size_t(k.outputs[s].index)].ref = tensor_ref(stmt.dst);
-    }
-    ++s;
-  };
-  (reallocate(stmts), ...);
+  (give_shape(k, s++, stmts, shape, device), ...);
   if (shape.numel() == 0) return;
   const bool destination_read = read_overlaps_safely(op, k, shape);
   const auto [space, stream] = plan_statements(k, shape, destination_read);

@@ -2,6 +2,7 @@
 /// @file fuse, eval and the assignment operators of Tensor, TensorView and TensorList: statements checked, planned and run as one kernel.
 #pragma once
 
+#include "weft/backend/multi_shape.hpp"
 #include "weft/backend/run.hpp"
 #include "weft/expr/assign.hpp"
 
@@ -11,7 +12,9 @@ inline namespace WEFT_BACKEND_ABI {
 
 /// Runs several assignments as ONE kernel. Every right-hand side reads the
 /// values from before the call; a subexpression shared by C++ name (or
-/// written identically) is computed once per element.
+/// written identically) is computed once per element. Statements into tensors
+/// of different shapes run as one multi-shape kernel (each statement its own
+/// loop, no subexpression shared between them; docs/dense.md).
 template <class... As>
 void fuse(As... statements) {
   static_assert(sizeof...(As) > 0, "weft::fuse needs at least one weft::assign(dst, expr)");
@@ -19,7 +22,7 @@ void fuse(As... statements) {
                 "weft::fuse takes statements made by weft::assign(dst, expr), all into tensors or all into "
                 "TensorLists");
   if constexpr ((is_list_assignment_v<As> && ...)) detail::run_list_statements("fuse", statements...);
-  else detail::run_statements("fuse", statements...);
+  else detail::run_fused_statements("fuse", statements...);
 }
 
 /// Evaluates an expression (or copies a view) into a new contiguous tensor of its dtype.

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-/// @file Joining and splitting: cat and stack of runtime lists (new tensors), split and chunk (views).
+/// @file Joining and splitting: cat of expressions (one kernel), cat and stack of runtime lists (new tensors), split and chunk (views).
 #pragma once
 
 #include <algorithm>
+#include <concepts>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -26,9 +27,10 @@ auto const_views(const List& tensors) {
   return views;
 }
 
-/// The checks cat and stack share: a non-empty list of defined tensors on one device.
-template <class T>
-void check_operands(const char* op, const std::vector<TensorView<const T>>& xs) {
+/// The checks cat and stack share: a non-empty list of defined tensors on one device. `xs` holds
+/// views or CatOperands (anything with defined(), device() and shape()).
+template <class Xs>
+void check_operands(const char* op, const Xs& xs) {
   if (xs.empty()) fail(op, "needs at least one tensor, got an empty list");
   for (std::size_t k = 0; k < xs.size(); ++k) {
     if (!xs[k].defined()) fail(op, "operand ", k, " is an empty (default-constructed) tensor");
@@ -40,8 +42,8 @@ void check_operands(const char* op, const std::vector<TensorView<const T>>& xs) 
 
 /// Every operand's shape equals operand 0's except at `free_dim` (-1: none), or a weft::Error
 /// naming the operand, the dim and `rule`.
-template <class T>
-void check_shapes(const char* op, const std::vector<TensorView<const T>>& xs, int free_dim, const char* rule) {
+template <class Xs>
+void check_shapes(const char* op, const Xs& xs, int free_dim, const char* rule) {
   const Shape& s0 = xs[0].shape();
   for (std::size_t k = 1; k < xs.size(); ++k) {
     const Shape& s = xs[k].shape();
@@ -69,16 +71,86 @@ Tensor<T> cat_checked(const char* op, const std::vector<TensorView<const T>>& xs
   return out;
 }
 
-template <class T>
-Tensor<T> cat_views(const std::vector<TensorView<const T>>& xs, std::int64_t dim) {
-  const char* op = "cat";
+/// torch.cat's checks (operands on one device, of one rank >= 1, equal but at `dim`); returns
+/// `dim` wrapped.
+template <class Xs>
+int check_cat(const char* op, const Xs& xs, std::int64_t dim) {
   check_operands(op, xs);
-  if (xs[0].dim() == 0)
+  if (xs[0].shape().rank() == 0)
     fail(op, "operand 0 is zero-dimensional (shape []); cat joins tensors of at least 1 dim (weft::stack joins "
              "zero-dimensional ones)");
   const int d = wrap_dim_of(op, dim, xs[0].shape());
   check_shapes(op, xs, d, "every dim but the cat dim must match");
-  return cat_checked(op, xs, d);
+  return d;
+}
+
+template <class T>
+Tensor<T> cat_views(const std::vector<TensorView<const T>>& xs, std::int64_t dim) {
+  return cat_checked("cat", xs, check_cat("cat", xs, dim));
+}
+
+/// What cat checks of an expression operand: the shape its tensors broadcast to and their device.
+struct CatOperand {
+  Shape extents;
+  Device place = Device::cpu();
+
+  bool defined() const { return true; }
+  Device device() const { return place; }
+  const Shape& shape() const { return extents; }
+};
+
+/// Operand k of cat(dim, e...): its tensors defined, on one device, broadcasting together.
+template <class E>
+CatOperand cat_operand(const char* op, std::size_t k, const E& e) {
+  CatOperand x;
+  bool have_device = false, broadcast = true;
+  std::vector<Shape> leaves;
+  for_each_leaf(e, [&](const auto& leaf) {
+    const auto& t = leaf.tensor;
+    if (!t.defined()) fail(op, "operand ", k, " reads an empty (default-constructed) tensor");
+    if (!have_device) x.place = t.device(), have_device = true;
+    else if (t.device() != x.place)
+      fail(op, "operand ", k, " reads tensors on ", x.place, " and on ", t.device(),
+           "; move them to one device with .to(device)");
+    leaves.push_back(t.shape());
+    broadcast = broadcast && broadcast_into(x.extents, t.shape());
+  });
+  if (!broadcast) fail_broadcast(op, leaves);
+  return x;
+}
+
+/// out.narrow(d, offset_k, extent_k) = e_k for every operand k, as ONE kernel (fuse of statements of
+/// different shapes; one pointwise kernel when the extents are equal).
+template <class T, class... Es>
+void cat_into(const TensorView<T>& out, int d, const std::vector<CatOperand>& xs, const Es&... es) {
+  std::int64_t offset = 0;
+  std::size_t k = 0;
+  auto slice = [&](const auto& e) {
+    const std::int64_t n = xs[k++].shape()[d];
+    auto statement = assign(out.narrow(d, offset, n), e);
+    offset += n;
+    return statement;
+  };
+  // Braced initialization runs left to right: slices in operand order.
+  Tuple<decltype(assign(out, es))...> statements{{{slice(es)}...}};
+  [&]<std::size_t... Is>(std::index_sequence<Is...>) {
+    run_fused_statements("cat", get<Is>(statements)...);
+  }(std::index_sequence_for<Es...>{});
+}
+
+template <class T, class... Es>
+Tensor<T> cat_exprs(std::int64_t dim, const Es&... es) {
+  const char* op = "cat";
+  std::size_t k = 0;
+  const std::vector<CatOperand> xs{cat_operand(op, k++, es)...};
+  const int d = check_cat(op, xs, dim);
+  Shape shape = xs[0].shape();
+  shape[d] = 0;
+  for (const CatOperand& x : xs) shape[d] += x.shape()[d];
+  check_executor_for(op, xs[0].device());
+  Tensor<T> out = empty<T>(shape, xs[0].device());
+  if (out.numel() > 0) cat_into(out.view(), d, xs, es...);
+  return out;
 }
 
 /// stack = cat of the operands viewed with a new dim of extent 1 at `dim`.
@@ -138,6 +210,20 @@ Tensor<typename X::value_type> cat(const std::vector<X>& tensors, std::int64_t d
 template <Element T>
 Tensor<T> cat(std::initializer_list<TensorBase<T>> tensors, std::int64_t dim) {
   return detail::cat_views(detail::const_views(tensors), dim);
+}
+
+/// cat(dim, e0, e1, ...): operands that are tensors, views or pointwise expressions joined along
+/// `dim` (torch.cat's rules and errors; negative dims count from the end) into a new contiguous
+/// tensor of their promoted dtype, computed by ONE kernel that writes each operand's expression
+/// straight into its slice, out.narrow(dim, offset_k, extent_k) = e_k: nothing is evaluated into a
+/// temporary. An operand's shape is that of its tensors broadcast together.
+template <std::integral D, class... Xs>
+  requires((Operand<Xs> && ...) && (... || HasTensorOperand<Xs>))
+Tensor<promote_t<detail::operand_dtype_t<Xs>...>> cat(D dim, const Xs&... xs) {
+  static_assert((HasTensorOperand<Xs> && ...) && !(TensorListLike<Xs> || ...),
+                "weft::cat(dim, e...): every operand is a tensor, a view or an expression reading one (a "
+                "number has no shape; a TensorList goes to cat(tensors, dim))");
+  return detail::cat_exprs<promote_t<detail::operand_dtype_t<Xs>...>>(std::int64_t(dim), detail::as_expr(xs)...);
 }
 
 /// stack(tensors, dim): the tensors (all of one shape) joined along a new dim at `dim`, in

@@ -47,17 +47,24 @@ template <class Kernel, class... Stmts>
     log_write(LogComponent::output_code, describe_kernel(space, where, false, stmts...));
 }
 
+/// The kernel of statements for one layout over `space`.
+template <bool kLinear, class... Stmts>
+PointwiseKernel<kLinear, Stmts...> construct_kernel(const IterationSpace& space, Stmts&... stmts) {
+  using Kernel = PointwiseKernel<kLinear, Stmts...>;
+  BuildContext<typename Kernel::Shared> ctx;
+  ctx.space = &space;
+  return Kernel(space, std::move(ctx), stmts...);
+}
+
 /// Builds the kernel for one layout over `space` and logs it.
 template <bool kLinear, class... Stmts>
 PointwiseKernel<kLinear, Stmts...> build_kernel(const IterationSpace& space, const std::string& where,
                                                 Stmts&... stmts) {
   using Kernel = PointwiseKernel<kLinear, Stmts...>;
   count_kernel_type<Kernel>();
-  BuildContext<typename Kernel::Shared> ctx;
-  ctx.space = &space;
   if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code))
     log_kernel<Kernel>(space, where, stmts...);
-  return Kernel(space, std::move(ctx), stmts...);
+  return construct_kernel<kLinear>(space, stmts...);
 }
 
 /// Whether statement s writes into its destination as it is: a view, a compound assignment, or a
@@ -72,9 +79,9 @@ inline bool keeps_destination_shape(KernelOperands& k, std::size_t s) {
   return !reads_tensor && k.tensor(out).defined;
 }
 
-/// Checks pointwise statements' devices and shapes and that their destinations do not overlap;
-/// returns the device and shape of the kernel.
-inline std::pair<Device, Shape> check_statements(const char* op, KernelOperands& k) {
+/// Checks pointwise statements' devices and operands (destinations, leaves) and broadcasts each
+/// right-hand side's operands into k.rhs_shapes; returns the device of the kernel.
+inline Device check_statement_operands(const char* op, KernelOperands& k) {
   Device device = Device::cpu();
   bool have_device = false;
   auto use_device = [&](Device d, const char* what, const Shape& shape) {
@@ -113,62 +120,94 @@ inline std::pair<Device, Shape> check_statements(const char* op, KernelOperands&
       fail_broadcast(op, leaves);
     }
   }
-  auto target = [&](std::size_t s) -> const Shape& {
-    return keeps_destination_shape(k, s) ? k.tensor(k.outputs[s]).shape() : k.rhs_shapes[s];
-  };
-  Shape shape = target(0);
-  for (std::size_t s = 0; s < k.statements(); ++s) {
-    if (!(target(s) == shape))
-      fail(op, "outputs of one kernel must have one shape, got ", shape, " and ", target(s));
-    if (!broadcasts_to(k.rhs_shapes[s], shape))
-      fail(op, "cannot write an expression of shape ", k.rhs_shapes[s], " into a destination of shape ", shape,
-           "; the expression must broadcast to the destination (PyTorch's copy_ rule)");
-  }
+  return device;
+}
 
+/// The shape statement s writes: its destination's (a view, a compound assignment), else its
+/// right-hand side's (after check_statement_operands).
+inline const Shape& statement_shape(KernelOperands& k, std::size_t s) {
+  return keeps_destination_shape(k, s) ? k.tensor(k.outputs[s]).shape() : k.rhs_shapes[s];
+}
+
+/// Statement s's right-hand side broadcasts to `shape` (PyTorch's copy_ rule), else a weft::Error.
+inline void check_broadcasts_to(const char* op, const KernelOperands& k, std::size_t s, const Shape& shape) {
+  if (!broadcasts_to(k.rhs_shapes[s], shape))
+    fail(op, "cannot write an expression of shape ", k.rhs_shapes[s], " into a destination of shape ", shape,
+         "; the expression must broadcast to the destination (PyTorch's copy_ rule)");
+}
+
+/// No two destinations share an element.
+inline void check_outputs_apart(const char* op, const KernelOperands& k) {
   for (std::size_t a = 0; a < k.statements(); ++a)
     for (std::size_t b = a + 1; b < k.statements(); ++b)
-      if (overlaps(byte_range(k.tensor(k.outputs[a])), byte_range(k.tensor(k.outputs[b]))))
+      if (share_elements(k.tensor(k.outputs[a]), k.tensor(k.outputs[b])))
         fail(op, "outputs ", a, " and ", b, " overlap in memory; each output of a fused kernel needs its own storage");
+}
+
+/// Checks pointwise statements' devices and shapes and that their destinations do not overlap;
+/// returns the device and shape of the kernel.
+inline std::pair<Device, Shape> check_statements(const char* op, KernelOperands& k) {
+  const Device device = check_statement_operands(op, k);
+  Shape shape = statement_shape(k, 0);
+  for (std::size_t s = 0; s < k.statements(); ++s) {
+    if (!(statement_shape(k, s) == shape))
+      fail(op, "outputs of one kernel must have one shape, got ", shape, " and ", statement_shape(k, s));
+    check_broadcasts_to(op, k, s, shape);
+  }
+  check_outputs_apart(op, k);
   return {device, shape};
+}
+
+/// Rebinds to a copy every input that overlaps a destination unless `safe(input, s, t)`: input
+/// of statement s, destination of statement t. Returns whether any destination is read.
+template <class Safe>
+bool rebind_overlapping_reads(const char* op, KernelOperands& k, Safe&& safe) {
+  bool destination_read = false;
+  for (std::size_t s = 0; s < k.statements(); ++s)
+    for (std::size_t i = k.rhs_begin[s]; i < k.rhs_begin[s + 1]; ++i) {
+      if (k.nodes[i].kind != ExprNode::Kind::tensor) continue;
+      TensorOperand& in = k.tensors[std::size_t(k.nodes[i].index)];
+      for (std::size_t t = 0; t < k.statements(); ++t) {
+        const TensorRef& dst = k.tensor(k.outputs[t]);
+        if (!share_elements(in.ref, dst)) continue;
+        destination_read = true;
+        if (safe(in.ref, s, t)) continue;
+        log(LogComponent::fusion, LogLevel::info, op, ": an input of shape ", in.ref.shape(),
+            " overlaps the output of shape ", dst.shape(), " without matching it elementwise; reading a copy");
+        in.rebind_to_copy(in.tensor, in.ref);
+      }
+    }
+  return destination_read;
 }
 
 /// An input that overlaps a destination without reading exactly the element being written
 /// (y = transpose(y), y = y[0] broadcast) is rebound to a copy. Returns whether any destination
 /// is read.
 inline bool read_overlaps_safely(const char* op, KernelOperands& k, const Shape& shape) {
-  bool destination_read = false;
-  for (const ExprNode& n : k.nodes) {
-    if (n.kind != ExprNode::Kind::tensor) continue;
-    TensorOperand& in = k.tensors[std::size_t(n.index)];
-    for (const ExprNode& out : k.outputs) {
-      const TensorRef& dst = k.tensor(out);
-      if (!overlaps(byte_range(in.ref), byte_range(dst))) continue;
-      destination_read = true;
-      if (elementwise_identical(in.ref, dst, shape)) continue;
-      log(LogComponent::fusion, LogLevel::info, op, ": an input of shape ", in.ref.shape(),
-          " overlaps the output of shape ", shape, " without matching it elementwise; reading a copy");
-      in.rebind_to_copy(in.tensor, in.ref);
-    }
-  }
-  return destination_read;
+  return rebind_overlapping_reads(op, k, [&](const TensorRef& in, std::size_t, std::size_t t) {
+    return elementwise_identical(in, k.tensor(k.outputs[t]), shape);
+  });
 }
 
-/// The iteration space over every operand's strides, and whether the CPU streams the stores.
+/// The iteration space over the operands of statements [first, last) (default: all), and whether
+/// the CPU streams the stores.
 inline std::pair<IterationSpace, bool> plan_statements(const KernelOperands& k, const Shape& shape,
-                                                        bool destination_read) {
+                                                        bool destination_read, std::size_t first = 0,
+                                                        std::size_t last = std::size_t(-1)) {
+  last = std::min(last, k.statements());
   std::vector<Strides> strides;
   bool aligned = true, contiguous = true;
   std::int64_t dst_bytes = 0;
-  for (const ExprNode& out : k.outputs) {
-    const TensorRef& dst = k.tensor(out);
+  for (std::size_t s = first; s < last; ++s) {
+    const TensorRef& dst = k.tensor(k.outputs[s]);
     strides.push_back(dst.strides());
     aligned = aligned && reinterpret_cast<std::uintptr_t>(dst.data()) % kHostAlignment == 0;
     contiguous = contiguous && dst.contiguous();
     dst_bytes += dst.element_bytes;
   }
-  for (const ExprNode& n : k.nodes)
-    if (n.kind == ExprNode::Kind::tensor) {
-      const TensorRef& t = k.tensor(n);
+  for (std::size_t i = k.rhs_begin[first]; i < k.rhs_begin[last]; ++i)
+    if (k.nodes[i].kind == ExprNode::Kind::tensor) {
+      const TensorRef& t = k.tensor(k.nodes[i]);
       strides.push_back(broadcast_strides(t.shape(), t.strides(), shape));
     }
   IterationSpace space = plan_iteration(shape, strides);

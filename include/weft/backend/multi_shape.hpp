@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+/// @file Runs fused statements whatever their shapes: one pointwise kernel when they share one shape, else ONE multi-shape kernel (horizontal fusion) on the executor of their device.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "weft/backend/cpu/multi_shape.hpp"
+#include "weft/backend/run.hpp"
+#include "weft/plan/multi_shape.hpp"
+
+#if defined(__CUDACC__)
+#include "weft/backend/cuda/multi_shape.cuh"
+#endif
+
+namespace weft::detail {
+inline namespace WEFT_BACKEND_ABI {
+
+/// Statements of different shapes after check_statement_operands: their checks, then (all passed)
+/// Tensor destinations take their shapes and inputs overlapping another statement's output are
+/// copied. Returns each statement's iteration space.
+template <class... Stmts>
+std::vector<IterationSpace> plan_multi_shape_statements(const char* op, KernelOperands& k, Device device,
+                                                        Stmts&... stmts) {
+  const std::vector<Shape> shapes = check_multi_shape_statements(op, k);
+  std::size_t s = 0;
+  ((give_shape(k, s, stmts, shapes[s], device), ++s), ...);
+  read_overlaps_per_statement(op, k, shapes);
+  std::vector<IterationSpace> spaces;
+  for (s = 0; s < k.statements(); ++s) spaces.push_back(plan_statements(k, shapes[s], false, s, s + 1).first);
+  return spaces;
+}
+
+/// Evaluates statements `*dst_k = rhs_k` of different shapes in one kernel (docs/dense.md,
+/// "Horizontal fusion"). Every check runs before anything is allocated or written.
+template <class... Stmts>
+void run_multi_shape_statements(const char* op, KernelOperands& k, const Device device, Stmts&... stmts) {
+  const std::vector<IterationSpace> spaces = plan_multi_shape_statements(op, k, device, stmts...);
+  std::int64_t total = 0;
+  for (const IterationSpace& space : spaces) total += space.numel;
+  if (total == 0) return;
+  using Kernel = MultiShapeKernel<Stmts...>;
+#if defined(__CUDA_ARCH__)
+  (void)device;
+  cuda::compile_multi_shape_kernels<Kernel>();
+#else
+  const bool cpu = device.is_cpu();
+  const int threads = cpu::threads_for(total);
+  if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code))
+    log_multi_shape_kernel<Kernel>(
+        spaces, cpu ? cat("cpu, ", total, " elements, ", simd::kIsaName, " packets per statement, ", threads, " thread(s)")
+                    : cat("cuda:", device.index(), ", ", total, " elements, grid-stride blocks shared by statement"),
+        stmts...);
+  const Kernel kernel = build_multi_shape_kernel(spaces, stmts...);
+  if (cpu) return cpu::run_multi_shape(kernel, spaces, threads);
+#if defined(__CUDACC__)
+  cuda::run_multi_shape(kernel, spaces, device);
+#else
+  fail_no_cuda(op);
+#endif
+#endif
+}
+
+/// weft::fuse of statements into tensors: one pointwise kernel when every statement writes one
+/// shape (shared subexpressions computed once per element), else one multi-shape kernel.
+template <class... Stmts>
+void run_fused_statements(const char* op, Stmts&... stmts) {
+  if constexpr (sizeof...(Stmts) == 1) {
+    run_statements(op, stmts...);
+  } else {
+    OperandStorage<Stmts...> operands;
+    KernelOperands k = kernel_operands(operands, false, stmts...);
+    const Device device = check_statement_operands(op, k);
+    if (statements_share_shape(k)) return run_statements(op, stmts...);
+    run_multi_shape_statements(op, k, device, stmts...);
+  }
+}
+
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace weft::detail
