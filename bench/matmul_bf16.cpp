@@ -48,7 +48,7 @@ int run(const Options& opt) {
   weft_v.reserve(cases.size());
   cast_v.reserve(cases.size());
   for (Case& c : cases) {
-    weft_v.emplace_back("weft matmul bf16", [&c] { return time_ms([&] { weft::matmul(c.a, c.b); }); });
+    weft_v.emplace_back("weft matmul bf16", [&c] { return time_ms([&] { weft::eval(weft::matmul(c.a, c.b)); }); });
     // The path weft::matmul takes without AMX (dense/matmul.hpp), spelled out.
     cast_v.emplace_back("cast+sgemm+round", [&c] {
       return time_ms([&] {

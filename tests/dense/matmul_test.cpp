@@ -37,10 +37,10 @@ TEST_CASE("matmul: PyTorch's rules for 1-D operands and batch broadcasting") {
   };
   for (const auto& c : cases) {
     const TensorView<float> a = operand<float>(rng, c.a), b = operand<float>(rng, c.b);
-    CHECK(weft::matmul(a, b).shape() == c.out);
+    CHECK(weft::eval(weft::matmul(a, b)).shape() == c.out);
     check_matmul<float>(a, b);
   }
-  CHECK(values_of(weft::matmul(weft::ones<float>(Shape{3, 0}), weft::ones<float>(Shape{0, 2}))) ==
+  CHECK(values_of(weft::eval(weft::matmul(weft::ones<float>(Shape{3, 0}), weft::ones<float>(Shape{0, 2})))) ==
         std::vector<double>(6, 0.0));
 }
 
@@ -87,35 +87,35 @@ TEST_CASE("matmul: transposed operands are read in place (only the output is all
 TEST_CASE("matmul: expression operands are evaluated first") {
   WEFT_TEST_RNG(rng);
   const TensorView<float> a = operand<float>(rng, Shape{4, 6}), b = operand<float>(rng, Shape{6, 3});
-  CHECK(values_of(weft::matmul(a * 2.0f, b)) == values_of(weft::matmul(weft::eval(a * 2.0f), b)));
+  CHECK(values_of(weft::eval(weft::matmul(a * 2.0f, b))) == values_of(weft::eval(weft::matmul(weft::eval(a * 2.0f), b))));
 }
 
 TEST_CASE("matmul: errors name both shapes") {
   const Tensor<float> a = weft::zeros<float>(Shape{2, 3}), b = weft::zeros<float>(Shape{4, 5});
-  std::string m = error_of([&] { weft::matmul(a, b); });
+  std::string m = error_of([&] { weft::eval(weft::matmul(a, b)); });
   CHECK(has(m, "weft::matmul"));
   CHECK(has(m, "[2, 3]"));
   CHECK(has(m, "[4, 5]"));
-  m = error_of([&] { weft::matmul(weft::zeros<float>(Shape{2, 2, 3}), weft::zeros<float>(Shape{3, 3, 4})); });
+  m = error_of([&] { weft::eval(weft::matmul(weft::zeros<float>(Shape{2, 2, 3}), weft::zeros<float>(Shape{3, 3, 4}))); });
   CHECK(has(m, "batch dims"));
   CHECK(has(m, "of shapes [2], [3]"));
   CHECK(has(m, "[2, 2, 3]"));
   CHECK(has(m, "[3, 3, 4]"));
-  m = error_of([&] { weft::matmul(weft::zeros<float>(Shape{}), a); });
+  m = error_of([&] { weft::eval(weft::matmul(weft::zeros<float>(Shape{}), a)); });
   CHECK(has(m, "at least 1 dim"));
   CHECK(has(m, "[2, 3]"));
-  m = error_of([&] { weft::matmul(Tensor<float>(), a); });
+  m = error_of([&] { weft::eval(weft::matmul(Tensor<float>(), a)); });
   CHECK(has(m, "empty"));
-  m = error_of([&] { weft::matmul(weft::zeros<float>(Shape{3}), weft::zeros<float>(Shape{4})); });
+  m = error_of([&] { weft::eval(weft::matmul(weft::zeros<float>(Shape{3}), weft::zeros<float>(Shape{4}))); });
   CHECK(has(m, "[3]"));
   CHECK(has(m, "[4]"));
   auto fake = std::make_shared<weft::Storage>(nullptr, 0, Device::cuda(), nullptr);
   const weft::TensorView<float> gpu(fake, Shape{3, 2}, weft::contiguous_strides(Shape{3, 2}), 0);
-  m = error_of([&] { weft::matmul(a, gpu); });
+  m = error_of([&] { weft::eval(weft::matmul(a, gpu)); });
   CHECK(has(m, "cuda:0"));
   CHECK(has(m, "[3, 2]"));
   const weft::TensorView<float> square(fake, Shape{2, 2}, weft::contiguous_strides(Shape{2, 2}), 0);
-  m = error_of([&] { weft::matmul(square, square); });
+  m = error_of([&] { weft::eval(weft::matmul(square, square)); });
   CHECK(has(m, "weft::matmul"));
   CHECK(has(m, "nvcc"));
 }

@@ -10,6 +10,7 @@
 #include "weft/backend/cpu/foreach.hpp"
 #include "weft/backend/cpu/isa_hint.hpp"
 #include "weft/backend/cpu/pointwise.hpp"
+#include "weft/backend/dense_statements.hpp"
 #include "weft/log/log.hpp"
 #include "weft/plan/foreach.hpp"
 #include "weft/plan/statements.hpp"
@@ -88,7 +89,7 @@ void give_shape(KernelOperands& k, std::size_t s, Stmt& stmt, const Shape& shape
 /// Evaluates statements `*dst_k = rhs_k` in one kernel (see DESIGN.md: fuse).
 /// Every check runs before anything is allocated or written.
 template <class... Stmts>
-void run_statements(const char* op, Stmts&... stmts) {
+void run_pointwise_statements(const char* op, Stmts&... stmts) {
   OperandStorage<Stmts...> operands;
   KernelOperands k = kernel_operands(operands, false, stmts...);
   const std::pair<Device, Shape> checked = check_statements(op, k);
@@ -110,6 +111,14 @@ void run_statements(const char* op, Stmts&... stmts) {
 #else
   fail_no_cuda(op);
 #endif
+}
+
+/// Runs statements: pointwise ones as one kernel (run_pointwise_statements); one that reads a
+/// dense node (matmul) through it, as its epilogue or after it (backend/dense_statements.hpp).
+template <class... Stmts>
+void run_statements(const char* op, Stmts&... stmts) {
+  if constexpr ((dense_nodes_v<typename Stmts::expr_type> + ... + 0) > 0) run_dense_statements(op, stmts...);
+  else run_pointwise_statements(op, stmts...);
 }
 
 #if !defined(__CUDA_ARCH__)

@@ -4,13 +4,17 @@
 
 #include <climits>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <type_traits>
 
 #include "weft/backend/cpu/gemm.hpp"
 #include "weft/backend/cpu/gemm_bf16.hpp"
+#include "weft/backend/cpu/gemm_fma.hpp"
 #include "weft/dense/factories.hpp"
 #include "weft/dense/operand.hpp"
 #include "weft/dense/fuse.hpp"
+#include "weft/expr/dense.hpp"
 
 #if defined(__CUDACC__)
 #include "weft/backend/cuda/gemm.cuh"
@@ -111,8 +115,10 @@ bool matmul_bf16_native() {
   return false;
 }
 
+/// matmul's checks of its operands (defined, one device, shapes that multiply, what cuBLAS
+/// takes); returns the product's shapes.
 template <class T>
-Tensor<T> matmul_impl(const TensorView<const T>& a, const TensorView<const T>& b) {
+MatmulShapes checked_matmul_shapes(const TensorView<const T>& a, const TensorView<const T>& b) {
   const char* op = "matmul";
   if (!a.defined() || !b.defined()) fail(op, "an operand is an empty (default-constructed) tensor");
   if (a.device() != b.device())
@@ -129,20 +135,34 @@ Tensor<T> matmul_impl(const TensorView<const T>& a, const TensorView<const T>& b
   if (device.is_cuda() &&
       (s.n > INT_MAX || s.k > INT_MAX || s.m > INT_MAX || s.batch.numel() > INT_MAX || s.n * s.m > LLONG_MAX / 2))
     fail(op, "shapes ", a.shape(), " and ", b.shape(), " exceed cuBLAS's 32-bit matrix sizes; split the product");
+  return s;
+}
+
+/// The product, into `into` where given (contiguous, of the product's shape, on the operands'
+/// device, overlapping neither: the caller checks) and then an empty tensor is returned, else
+/// into a new tensor.
+template <class T>
+Tensor<T> matmul_impl(const TensorView<const T>& a, const TensorView<const T>& b,
+                      std::optional<TensorView<T>> into = std::nullopt) {
+  const MatmulShapes s = checked_matmul_shapes(a, b);
+  const Device device = a.device();
 
   if constexpr (is_16bit_float_v<T>) {
     // Eigen has no 16-bit GEMM kernels: multiply in float, round once.
     if (device.is_cpu() && !matmul_bf16_native<T>()) {
       Tensor<float> c = matmul_impl<float>(eval(cast<float>(a)), eval(cast<float>(b)));
-      return eval(cast<T>(c));
+      if (!into) return eval(cast<T>(c));
+      *into = cast<T>(c);
+      return {};
     }
   }
 
-  Tensor<T> out = empty<T>(s.out, device);
-  if (out.numel() == 0) return out;
+  Tensor<T> out = into ? Tensor<T>() : empty<T>(s.out, device);
+  T* const out_data = into ? into->data() : out.data();
+  if (s.out.numel() == 0) return out;
   if (s.k == 0) {  // an empty sum: all zeros
     const T zero{};
-    fill_bytes(out.data(), device, &zero, sizeof(T), std::size_t(out.numel()));
+    fill_bytes(out_data, device, &zero, sizeof(T), std::size_t(s.out.numel()));
     return out;
   }
   const bool rows_only = device.is_cpu() && is_16bit_float_v<T>;  // the packed bfloat16 GEMMs
@@ -153,11 +173,11 @@ Tensor<T> matmul_impl(const TensorView<const T>& a, const TensorView<const T>& b
 #if WEFT_GEMM_AMX || WEFT_GEMM_BFMMLA
     if constexpr (std::is_same_v<T, bfloat16>) {  // exact products, fp32 sums, one rounding
       cpu::gemm_bf16_batched(ma.view.data(), ma.ld, ma.batch_strides, mb.view.data(), mb.ld, mb.batch_strides,
-                             out.data(), s.batch, s.n, s.k, s.m);
+                             out_data, s.batch, s.n, s.k, s.m);
     }
 #endif
     if constexpr (!is_16bit_float_v<T>) {
-      cpu::gemm_batched(ma.view.data(), ma.ld, ma.batch_strides, mb.view.data(), mb.ld, mb.batch_strides, out.data(),
+      cpu::gemm_batched(ma.view.data(), ma.ld, ma.batch_strides, mb.view.data(), mb.ld, mb.batch_strides, out_data,
                         s.batch, s.n, s.k, s.m, ma.col_major, mb.col_major);
     }
 #endif
@@ -175,7 +195,7 @@ Tensor<T> matmul_impl(const TensorView<const T>& a, const TensorView<const T>& b
       std::int64_t stride_a = 0, stride_b = 0;
       const MatrixOperand<T> fa = flatten(ma, s.n, s.k, stride_a);
       const MatrixOperand<T> fb = flatten(mb, s.k, s.m, stride_b);
-      cuda::gemm_strided_batched(fa.view.data(), fa.ld, stride_a, fb.view.data(), fb.ld, stride_b, out.data(),
+      cuda::gemm_strided_batched(fa.view.data(), fa.ld, stride_a, fb.view.data(), fb.ld, stride_b, out_data,
                                  s.batch.numel(), s.n, s.k, s.m, device, fa.col_major, fb.col_major);
     }
 #endif
@@ -183,8 +203,117 @@ Tensor<T> matmul_impl(const TensorView<const T>& a, const TensorView<const T>& b
   return out;
 }
 
+/// A float or double product on the CPU whose GEMM hands out finished output blocks (the epilogue
+/// path of backend/dense_statements.hpp): the operands expanded to (batch..., n, k) and (batch...,
+/// k, m), read in place through their strides by the FMA GEMM (cpu/gemm_fma.hpp).
+template <class T>
+struct MatmulBlocks {
+  TensorView<const T> a, b;
+  MatmulShapes s;
+
+  Shape shape() const { return s.out; }
+  /// Whether the GEMM reads bytes of `range` (then it cannot write them while it runs).
+  bool reads(const ByteRange& range) const {
+    return overlaps(byte_range(tensor_ref(a)), range) || overlaps(byte_range(tensor_ref(b)), range);
+  }
+  std::string describe() const {
+    return cat("GEMM ", s.batch.rank() ? cat(s.batch, " x ") : std::string(), s.n, " x ", s.k, " x ", s.m, " (",
+               simd::kIsaName, " FMA)");
+  }
+  /// f(batch coords, i0, i1, j0, j1, block, ld) for every finished block of the product.
+  template <class F>
+  void run(const F& f) const {
+#if !defined(__CUDA_ARCH__)
+    const int r = a.dim();
+    auto matrix = [&](const TensorView<const T>& v) {
+      return cpu::StridedMatrix<T>{v.data(), v.strides()[r - 2], v.strides()[r - 1]};
+    };
+    auto batch_strides = [&](const TensorView<const T>& v) { return Strides(v.strides().begin(), v.strides().end() - 2); };
+    cpu::gemm_fma_blocks<T>(matrix(a), batch_strides(a), matrix(b), batch_strides(b), s.batch, s.n, s.k, s.m,
+                            [&](std::int64_t bi, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1,
+                                const T* block, std::int64_t ld) {
+                              std::int64_t coords[kMaxRank] = {};
+                              unravel(bi, s.batch.begin(), s.batch.rank(), coords);
+                              f(coords, i0, i1, j0, j1, block, ld);
+                            });
+#else
+    (void)f;
+#endif
+  }
+};
+
+/// The shape of an operand node: a leaf's view's, a dense node's, the broadcast of a pointwise
+/// expression's leaves; an expression over dense nodes is evaluated to know it.
+template <class X>
+Shape operand_shape(const X& x) {
+  if constexpr (is_instance_v<X, Leaf>) {
+    if (!x.tensor.defined()) fail("matmul", "an operand is an empty (default-constructed) tensor");
+    return x.tensor.shape();
+  } else if constexpr (DenseNode<X>) {
+    return x.shape();
+  } else if constexpr (dense_nodes_v<X> > 0) {
+    return materialize(x).shape();
+  } else {
+    Shape shape;
+    bool ok = true;
+    for_each_leaf(x, [&](const auto& leaf) { ok = ok && broadcast_into(shape, leaf.tensor.shape()); });
+    return ok ? shape : materialize(x).shape();  // eval's checks name the shapes that do not broadcast
+  }
+}
+
 }  // namespace WEFT_BACKEND_ABI
 }  // namespace detail
+
+/// matmul(a, b) as an expression node (weft::matmul builds it): A and B are expression nodes of
+/// one dtype (leaves, or pointwise expressions: those are evaluated once, when the node runs).
+/// Assigned alone it is one GEMM; inside a pointwise expression (`gelu(matmul(x, w) + b)`) the CPU
+/// runs float and double statements as the GEMM's epilogue, on each output block as it completes
+/// (backend/dense_statements.hpp), and everything else evaluates the product first.
+template <class A, class B>
+struct Matmul : Expr<Matmul<A, B>> {
+  static_assert(std::is_same_v<typename A::value_type, typename B::value_type>,
+                "weft::matmul: both operands need the same dtype; cast one with weft::cast<T>(x)");
+  static_assert(!std::is_same_v<typename A::value_type, bool>,
+                "weft::matmul: bool tensors cannot be multiplied; cast to a number type");
+  using value_type = typename A::value_type;
+  using children = detail::TypeList<>;  // one operand to pointwise kernels (expr/dense.hpp)
+  static constexpr bool kDense = true;
+  A a;
+  B b;
+
+  /// The product's shape; a weft::Error for operands that cannot be multiplied.
+  Shape shape() const { return detail::matmul_shapes(detail::operand_shape(a), detail::operand_shape(b)).out; }
+  /// The product as a new tensor.
+  Tensor<value_type> evaluate() const {
+    return detail::matmul_impl<value_type>(detail::materialize(a), detail::materialize(b));
+  }
+  /// The product written into `out` (a contiguous view of its shape); false, with nothing
+  /// written, where `out` is on another device or overlaps an operand (the caller then copies
+  /// the product in).
+  bool evaluate_into(const TensorView<value_type>& out) const {
+    const TensorView<const value_type> va = detail::materialize(a), vb = detail::materialize(b);
+    const detail::ByteRange range = detail::byte_range(detail::tensor_ref(out));
+    if (va.device() != out.device() || detail::overlaps(detail::byte_range(detail::tensor_ref(va)), range) ||
+        detail::overlaps(detail::byte_range(detail::tensor_ref(vb)), range))
+      return false;
+    detail::matmul_impl<value_type>(va, vb, out);
+    return true;
+  }
+  /// The product as finished blocks for an epilogue: float and double on the CPU, both operands
+  /// of 2+ dims (no dim dropped); empty elsewhere. Evaluates operand expressions, checks.
+  std::optional<detail::MatmulBlocks<value_type>> epilogue_blocks() const {
+    if constexpr (std::is_same_v<value_type, float> || std::is_same_v<value_type, double>) {
+      const TensorView<const value_type> va = detail::materialize(a), vb = detail::materialize(b);
+      const detail::MatmulShapes s = detail::checked_matmul_shapes(va, vb);
+      if (!va.device().is_cpu() || va.dim() < 2 || vb.dim() < 2) return std::nullopt;
+      Shape ta = s.batch, tb = s.batch;
+      ta.push_back(s.n), ta.push_back(s.k), tb.push_back(s.k), tb.push_back(s.m);
+      return detail::MatmulBlocks<value_type>{va.expand(ta), vb.expand(tb), s};
+    } else {
+      return std::nullopt;
+    }
+  }
+};
 
 inline namespace WEFT_BACKEND_ABI {
 
@@ -195,15 +324,14 @@ inline namespace WEFT_BACKEND_ABI {
 /// Eigen's GEMM; bfloat16 in a build for AMX-BF16 where the OS permits it:
 /// AMX tiles (cpu/gemm_amx.hpp: the same math, except that denormals read and
 /// sum to zero), in an aarch64 build with FEAT_BF16: BFMMLA (cpu/gemm_bfmmla.hpp:
-/// also denormals to zero, and sums rounded to odd); CUDA: cuBLAS (floating dtypes only). Expressions are evaluated first.
+/// also denormals to zero, and sums rounded to odd); CUDA: cuBLAS (floating dtypes only).
+/// Returns an expression node (weft::Matmul): nothing runs until it is assigned or evaluated, and
+/// a pointwise expression around it can run as the GEMM's epilogue. Operand expressions are
+/// evaluated once, when it runs.
 template <Operand A, Operand B>
   requires HasTensorOperand<A> && HasTensorOperand<B>
-Tensor<detail::operand_dtype_t<A>> matmul(const A& a, const B& b) {
-  using T = detail::operand_dtype_t<A>;
-  static_assert(std::is_same_v<T, detail::operand_dtype_t<B>>,
-                "weft::matmul: both operands need the same dtype; cast one with weft::cast<T>(x)");
-  static_assert(!std::is_same_v<T, bool>, "weft::matmul: bool tensors cannot be multiplied; cast to a number type");
-  return detail::matmul_impl<T>(detail::materialize(a), detail::materialize(b));
+Matmul<detail::expr_t<A>, detail::expr_t<B>> matmul(const A& a, const B& b) {
+  return {{}, detail::as_expr(a), detail::as_expr(b)};
 }
 
 }  // namespace WEFT_BACKEND_ABI

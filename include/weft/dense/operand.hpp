@@ -19,6 +19,7 @@ using operand_dtype_t = typename expr_t<X>::value_type;
 template <class X>
 TensorView<const operand_dtype_t<X>> materialize(const X& x) {
   if constexpr (is_single_tensor_v<X>) return x.view();
+  else if constexpr (is_instance_v<X, Leaf>) return x.tensor;
   else return eval(x);
 }
 

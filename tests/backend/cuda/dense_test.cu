@@ -134,10 +134,10 @@ TEST_CASE("cuda matmul: cuBLAS, batch broadcasting, transposed operands, dtypes"
   check(weft::half{}, Shape{64, 128}, Shape{128, 32}, GpuLayout::contiguous, GpuLayout::contiguous, kEps);
   check(weft::bfloat16{}, Shape{2, 16, 64}, Shape{64, 24}, GpuLayout::contiguous, GpuLayout::transposed, kEps);
   // k = 0 gives zeros; integers are refused (cuBLAS has no integer GEMM).
-  CHECK(values_of(weft::matmul(weft::zeros<float>(Shape{2, 0}, gpu), weft::zeros<float>(Shape{0, 3}, gpu))
+  CHECK(values_of(weft::eval(weft::matmul(weft::zeros<float>(Shape{2, 0}, gpu), weft::zeros<float>(Shape{0, 3}, gpu)))
                       .to(Device::cpu())) == std::vector<double>(6, 0.0));
   const Tensor<std::int32_t> ints = weft::zeros<std::int32_t>(Shape{2, 2}, gpu);
-  CHECK_THROWS_WITH_AS(weft::matmul(ints, ints), doctest::Contains("cuBLAS has no integer GEMM"), weft::Error);
+  CHECK_THROWS_WITH_AS(weft::eval(weft::matmul(ints, ints)), doctest::Contains("cuBLAS has no integer GEMM"), weft::Error);
 }
 
 }  // TEST_SUITE

@@ -104,9 +104,13 @@ inline __mmask32 amx_lanes(std::int64_t count) {
 /// tiles), 256 x 256 output blocks per thread, k in slices of 16 steps of 32 (a 512 x 32 b panel
 /// slice is 32 KiB, within L1's 48 KiB). Needs amx_permitted().
 struct GemmAmxKernel {
+  using Elem = weft::bfloat16;
+  using Packed = std::uint16_t;
+  using Acc = float;
   static constexpr std::int64_t kRows = 32, kCols = 32, kStep = 32;
   static constexpr std::int64_t kTileElems = 16 * 32;  // bf16 in one A or B tile (1 KiB)
   static constexpr std::int64_t kStepElems = 2 * kTileElems, kAccFloats = 4 * 256;
+  static constexpr std::int64_t kStepElemsA = kStepElems, kStepElemsB = kStepElems;
   static constexpr std::int64_t kBlockRows = 256, kBlockCols = 256, kSliceSteps = 16;
 
   /// Each thread loads the tile configuration before its blocks and releases the tiles after.

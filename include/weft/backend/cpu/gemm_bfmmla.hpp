@@ -56,8 +56,12 @@ inline constexpr bool kGemmBfmmla = WEFT_GEMM_BFMMLA;
 
 /// The BFMMLA kernel of gemm_packed (see there for the members, and the file comment).
 struct GemmBfmmlaKernel {
+  using Elem = weft::bfloat16;
+  using Packed = std::uint16_t;
+  using Acc = float;
   static constexpr std::int64_t kRows = 8, kCols = 8, kStep = 4;
   static constexpr std::int64_t kStepElems = 8 * 4, kAccFloats = 8 * 8;
+  static constexpr std::int64_t kStepElemsA = kStepElems, kStepElemsB = kStepElems;
   static constexpr std::int64_t kBlockRows = 128, kBlockCols = 128, kSliceSteps = 128;
 
   struct Thread {};

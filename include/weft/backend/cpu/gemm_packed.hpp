@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-/// @file The driver of weft's packed bfloat16 GEMMs (AMX tiles, Arm BFMMLA): packing, output blocks over OpenMP, k slices with fp32 partial sums, one rounding; a kernel type supplies the instruction-specific parts.
+/// @file The driver of weft's packed GEMMs (bfloat16 on AMX tiles or Arm BFMMLA, float and double on FMA packets): packing, output blocks over OpenMP, k slices with partial sums in scratch, one store per output (or a fused epilogue per output block); a kernel type supplies the instruction-specific parts.
 ///
-/// c = a b, all bfloat16, a (n x k) and b (k x m) row-major with row strides lda / ldb. Both
+/// c = a b, a (n x k) and b (k x m). Both
 /// operands are packed once per product into panels of K::kRows rows (a) and K::kCols columns
 /// (b), k in steps of K::kStep and padded with zeros to whole steps (zeros add nothing to real
 /// outputs; padded rows and columns land in outputs that are never stored). Output blocks of
@@ -9,14 +9,16 @@
 /// a block, k runs in K::kSliceSteps-step slices, the column panel outermost so that a slice of
 /// one b panel stays in L1 while the block's a panels stream from L2. Between slices each
 /// register block's fp32 sums wait in a per-thread scratch block; after the last slice K rounds
-/// them to bfloat16 once.
+/// them (bfloat16: rounds them once) into the output, or into a block buffer that a fused
+/// epilogue then reads (GemmBlockEpilogue).
 ///
 /// A kernel type K provides:
+///   Elem, Packed, Acc              element type of c, of the packed panels, of the partial sums
 ///   kRows, kCols, kStep            register block (kRows x kCols outputs) and k per step
-///   kStepElems                     bf16 elements of one step of an a panel, and of a b panel
-///   kAccFloats                     floats of a register block's partial sums in scratch
+///   kStepElemsA, kStepElemsB       packed elements of one step of an a panel, of a b panel
+///   kAccFloats                     Acc elements of a register block's partial sums in scratch
 ///   kBlockRows, kBlockCols, kSliceSteps
-///   pack_a(a, lda, n, k, i0, steps, dst), pack_b(b, ldb, k, m, j0, steps, dst)
+///   pack_a(a, ..., n, k, i0, steps, dst), pack_b(b, ..., k, m, j0, steps, dst) (bound by the caller)
 ///   block(a_panel, b_panel, steps, acc, first): acc = (first ? 0 : acc) + the steps' products
 ///   store(acc, c, ldc, i0, j0, n, m): rounds the register block at (i0, j0) into c, inside n x m
 ///   Thread: constructed by each thread before its blocks, destroyed after (AMX: tile config).
@@ -37,17 +39,44 @@
 
 namespace weft::detail::cpu {
 
-/// Aligned fp32 scratch.
+/// Aligned scratch.
 struct PackedGemmFree {
-  void operator()(float* p) const { std::free(p); }
+  void operator()(void* p) const { std::free(p); }
+};
+template <class T>
+std::unique_ptr<T[], PackedGemmFree> packed_gemm_scratch(std::int64_t count) {
+  const std::size_t bytes = (std::size_t(std::max<std::int64_t>(count, 1)) * sizeof(T) + 63) / 64 * 64;
+  return std::unique_ptr<T[], PackedGemmFree>(static_cast<T*>(std::aligned_alloc(64, bytes)));
+}
+
+/// Where gemm_packed puts its results: straight into c (row stride ldc).
+template <class Out>
+struct GemmStore {
+  static constexpr bool kBuffered = false;
+  Out* c;
+  std::int64_t ldc;
 };
 
-/// c (n x m, row stride ldc) = a (n x k, row stride lda) b (k x m, row stride ldb), all bfloat16,
-/// on `threads` threads (1: the calling thread only), with kernel K. k may be 0 (zeros).
-template <class K>
-void gemm_packed(const weft::bfloat16* a, std::int64_t lda, const weft::bfloat16* b, std::int64_t ldb,
-                 weft::bfloat16* c, std::int64_t ldc, std::int64_t n, std::int64_t k, std::int64_t m, int threads) {
-  constexpr std::int64_t TS = K::kStepElems;
+/// Where gemm_packed puts its results: each output block, once complete, into a buffer of the
+/// thread (kBlockRows x kBlockCols, row stride kBlockCols), then finish(i0, i1, j0, j1, buffer,
+/// ld) writes rows [i0, i1) x columns [j0, j1) of the product wherever it goes (an epilogue: the
+/// block is in cache, and the output is written once).
+template <class Finish>
+struct GemmBlockEpilogue {
+  static constexpr bool kBuffered = true;
+  Finish finish;
+};
+
+/// The product of an n x k and a k x m operand, whose panels pack_a(i0, steps, dst) and
+/// pack_b(j0, steps, dst) write in K's layout (the kernel's pack_a / pack_b, bound to the
+/// operands by the caller), on `threads` threads (1: the calling thread only), with kernel K,
+/// into `out` (GemmStore or GemmBlockEpilogue). k may be 0 (zeros).
+template <class K, class PackA, class PackB, class Out>
+void gemm_packed(const PackA& pack_a, const PackB& pack_b, std::int64_t n, std::int64_t k, std::int64_t m, int threads,
+                 const Out& out) {
+  using Packed = typename K::Packed;
+  using Acc = typename K::Acc;
+  constexpr std::int64_t TA = K::kStepElemsA, TB = K::kStepElemsB;
   const std::int64_t steps = (k + K::kStep - 1) / K::kStep;
   const std::int64_t row_panels = (n + K::kRows - 1) / K::kRows, col_panels = (m + K::kCols - 1) / K::kCols;
   const std::int64_t block_rows = (n + K::kBlockRows - 1) / K::kBlockRows;
@@ -57,40 +86,47 @@ void gemm_packed(const weft::bfloat16* a, std::int64_t lda, const weft::bfloat16
   constexpr std::int64_t kPanelsPerBlockRow = K::kBlockRows / K::kRows;
   constexpr std::int64_t kPanelsPerBlockCol = K::kBlockCols / K::kCols;
   // Partial sums of a block between slices; one register block's worth when k is one slice.
-  const std::int64_t scratch_floats =
+  const std::int64_t scratch_elems =
       (slices > 1 ? std::min(row_panels, kPanelsPerBlockRow) * std::min(col_panels, kPanelsPerBlockCol) : 1) *
       K::kAccFloats;
-  std::unique_ptr<std::uint16_t[]> packed_a(new std::uint16_t[std::size_t(std::max<std::int64_t>(1, row_panels * steps * TS))]);
-  std::unique_ptr<std::uint16_t[]> packed_b(new std::uint16_t[std::size_t(std::max<std::int64_t>(1, col_panels * steps * TS))]);
-  std::uint16_t* pa = packed_a.get();
-  std::uint16_t* pb = packed_b.get();
+  const auto packed_a = packed_gemm_scratch<Packed>(row_panels * steps * TA);
+  const auto packed_b = packed_gemm_scratch<Packed>(col_panels * steps * TB);
+  Packed* pa = packed_a.get();
+  Packed* pb = packed_b.get();
   threads = int(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, blocks)));
 
   WEFT_PRAGMA_OMP(omp parallel num_threads(threads) if (threads > 1))
   {
     WEFT_PRAGMA_OMP(omp for schedule(static))
     for (std::int64_t t = 0; t < row_panels + col_panels; ++t) {
-      if (t < row_panels) K::pack_a(a, lda, n, k, t * K::kRows, steps, pa + t * steps * TS);
-      else K::pack_b(b, ldb, k, m, (t - row_panels) * K::kCols, steps, pb + (t - row_panels) * steps * TS);
+      if (t < row_panels) pack_a(t * K::kRows, steps, pa + t * steps * TA);
+      else pack_b((t - row_panels) * K::kCols, steps, pb + (t - row_panels) * steps * TB);
     }
 
     [[maybe_unused]] const typename K::Thread thread_state;  // per-thread setup, e.g. AMX tiles
-    std::unique_ptr<float, PackedGemmFree> scratch(
-        static_cast<float*>(std::aligned_alloc(64, std::size_t(scratch_floats) * sizeof(float))));
+    const auto scratch = packed_gemm_scratch<Acc>(scratch_elems);
+    const auto buffer = packed_gemm_scratch<typename K::Elem>(Out::kBuffered ? K::kBlockRows * K::kBlockCols : 0);
     WEFT_PRAGMA_OMP(omp for schedule(dynamic, 1))
     for (std::int64_t blk = 0; blk < blocks; ++blk) {
       const std::int64_t t0 = blk / block_cols * kPanelsPerBlockRow, u0 = blk % block_cols * kPanelsPerBlockCol;
       const std::int64_t t1 = std::min(row_panels, t0 + kPanelsPerBlockRow);
       const std::int64_t u1 = std::min(col_panels, u0 + kPanelsPerBlockCol);
+      const std::int64_t i0 = t0 * K::kRows, j0 = u0 * K::kCols;
       for (std::int64_t sl = 0; sl < slices; ++sl) {
         const std::int64_t s0 = sl * K::kSliceSteps, ns = std::min(K::kSliceSteps, steps - s0);
         for (std::int64_t u = u0; u < u1; ++u)
           for (std::int64_t t = t0; t < t1; ++t) {
-            float* acc = scratch.get() + (slices > 1 ? ((t - t0) * (u1 - u0) + (u - u0)) * K::kAccFloats : 0);
-            K::block(pa + (t * steps + s0) * TS, pb + (u * steps + s0) * TS, ns, acc, sl == 0);
-            if (sl + 1 == slices) K::store(acc, c, ldc, t * K::kRows, u * K::kCols, n, m);
+            Acc* acc = scratch.get() + (slices > 1 ? ((t - t0) * (u1 - u0) + (u - u0)) * K::kAccFloats : 0);
+            K::block(pa + (t * steps + s0) * TA, pb + (u * steps + s0) * TB, ns, acc, sl == 0);
+            if (sl + 1 < slices) continue;
+            if constexpr (Out::kBuffered)
+              K::store(acc, buffer.get(), K::kBlockCols, t * K::kRows - i0, u * K::kCols - j0, n - i0, m - j0);
+            else K::store(acc, out.c, out.ldc, t * K::kRows, u * K::kCols, n, m);
           }
       }
+      if constexpr (Out::kBuffered)
+        out.finish(i0, std::min(n, i0 + K::kBlockRows), j0, std::min(m, j0 + K::kBlockCols),
+                   static_cast<const typename K::Elem*>(buffer.get()), K::kBlockCols);
     }
   }
 }
@@ -99,14 +135,18 @@ void gemm_packed(const weft::bfloat16* a, std::int64_t lda, const weft::bfloat16
 /// n x k with row stride lda at a + sum_d coord_d a_batch[d]; likewise b; c contiguous), with
 /// kernel K: one product per thread for batches of small products, else threads inside each.
 template <class K>
-void gemm_packed_batched(const weft::bfloat16* a, std::int64_t lda, const Strides& a_batch, const weft::bfloat16* b,
-                         std::int64_t ldb, const Strides& b_batch, weft::bfloat16* c, const Shape& batch,
-                         std::int64_t n, std::int64_t k, std::int64_t m) {
+void gemm_packed_batched(const typename K::Elem* a, std::int64_t lda, const Strides& a_batch,
+                         const typename K::Elem* b, std::int64_t ldb, const Strides& b_batch, typename K::Elem* c,
+                         const Shape& batch, std::int64_t n, std::int64_t k, std::int64_t m) {
   const std::int64_t count = batch.numel();
   auto product = [&](std::int64_t bi, int threads) {
     std::int64_t oa, ob;
     batch_offsets(bi, batch, a_batch, b_batch, oa, ob);
-    gemm_packed<K>(a + oa, lda, b + ob, ldb, c + bi * n * m, m, n, k, m, threads);
+    const auto* pa = a + oa;
+    const auto* pb = b + ob;
+    gemm_packed<K>([&](std::int64_t i0, std::int64_t steps, auto* dst) { K::pack_a(pa, lda, n, k, i0, steps, dst); },
+                   [&](std::int64_t j0, std::int64_t steps, auto* dst) { K::pack_b(pb, ldb, k, m, j0, steps, dst); },
+                   n, k, m, threads, GemmStore<typename K::Elem>{c + bi * n * m, m});
   };
   if (gemm_over_batch(count, n, k, m)) {
     const int threads = int(std::min<std::int64_t>(count, max_threads()));

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: MIT
+/// @file Runs statements that read a dense node (matmul): `y = matmul(a, b)` is the product itself, `y = gelu(matmul(a, b) + bias)` the product's epilogue, run on each output block as the GEMM completes it; anything else evaluates the dense nodes first.
+///
+/// The epilogue path (CPU; a node with `epilogue_blocks()`, which says whether its GEMM can hand
+/// out finished blocks): the statement is checked once, whole, with a placeholder for the product
+/// (a broadcast scalar of its shape), then the GEMM runs and each finished block of the product,
+/// still in cache, goes through the statement restricted to that block: the destination, every
+/// other operand (broadcast to the product's shape) and the product block are views of the block,
+/// and one single-threaded pointwise kernel writes it on the thread that computed it. The output
+/// is written once; the product never goes to memory. The statement runs this way when its shape
+/// is the product's (the product is not broadcast further), nothing it reads overlaps the
+/// destination except elementwise, and the destination does not overlap the GEMM's operands.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "weft/backend/cpu/pointwise.hpp"
+#include "weft/expr/dense.hpp"
+#include "weft/log/log.hpp"
+#include "weft/plan/statements.hpp"
+
+namespace weft::detail {
+inline namespace WEFT_BACKEND_ABI {
+
+template <class... Stmts>
+void run_statements(const char* op, Stmts&... stmts);  // backend/run.hpp
+
+/// The statement with its dense nodes evaluated (expr/dense.hpp: stage_dense).
+template <class Stmt>
+auto staged_statement(const Stmt& stmt) {
+  auto rhs = stage_dense(stmt.rhs);
+  return Assignment<typename Stmt::dest_type, decltype(rhs)>{stmt.dst, stmt.owner, std::move(rhs)};
+}
+
+/// `y = matmul(a, b)`: a Tensor that takes a new shape becomes the product's new tensor (no
+/// copy); a contiguous destination of the product's shape gets the GEMM's output directly. Returns
+/// whether it ran (not where the destination overlaps an operand, or is laid out otherwise).
+template <class Stmt>
+bool write_dense_result(Stmt& stmt) {
+  using E = typename Stmt::expr_type;
+  if constexpr (DenseNode<E> && std::is_same_v<typename E::value_type, typename Stmt::dest_type>) {
+    const Shape shape = stmt.rhs.shape();
+    if (stmt.owner != nullptr && !(stmt.owner->defined() && stmt.owner->shape() == shape)) {
+      *stmt.owner = stmt.rhs.evaluate();
+      return true;
+    }
+    if (!stmt.dst.defined() || !(stmt.dst.shape() == shape) || !stmt.dst.is_contiguous()) return false;
+    return stmt.rhs.evaluate_into(stmt.dst);
+  } else {
+    return false;
+  }
+}
+
+/// The first dense node type in a list of node types (void: none).
+template <class List>
+struct first_dense {
+  using type = void;
+};
+template <class M, class... Rest>
+struct first_dense<TypeList<M, Rest...>> {
+  using type = std::conditional_t<DenseNode<M>, M, typename first_dense<TypeList<Rest...>>::type>;
+};
+
+/// The first dense node of a tree (it has one).
+template <class E>
+const auto& the_dense_node(const E& e) {
+  using Node = typename first_dense<preorder_t<E>>::type;
+  const Node* found = nullptr;
+  visit_nodes(e, [&](const auto& n) {
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(n)>, Node>)
+      if (found == nullptr) found = &n;
+  });
+  return *found;
+}
+
+/// `view` (broadcast to `full`) restricted to the block: batch index `coords` (one element in each
+/// batch dim), rows [i0, i1), columns [j0, j1).
+template <class T>
+TensorView<T> block_of(const TensorView<T>& view, const Shape& full, const std::int64_t* coords, std::int64_t i0,
+                       std::int64_t i1, std::int64_t j0, std::int64_t j1) {
+  const TensorView<T> expanded = view.expand(full);
+  const int r = full.rank();
+  const Strides& strides = expanded.strides();
+  Shape shape = full;
+  std::int64_t offset = expanded.offset() + i0 * strides[r - 2] + j0 * strides[r - 1];
+  for (int d = 0; d + 2 < r; ++d) offset += coords[d] * strides[d], shape[d] = 1;
+  shape[r - 2] = i1 - i0, shape[r - 1] = j1 - j0;
+  return TensorView<T>(expanded.storage(), shape, strides, offset);
+}
+
+// nvcc's device pass has no CPU executor (backend/run.hpp): there every statement is staged.
+#if !defined(__CUDA_ARCH__)
+/// One statement over a block, on the calling thread: no checks (the whole statement passed
+/// them), no log.
+template <class Stmt>
+void run_block_statement(Stmt& stmt) {
+  OperandStorage<Stmt> operands;
+  KernelOperands k = kernel_operands(operands, false, stmt);
+  const IterationSpace space = plan_statements(k, stmt.dst.shape(), true).first;
+  auto run = [&]<bool kLinear>() {
+    using Kernel = PointwiseKernel<kLinear, Stmt>;
+    BuildContext<typename Kernel::Shared> ctx;
+    ctx.space = &space;
+    cpu::run_pointwise(Kernel(space, std::move(ctx), stmt), space, 1, false);
+  };
+  if (space.linear) run.template operator()<true>();
+  else run.template operator()<false>();
+}
+
+/// Runs the statement as the epilogue of its dense node's GEMM where it can (see the file
+/// comment); returns whether it did. Throws what the node's and the statement's checks throw.
+template <class Stmt>
+bool run_as_epilogue(const char* op, Stmt& stmt) {
+  using E = typename Stmt::expr_type;
+  if constexpr (dense_nodes_v<E> != 1 || DenseNode<E>) {
+    return false;
+  } else {
+    const auto& node = the_dense_node(stmt.rhs);
+    using Node = std::remove_cvref_t<decltype(node)>;
+    using T = typename Node::value_type;
+    if constexpr (!requires { node.epilogue_blocks(); }) {
+      return false;
+    } else {
+      const auto blocks = node.epilogue_blocks();  // checks the operands; empty where it cannot
+      if (!blocks) return false;
+      const Shape full = blocks->shape();
+      // The whole statement checked once, the product a placeholder of its shape.
+      const TensorView<const T> placeholder =
+          TensorView<const T>(Tensor<T>(AdoptStorage{}, allocate(sizeof(T), Device::cpu()), Shape{1})).expand(full);
+      auto whole_rhs = rewrite_leaves(
+          stmt.rhs, [](const auto& view) { return view; }, [&](const auto&) { return placeholder; });
+      Assignment<typename Stmt::dest_type, decltype(whole_rhs)> whole{stmt.dst, stmt.owner, whole_rhs};
+      OperandStorage<decltype(whole)> operands;
+      KernelOperands k = kernel_operands(operands, false, whole);
+      const auto [device, shape] = check_statements(op, k);
+      if (!device.is_cpu() || !(shape == full)) return false;
+      give_shape(k, 0, whole, shape, device);
+      std::destroy_at(&stmt.dst);
+      std::construct_at(&stmt.dst, whole.dst);
+      const TensorRef dst = tensor_ref(stmt.dst);
+      if (blocks->reads(byte_range(dst))) return false;
+      for (const ExprNode& n : k.nodes)
+        if (n.kind == ExprNode::Kind::tensor && overlaps(byte_range(k.tensor(n)), byte_range(dst)) &&
+            !elementwise_identical(k.tensor(n), dst, shape))
+          return false;
+      if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code)) {
+        const IterationSpace space = plan_statements(k, shape, true).first;
+        const std::string where = cat("cpu, ", blocks->describe(), ", epilogue on each output block");
+        log_kernel<PointwiseKernel<false, decltype(whole)>>(space, where, whole);
+      }
+      if (shape.numel() == 0) return true;
+      blocks->run([&](const std::int64_t* coords, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1,
+                      const T* block, std::int64_t ld) {
+        const int r = full.rank();
+        Shape block_shape = full;
+        Strides block_strides = contiguous_strides(full);
+        for (int d = 0; d + 2 < r; ++d) block_shape[d] = 1, block_strides[d] = 0;
+        block_shape[r - 2] = i1 - i0, block_shape[r - 1] = j1 - j0;
+        block_strides[r - 2] = ld, block_strides[r - 1] = 1;
+        const std::size_t bytes = std::size_t((i1 - i0 - 1) * ld + (j1 - j0)) * sizeof(T);
+        const TensorView<const T> product(borrow(const_cast<T*>(block), bytes, Device::cpu(), [](void*) {}),
+                                          block_shape, block_strides, 0);
+        auto block_rhs = rewrite_leaves(
+            stmt.rhs, [&](const auto& view) { return block_of(view, full, coords, i0, i1, j0, j1); },
+            [&](const auto&) { return product; });
+        Assignment<typename Stmt::dest_type, decltype(block_rhs)> part{
+            block_of(stmt.dst, full, coords, i0, i1, j0, j1), nullptr, block_rhs};
+        run_block_statement(part);
+      });
+      return true;
+    }
+  }
+}
+
+#endif  // !defined(__CUDA_ARCH__)
+
+/// Statements that read dense nodes: `y = dense` is the product itself, one statement runs as
+/// its dense node's epilogue where it can, and otherwise every dense node is evaluated first (all
+/// of them before anything is written: each right-hand side reads the values from before the
+/// call) and the statements run as one pointwise kernel.
+template <class... Stmts>
+void run_dense_statements(const char* op, Stmts&... stmts) {
+  if constexpr (sizeof...(Stmts) == 1) {
+    if ((write_dense_result(stmts) && ...)) return;
+#if !defined(__CUDA_ARCH__)
+    if ((run_as_epilogue(op, stmts) && ...)) return;
+#endif
+  }
+  Tuple<decltype(staged_statement(stmts))...> staged{{{staged_statement(stmts)}...}};
+  [&]<std::size_t... Is>(std::index_sequence<Is...>) {
+    run_statements(op, get<Is>(staged)...);
+  }(std::index_sequence_for<Stmts...>{});
+  // A Tensor destination that took a new shape is the staged statement's owner: already updated.
+}
+
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace weft::detail

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+/// @file cpu: matmul as an expression node: pointwise expressions around a matmul run as the
+/// GEMM's epilogue (one pass; the fusion log says "epilogue on each output block"), checked in
+/// double against the product and the epilogue computed one by one, on poisoned destinations
+/// (views and tensors), over block edges, batches, transposed operands, 1 and 2 threads; the
+/// statements that cannot run as an epilogue (the destination overlaps an operand, the product
+/// broadcast further, a 1-D operand, several matmuls) still give the same values; errors write
+/// nothing.
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <weft/dense/matmul.hpp>
+#include <weft/dense/threads.hpp>
+#include <weft/log/log.hpp>
+
+#include "log_capture.hpp"
+#include "matmul_reference.hpp"
+
+using namespace weft_test;
+
+namespace {
+
+constexpr const char* kEpilogueMark = "epilogue on each output block";
+
+/// The product p = a b at one output index (batch..., i, j), in double, with the bound of any
+/// summation order in T (check_matmul's: (k + 2) eps sum |a b|).
+template <class T>
+struct EpilogueProduct {
+  double value, tol;
+};
+template <class T>
+EpilogueProduct<T> epilogue_product(const TensorView<T>& a, const TensorView<T>& b, const Shape& batch,
+                                    const std::vector<std::int64_t>& idx) {
+  const std::int64_t k = a.shape()[a.dim() - 1];
+  const int nb = batch.rank();
+  auto batch_index = [&](const TensorView<T>& x) {  // x's batch dims, right-aligned, broadcast
+    std::vector<std::int64_t> out;
+    for (int d = 0; d + 2 < x.dim(); ++d) {
+      const std::int64_t full = idx[std::size_t(nb - (x.dim() - 2) + d)];
+      out.push_back(x.shape()[d] == 1 ? 0 : full);
+    }
+    return out;
+  };
+  CompensatedSum dot, mag;
+  for (std::int64_t kk = 0; kk < k; ++kk) {
+    std::vector<std::int64_t> ia = batch_index(a), ib = batch_index(b);
+    ia.push_back(idx[std::size_t(nb)]), ia.push_back(kk);
+    ib.push_back(kk), ib.push_back(idx[std::size_t(nb) + 1]);
+    const double x = value_at(a, ia) * value_at(b, ib);
+    dot.add(x);
+    mag.add(std::fabs(x));
+  }
+  return {dot.value(), double(k + 2) * compute_eps<T>() * mag.value()};
+}
+
+double epilogue_gelu(double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }
+
+/// What an epilogue gives at one element: its value from the exact product, and the magnitude
+/// of its operands (|product| + |other operands|), which its own rounding is relative to (gelu's
+/// 1 + erf(x / sqrt 2) cancels for x < 0: its error scales with |x|, not with the result).
+struct EpilogueValue {
+  double value, magnitude;
+};
+
+/// Checks `out` = f(product, index).value element by element: f's slope is at most `slope` (the
+/// product's error is scaled by it), plus a few units of rounding of the epilogue's operands.
+template <class D, class T>
+void check_epilogue(const weft::TensorBase<D>& out, const TensorView<T>& a, const TensorView<T>& b,
+                    const std::function<EpilogueValue(double, const std::vector<std::int64_t>&)>& f, double slope) {
+  const Shape& shape = out.shape();
+  const Shape batch(shape.begin(), shape.end() - 2);
+  WEFT_CHECK_REPORT(check_output(out, [&](const std::vector<std::int64_t>& idx) {
+    const EpilogueProduct<T> p = epilogue_product(a, b, batch, idx);
+    const EpilogueValue v = f(p.value, idx);
+    Expect e;
+    e.want = v.value;
+    e.tol = slope * p.tol + 8 * compute_eps<T>() * v.magnitude + 8 * ulp_of<D>(e.want);
+    return e;
+  }));
+}
+
+/// Runs `statement` with the fusion log captured; returns whether it ran as an epilogue.
+bool ran_as_epilogue(const std::function<void()>& statement) {
+  weft::set_logs("+fusion");
+  LogCapture capture;
+  statement();
+  const std::string text = capture.text();
+  weft::set_logs("");
+  return text.find(kEpilogueMark) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_SUITE("cpu") {
+
+TEST_CASE("matmul epilogue: gelu(matmul(x, w) + bias) into poisoned views, over block edges, 1 and 2 threads") {
+  WEFT_TEST_RNG(rng);
+  const int threads_before = weft::get_num_threads();
+  static const std::int64_t sizes[] = {1, 3, 17, 64, 65, 130, 257, 300};
+  for (int iter = 0; iter < 12; ++iter) {
+    weft::set_num_threads(iter % 2 ? 2 : 1);
+    const std::int64_t n = rng.pick(sizes), k = rng.pick(sizes), m = rng.pick(sizes);
+    const TensorView<float> x = operand<float>(rng, Shape{n, k}), w = operand<float>(rng, Shape{k, m});
+    const TensorView<float> bias = make_view<float>(rng, Shape{m}, Domain{}, random_layout(rng, false));
+    TensorView<float> y = make_destination<float>(rng, Shape{n, m}, random_layout(rng, false));
+    INFO("n ", n, ", k ", k, ", m ", m, ", threads ", weft::get_num_threads());
+    CHECK(ran_as_epilogue([&] { y = weft::gelu(weft::matmul(x, w) + bias); }));
+    check_epilogue<float, float>(y, x, w, [&](double p, const std::vector<std::int64_t>& idx) {
+      const double bi = value_at(bias, {idx[1]});
+      return EpilogueValue{epilogue_gelu(p + bi), std::fabs(p) + std::fabs(bi)};
+    }, 1.2);
+  }
+  weft::set_num_threads(threads_before);
+}
+
+TEST_CASE("matmul epilogue: batches, broadcast batch dims, a residual, double, a wider destination dtype") {
+  WEFT_TEST_RNG(rng);
+  // Batched with a broadcast batch dim and a residual of the full shape: y = 0.5 p + r.
+  const TensorView<float> a = operand<float>(rng, Shape{3, 1, 33, 40}), b = operand<float>(rng, Shape{2, 40, 70});
+  const TensorView<float> r = make_view<float>(rng, Shape{3, 2, 33, 70}, Domain{}, random_layout(rng, false));
+  Tensor<float> y;
+  CHECK(ran_as_epilogue([&] { y = weft::matmul(a, b) * 0.5f + r; }));
+  REQUIRE(y.shape() == Shape{3, 2, 33, 70});
+  check_epilogue<float, float>(y, a, b, [&](double p, const std::vector<std::int64_t>& idx) {
+    return EpilogueValue{0.5 * p + value_at(r, idx), std::fabs(p) + std::fabs(value_at(r, idx))};
+  }, 0.5);
+
+  // double, tanh.
+  const TensorView<double> da = operand<double>(rng, Shape{70, 90}), db = operand<double>(rng, Shape{90, 260});
+  Tensor<double> dy;
+  CHECK(ran_as_epilogue([&] { dy = weft::tanh(weft::matmul(da, db)); }));
+  check_epilogue<double, double>(dy, da, db, [](double p, const std::vector<std::int64_t>&) {
+    return EpilogueValue{std::tanh(p), std::fabs(p)};
+  }, 1.0);
+
+  // A float product into a double destination view (the epilogue widens).
+  TensorView<double> wide = make_destination<double>(rng, Shape{33, 70}, Layout::strided);
+  const TensorView<float> a2 = operand<float>(rng, Shape{33, 40});
+  const TensorView<float> b2 = operand<float>(rng, Shape{40, 70});
+  CHECK(ran_as_epilogue([&] { wide = weft::matmul(a2, b2) + 1.0f; }));
+  check_epilogue<double, float>(wide, a2, b2, [](double p, const std::vector<std::int64_t>&) {
+    return EpilogueValue{p + 1.0, std::fabs(p) + 1};
+  }, 1.0);
+}
+
+TEST_CASE("matmul epilogue: statements that cannot run as an epilogue give the same values") {
+  WEFT_TEST_RNG(rng);
+  // The destination is an operand of the GEMM: x = relu(matmul(x, w)) with a square w.
+  Tensor<float> x = random_contiguous<float>(rng, Shape{40, 40}, Domain{});
+  Tensor<float> x0 = x.clone();  // (non-const: its view is an operand of the check)
+  const TensorView<float> w = operand<float>(rng, Shape{40, 40});
+  CHECK(!ran_as_epilogue([&] { x = weft::relu(weft::matmul(x, w)); }));
+  check_epilogue<float, float>(x, x0.view(), w, [](double p, const std::vector<std::int64_t>&) {
+    return EpilogueValue{p > 0 ? p : 0, std::fabs(p)};
+  }, 1.0);
+
+  // The destination read elementwise by the epilogue runs fused: y = matmul(a, b) + y.
+  const TensorView<float> a = operand<float>(rng, Shape{20, 30}), b = operand<float>(rng, Shape{30, 50});
+  Tensor<float> acc = random_contiguous<float>(rng, Shape{20, 50}, Domain{});
+  const Tensor<float> acc0 = acc.clone();
+  CHECK(ran_as_epilogue([&] { acc = weft::matmul(a, b) + acc; }));
+  check_epilogue<float, float>(acc, a, b, [&](double p, const std::vector<std::int64_t>& idx) {
+    return EpilogueValue{p + value_at(acc0, idx), std::fabs(p) + std::fabs(value_at(acc0, idx))};
+  }, 1.0);
+
+  // ... but read transposed it does not: acc = matmul(a, b) + acc^T (square).
+  const TensorView<float> sa = operand<float>(rng, Shape{25, 30}), sb = operand<float>(rng, Shape{30, 25});
+  Tensor<float> sq = random_contiguous<float>(rng, Shape{25, 25}, Domain{});
+  const Tensor<float> sq0 = sq.clone();
+  CHECK(!ran_as_epilogue([&] { sq = weft::matmul(sa, sb) + sq.transpose(0, 1); }));
+  check_epilogue<float, float>(sq, sa, sb, [&](double p, const std::vector<std::int64_t>& idx) {
+    const double t = value_at(sq0, {idx[1], idx[0]});
+    return EpilogueValue{p + t, std::fabs(p) + std::fabs(t)};
+  }, 1.0);
+
+  // The product broadcast into a larger shape; a 1-D operand; two matmuls; an int product.
+  const TensorView<float> big = make_view<float>(rng, Shape{4, 20, 50}, Domain{}, Layout::contiguous);
+  Tensor<float> wider;
+  CHECK(!ran_as_epilogue([&] { wider = weft::matmul(a, b) - big; }));
+  check_epilogue<float, float>(wider, a.unsqueeze(0).expand(Shape{4, 20, 30}), b, [&](double p, const std::vector<std::int64_t>& idx) {
+    return EpilogueValue{p - value_at(big, idx), std::fabs(p) + std::fabs(value_at(big, idx))};
+  }, 1.0);
+  const TensorView<float> v = make_view<float>(rng, Shape{30}, Domain{}, Layout::contiguous);
+  const Tensor<float> mv = weft::exp(weft::matmul(a, v) * 0.1f);
+  const Tensor<float> mv_ref = weft::exp(weft::eval(weft::matmul(a, v)) * 0.1f);
+  CHECK(values_of(mv) == values_of(mv_ref));
+  const Tensor<float> two = weft::matmul(a, b) + weft::matmul(a, b);
+  const Tensor<float> two_ref = weft::eval(weft::eval(weft::matmul(a, b)) * 2.0f);
+  CHECK(values_of(two) == values_of(two_ref));
+  const TensorView<std::int32_t> ia = make_view<std::int32_t>(rng, Shape{7, 9}, Domain{-20, 20}, Layout::contiguous);
+  const TensorView<std::int32_t> ib = make_view<std::int32_t>(rng, Shape{9, 5}, Domain{-20, 20}, Layout::contiguous);
+  const Tensor<std::int32_t> ip = weft::matmul(ia, ib) + 3;
+  for (std::int64_t i = 0; i < 7; ++i)
+    for (std::int64_t j = 0; j < 5; ++j) {
+      double want = 3;
+      for (std::int64_t kk = 0; kk < 9; ++kk) want += value_at(ia, {i, kk}) * value_at(ib, {kk, j});
+      CHECK(value_at(ip, {i, j}) == want);
+    }
+}
+
+TEST_CASE("matmul epilogue: errors name matmul or the shapes, and write nothing") {
+  WEFT_TEST_RNG(rng);
+  const TensorView<float> a = operand<float>(rng, Shape{6, 5}), b = operand<float>(rng, Shape{4, 7});
+  TensorView<float> y = make_destination<float>(rng, Shape{6, 7}, Layout::contiguous);
+  std::string m = error_of([&] { y = weft::gelu(weft::matmul(a, b) + 1.0f); });
+  CHECK(has(m, "weft::matmul"));
+  CHECK(has(m, "[6, 5]"));
+  CHECK(has(m, "[4, 7]"));
+  const TensorView<float> b2 = operand<float>(rng, Shape{5, 7});
+  const TensorView<float> bad_bias = make_view<float>(rng, Shape{6}, Domain{}, Layout::contiguous);
+  m = error_of([&] { y = weft::matmul(a, b2) + bad_bias; });
+  CHECK(has(m, "[6, 7]"));
+  CHECK(has(m, "[6]"));
+  bool untouched = true;
+  for (std::int64_t i = 0; i < 6; ++i)
+    for (std::int64_t j = 0; j < 7; ++j)
+      untouched &= is_poison<float>(reinterpret_cast<const unsigned char*>(y.data() + i * 7 + j));
+  CHECK(untouched);
+}
+
+}  // TEST_SUITE
