@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include <weft/dense/join.hpp>
+#include <weft/dense/matmul.hpp>
 #include <weft/dense/threads.hpp>
 
 #include "dense_reference.hpp"
@@ -303,6 +304,35 @@ TEST_CASE("fuse: statements of different shapes read the values from before the 
     for (int i = 0; i < 2; ++i) CHECK(now[std::size_t(i * 2 + j)] == round_float(xv[std::size_t((i + 2) * 2 + j)] * 10));
     for (int i = 2; i < 5; ++i) CHECK(now[std::size_t(i * 2 + j)] == round_float(xv[std::size_t(j)] + 1));
   }
+}
+
+TEST_CASE("cat(dim, e...) and fuse of different shapes with a matmul operand: evaluated first") {
+  WEFT_TEST_RNG(rng);
+  const Tensor<double> a = random_contiguous<double>(rng, Shape{3, 4}, Domain{-2, 2}),
+                       b = random_contiguous<double>(rng, Shape{4, 5}, Domain{-2, 2}),
+                       x = random_contiguous<double>(rng, Shape{2, 5}, Domain{-2, 2});
+  const std::vector<double> av = values_of(a), bv = values_of(b), xv = values_of(x);
+  auto product = [&](int i, int j) {
+    double s = 0;
+    for (int k = 0; k < 4; ++k) s += av[std::size_t(i * 4 + k)] * bv[std::size_t(k * 5 + j)];
+    return s;
+  };
+  const Tensor<double> out = weft::cat(0, weft::matmul(a, b) + 1, x * 2);
+  REQUIRE(out.shape() == Shape{5, 5});
+  WEFT_CHECK_REPORT(check_output(out, [&](const std::vector<std::int64_t>& i) {
+    const int r = int(i[0]), c = int(i[1]);
+    return r < 3 ? Expect{product(r, c) + 1, 1e-13} : Expect{xv[std::size_t((r - 3) * 5 + c)] * 2, 0};
+  }));
+  Tensor<double> p, q;
+  weft::fuse(weft::assign(p, weft::matmul(a, b) * 3), weft::assign(q, x - 1));
+  REQUIRE(p.shape() == Shape{3, 5});
+  REQUIRE(q.shape() == Shape{2, 5});
+  WEFT_CHECK_REPORT(check_output(p, [&](const std::vector<std::int64_t>& i) {
+    return Expect{3 * product(int(i[0]), int(i[1])), 1e-13};
+  }));
+  WEFT_CHECK_REPORT(check_output(q, [&](const std::vector<std::int64_t>& i) {
+    return Expect{xv[std::size_t(i[0] * 5 + i[1])] - 1, 0};
+  }));
 }
 
 TEST_CASE("fuse: errors with statements of different shapes write nothing") {

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "weft/backend/cpu/multi_shape.hpp"
+#include "weft/backend/dense_statements.hpp"
 #include "weft/backend/run.hpp"
 #include "weft/plan/multi_shape.hpp"
 
@@ -62,11 +64,18 @@ void run_multi_shape_statements(const char* op, KernelOperands& k, const Device 
 }
 
 /// weft::fuse of statements into tensors: one pointwise kernel when every statement writes one
-/// shape (shared subexpressions computed once per element), else one multi-shape kernel.
+/// shape (shared subexpressions computed once per element), else one multi-shape kernel. Dense
+/// nodes (matmul) of several statements are evaluated first, all before anything is written, as
+/// run_statements does (backend/dense_statements.hpp).
 template <class... Stmts>
 void run_fused_statements(const char* op, Stmts&... stmts) {
   if constexpr (sizeof...(Stmts) == 1) {
     run_statements(op, stmts...);
+  } else if constexpr ((dense_nodes_v<typename Stmts::expr_type> + ... + 0) > 0) {
+    Tuple<decltype(staged_statement(stmts))...> staged{{{staged_statement(stmts)}...}};
+    [&]<std::size_t... Is>(std::index_sequence<Is...>) {
+      run_fused_statements(op, get<Is>(staged)...);
+    }(std::index_sequence_for<Stmts...>{});
   } else {
     OperandStorage<Stmts...> operands;
     KernelOperands k = kernel_operands(operands, false, stmts...);

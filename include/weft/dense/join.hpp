@@ -13,6 +13,7 @@
 #include "weft/backend/indexing.hpp"
 #include "weft/dense/factories.hpp"
 #include "weft/dense/operand.hpp"
+#include "weft/expr/dense.hpp"
 
 namespace weft {
 namespace detail {
@@ -223,7 +224,9 @@ Tensor<promote_t<detail::operand_dtype_t<Xs>...>> cat(D dim, const Xs&... xs) {
   static_assert((HasTensorOperand<Xs> && ...) && !(TensorListLike<Xs> || ...),
                 "weft::cat(dim, e...): every operand is a tensor, a view or an expression reading one (a "
                 "number has no shape; a TensorList goes to cat(tensors, dim))");
-  return detail::cat_exprs<promote_t<detail::operand_dtype_t<Xs>...>>(std::int64_t(dim), detail::as_expr(xs)...);
+  // A dense operand (matmul) is evaluated first: its slice is then a copy of it.
+  return detail::cat_exprs<promote_t<detail::operand_dtype_t<Xs>...>>(std::int64_t(dim),
+                                                                      detail::stage_dense(detail::as_expr(xs))...);
 }
 
 /// stack(tensors, dim): the tensors (all of one shape) joined along a new dim at `dim`, in

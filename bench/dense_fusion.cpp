@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: MIT
+/// @file Dense fusion benchmark: operations that fuse the pointwise work around them into one kernel, against the same work done eagerly (one kernel per op, intermediates materialized) and a copy roofline.
+//
+// Sections (one per family; each prints its workloads and adds its targets):
+//   cat   out = cat(dim, p1, p2, p3) of three pointwise producers, fp32, each producer
+//         p_k reading one input of 2M elements (8 MiB): x*0.5 + tanh(x), sigmoid(y)*y,
+//         exp(z) - 1 (a math function per element), and x*0.5 + 1, y*y, z - 1 (one add or
+//         multiply). Fused: ONE multi-shape kernel writes each producer straight into its
+//         slice of the output (8 bytes per output element: read the input, write the
+//         output). Eager: each producer into its own tensor, then the runtime-list cat
+//         copies them (16 bytes per element); also timed: the producers alone. Along dim 0
+//         (slices are contiguous blocks) and dim -1 (slices are column blocks of every row).
+//
+// Method (bench/bench_common.hpp, bench/pointwise.cpp): every variant runs once per
+// round, in turn, after a short idle pause; medians over rounds are reported and the
+// targets are the median over rounds of the ratio within a round. GB/s counts the bytes
+// that must move (each output element: its input read once, itself written once), for
+// every variant alike; "vs copy" compares with the best parallel copy of that many bytes,
+// measured in the same rounds. Run it as `chrt -f 1 dense_fusion` on a shared machine.
+
+#include <algorithm>
+#include <string>
+#include <tuple>
+
+#include "bench_common.hpp"
+
+namespace {
+
+using namespace weft_bench;
+
+struct CpuContext {
+  int warmup;
+  int reps;
+  float* copy_src;
+  float* copy_dst;
+  Report* report;
+};
+
+// =====================================================================
+// cat: cat(dim, p1, p2, p3) of pointwise producers
+// =====================================================================
+
+/// Per-round samples (ms) of the variants the cat targets compare.
+struct CatResult {
+  std::vector<double> fused, eager, fused_kernels, eager_kernels, copy;
+};
+
+/// cat(dim, p1, p2, p3) of the producers `make(x, y, z)` returns (a std::tuple of three
+/// expressions) over inputs of `shape`, fused and eagerly: as the API runs them (a new output
+/// each time), and their kernels alone, writing a preallocated output (the multi-shape fuse that
+/// cat(dim, e...) runs; the producers into their tensors and the runtime-list cat's copy).
+template <class Make>
+CatResult bench_cat(CpuContext& ctx, const weft::Shape& shape, std::int64_t dim, const char* workload, Make make) {
+  const weft::Tensor<float> x = make_tensor<float>(shape, 1), y = make_tensor<float>(shape, 2),
+                            z = make_tensor<float>(shape, 3, -2.0f, 2.0f);
+  const auto [p1, p2, p3] = make(x, y, z);
+  const int d = dim < 0 ? int(dim) + shape.rank() : int(dim);
+  const std::int64_t n = shape[d], elements = 3 * shape.numel();
+  const double bpe = 8.0;
+  weft::Shape joined = shape;
+  joined[d] = 3 * n;
+
+  weft::Tensor<float> fused_out, eager_out;
+  weft::Tensor<float> out = make_tensor<float>(joined, 7), out_eager = make_tensor<float>(joined, 8);
+  // The intermediates keep their shapes: each assignment writes in place.
+  weft::Tensor<float> t1 = make_tensor<float>(shape, 4), t2 = make_tensor<float>(shape, 5), t3 = make_tensor<float>(shape, 6);
+  auto produce = [&] { t1 = p1, t2 = p2, t3 = p3; };
+  Variant fused{"weft cat(dim, p1, p2, p3)", [&] { return time_ms([&] { fused_out = weft::cat(dim, p1, p2, p3); }); }};
+  Variant eager{"eager: 3 producers + cat", [&] {
+                  return time_ms([&] {
+                    produce();
+                    eager_out = weft::cat({t1, t2, t3}, dim);
+                  });
+                }};
+  Variant fused_kernels{"  its kernel, into out", [&] {
+                          return time_ms([&] {
+                            weft::fuse(weft::assign(out.narrow(d, 0, n), p1), weft::assign(out.narrow(d, n, n), p2),
+                                       weft::assign(out.narrow(d, 2 * n, n), p3));
+                          });
+                        }};
+  Variant eager_kernels{"  its kernels, into out", [&] {
+                          return time_ms([&] {
+                            produce();
+                            weft::detail::run_cat(out_eager.view(), {t1.view(), t2.view(), t3.view()}, d);
+                          });
+                        }};
+  CopyBench copy(ctx.copy_src, ctx.copy_dst, double(elements) * bpe);
+
+  std::vector<Variant*> timed;
+  for (Variant& v : copy.variants) timed.push_back(&v);
+  const std::vector<Variant*> ours{&fused, &eager, &fused_kernels, &eager_kernels};
+  timed.insert(timed.end(), ours.begin(), ours.end());
+  measure(timed, ctx.warmup, ctx.reps);
+  report_workload(*ctx.report, workload, elements, bpe, copy, ours);
+
+  const double diff = std::max({max_abs_diff(fused_out, eager_out), max_abs_diff(out, eager_out),
+                                max_abs_diff(out_eager, eager_out)});
+  std::printf("%-34s   check: max|fused - eager| = %.3g%s\n", "", diff, diff <= 1e-6 ? "" : "  <-- MISMATCH");
+  if (!(diff <= 1e-6)) ctx.report->notes.push_back(std::string(workload) + ": results disagree");
+  return {fused.ms, eager.ms, fused_kernels.ms, eager_kernels.ms, copy.best().ms};
+}
+
+/// The cat section: dim 0 and dim -1 over 2M-element (8 MiB) inputs, with producers that call a
+/// math function per element (compute-bound on a CPU) and with producers of one add or multiply
+/// (memory-bound).
+std::vector<Target> section_cat(CpuContext& ctx) {
+  auto math = [](const auto& x, const auto& y, const auto& z) {
+    return std::make_tuple(x * 0.5f + weft::tanh(x), weft::sigmoid(y) * y, weft::exp(z) - 1.0f);
+  };
+  auto light = [](const auto& x, const auto& y, const auto& z) {
+    return std::make_tuple(x * 0.5f + 1.0f, y * y, z - 1.0f);
+  };
+  std::vector<Target> targets;
+  for (std::int64_t dim : {0, -1}) {
+    const weft::Shape shape = dim == 0 ? weft::Shape{2048, 1024} : weft::Shape{1024, 2048};
+    const std::string at = dim == 0 ? "cat dim 0" : "cat dim -1";
+    const std::string dims = dim == 0 ? " [3 x 2048x1024]" : " [3 x 1024x2048]";
+    const CatResult m = bench_cat(ctx, shape, dim, (at + " tanh,sigmoid,exp" + dims).c_str(), math);
+    std::printf("\n");
+    const CatResult l = bench_cat(ctx, shape, dim, (at + " mul,add" + dims).c_str(), light);
+    std::printf("\n");
+    targets.push_back(make_target(at + " math: kernels, speedup over eager", 1.8, "x", m.eager_kernels, m.fused_kernels));
+    targets.push_back(make_target(at + " math: cat(), speedup over eager", 1.8, "x", m.eager, m.fused));
+    targets.push_back(make_target(at + " mul/add: kernels, speedup over eager", 1.8, "x", l.eager_kernels, l.fused_kernels));
+    targets.push_back(make_target(at + " mul/add: cat(), speedup over eager", 1.8, "x", l.eager, l.fused));
+    targets.push_back(make_target(at + " mul/add: kernel, fraction of copy", 0.7, "%", l.copy, l.fused_kernels));
+  }
+  return targets;
+}
+
+// =====================================================================
+// main
+// =====================================================================
+
+int run_cpu(const Options& opt) {
+  const int threads = max_threads();
+  const int reps = opt.reps > 0 ? opt.reps : opt.quick ? 5 : 21;
+  const int warmup = opt.quick ? 1 : 3;
+  Report report;
+  print_cpu_machine("dense_fusion", threads, "omp_get_max_threads", report);
+  print_cpu_method(reps, warmup,
+                   "  GB/s counts the bytes that must move (inputs read once, output written once), for every\n"
+                   "  variant alike; 'vs copy' is that over the best copy of the same number of bytes.\n"
+                   "  cat() returns a new 24 MiB tensor (fused and eager alike): its first touch page-faults,\n"
+                   "  which the 'into out' rows (the same kernels, a preallocated output) leave out\n\n");
+  // Copy buffers for the largest workload (cat: 6M output elements, 8 bytes each moved), first-touched in parallel.
+  const std::int64_t copy_floats = (std::int64_t(6) << 20) + 64;
+  weft::Tensor<float> copy_src = make_tensor<float>({copy_floats}, 100), copy_dst = make_tensor<float>({copy_floats}, 101);
+  CpuContext ctx{warmup, reps, copy_src.data(), copy_dst.data(), &report};
+
+  print_header();
+  for (const Target& t : section_cat(ctx)) report.targets.push_back(t);
+  print_targets(report.targets);
+  return write_json_if_asked(opt, "dense_fusion", "cpu", threads, reps, weft::simd::kIsaName, report);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return weft_bench::run_main(argc, argv, "dense_fusion", "cpu", [](const Options& opt) {
+    return opt.device == "cuda" ? weft_bench::needs_cuda_build("dense_fusion") : run_cpu(opt);
+  });
+}
