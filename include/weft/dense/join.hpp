@@ -218,9 +218,12 @@ Tensor<T> cat(std::initializer_list<TensorBase<T>> tensors, std::int64_t dim) {
 /// tensor of their promoted dtype, computed by ONE kernel that writes each operand's expression
 /// straight into its slice, out.narrow(dim, offset_k, extent_k) = e_k: nothing is evaluated into a
 /// temporary. An operand's shape is that of its tensors broadcast together.
+/// Returns Tensor<promote_t<operand dtypes...>>, spelled `auto`: a return type is substituted
+/// before the constraints are checked, and detail::cat (string building) finds this overload by
+/// argument-dependent lookup for calls such as cat("shape ", shape).
 template <std::integral D, class... Xs>
   requires((Operand<Xs> && ...) && (... || HasTensorOperand<Xs>))
-Tensor<promote_t<detail::operand_dtype_t<Xs>...>> cat(D dim, const Xs&... xs) {
+auto cat(D dim, const Xs&... xs) {
   static_assert((HasTensorOperand<Xs> && ...) && !(TensorListLike<Xs> || ...),
                 "weft::cat(dim, e...): every operand is a tensor, a view or an expression reading one (a "
                 "number has no shape; a TensorList goes to cat(tensors, dim))");
