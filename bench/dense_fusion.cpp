@@ -11,6 +11,13 @@
 //         copies them (16 bytes per element); also timed: the producers alone. Along dim 0
 //         (slices are contiguous blocks) and dim -1 (slices are column blocks of every row).
 //
+//   gemm  y = gelu(matmul(x, w) + b), fp32, 4096x1024 times 1024x4096 (w as stored and as
+//         a transposed view) and a GPT-2 fc layer (1024x768 times 768x3072, w^T): the GEMM
+//         alone (y = matmul(x, w) into a preallocated y: Eigen's SGEMM), fused (the epilogue
+//         on each output block of weft's FMA GEMM), the GEMM then one pass in place, and
+//         eager (product, + b, gelu: three new tensors). GFLOP/s and the overhead over the
+//         GEMM alone; the target: fused within 10% of the GEMM alone (gemm / fused >= 0.91).
+//
 // Method (bench/bench_common.hpp, bench/pointwise.cpp): every variant runs once per
 // round, in turn, after a short idle pause; medians over rounds are reported and the
 // targets are the median over rounds of the ratio within a round. GB/s counts the bytes
@@ -31,6 +38,7 @@ using namespace weft_bench;
 struct CpuContext {
   int warmup;
   int reps;
+  int gemm_reps;  // rounds of the GEMM section (each of its runs takes ~0.1-0.5 s)
   float* copy_src;
   float* copy_dst;
   Report* report;
@@ -129,6 +137,89 @@ std::vector<Target> section_cat(CpuContext& ctx) {
 }
 
 // =====================================================================
+// gemm: y = gelu(matmul(x, w) + b), the GEMM's epilogue
+// =====================================================================
+
+/// Per-round samples (ms) of the GEMM-epilogue variants.
+struct GemmResult {
+  std::vector<double> gemm, identity, fused, one_pass, eager;
+};
+
+/// y = gelu(matmul(x, w) + b) over x (n x k), w (k x m, or its transpose stored m x k: a linear
+/// layer's weight, read through a transposed view), b (m), fp32: the GEMM alone (y = matmul(x, w)
+/// into a preallocated y: Eigen's SGEMM), weft's FMA GEMM with the cheapest epilogue (y =
+/// matmul(x, w) + 0: what the gelu and bias add to it), fused (the epilogue on each output block of weft's FMA
+/// GEMM, the output written once), one extra pass (the product into y, then y = gelu(y + b) in
+/// place: what an unfused library at its best does) and eager (PyTorch eager's shape: the
+/// product, then + b into a new tensor, then gelu into another).
+GemmResult bench_gemm(CpuContext& ctx, std::int64_t n, std::int64_t k, std::int64_t m, bool transposed_weight,
+                      const char* workload) {
+  const weft::Tensor<float> x = make_tensor<float>({n, k}, 11, -1.0f, 1.0f), b = make_tensor<float>({m}, 13);
+  const weft::Tensor<float> w_stored = transposed_weight ? make_tensor<float>({m, k}, 12, -1.0f, 1.0f)
+                                                         : make_tensor<float>({k, m}, 12, -1.0f, 1.0f);
+  const weft::TensorView<const float> w = transposed_weight ? w_stored.transpose(0, 1) : w_stored.view();
+  weft::Tensor<float> y_gemm = make_tensor<float>({n, m}, 14), y_fused = make_tensor<float>({n, m}, 15),
+                      y_pass = make_tensor<float>({n, m}, 16), y_identity = make_tensor<float>({n, m}, 17), y_eager;
+  Variant gemm{"gemm alone: y = matmul(x, w)", [&] { return time_ms([&] { y_gemm = weft::matmul(x, w); }); }};
+  Variant identity{"fused: matmul + 0 (FMA gemm)", [&] {
+                     return time_ms([&] { y_identity = weft::matmul(x, w) + 0.0f; });
+                   }};
+  Variant fused{"fused: gelu(matmul + b)", [&] {
+                  return time_ms([&] { y_fused = weft::gelu(weft::matmul(x, w) + b); });
+                }};
+  Variant one_pass{"gemm, then 1 pass in place", [&] {
+                     return time_ms([&] {
+                       y_pass = weft::matmul(x, w);
+                       y_pass = weft::gelu(y_pass + b);
+                     });
+                   }};
+  Variant eager{"eager: 3 ops, new tensors", [&] {
+                  return time_ms([&] {
+                    const weft::Tensor<float> p = weft::matmul(x, w);
+                    const weft::Tensor<float> q = p + b;
+                    y_eager = weft::gelu(q);
+                  });
+                }};
+  std::vector<Variant*> timed{&gemm, &identity, &fused, &one_pass, &eager};
+  measure(timed, ctx.warmup, ctx.gemm_reps);
+  const double flops = 2.0 * double(n) * double(k) * double(m);
+  for (const Variant* v : timed)
+    std::printf("%-34s %-28s %10.2f %10.2f %8.1f GFLOP/s  %+6.1f%% vs gemm alone\n", workload, v->name.c_str(),
+                v->med(), v->min(), flops / (v->med() * 1e-3) / 1e9, 100.0 * (v->med() / gemm.med() - 1));
+  const double diff = std::max(max_abs_diff(y_fused, y_pass), max_abs_diff(y_eager, y_pass));
+  // The two GEMMs sum in different orders: |diff| <= k 2^-24 sum |x w| (~ k 2^-24 k/4 here) times gelu's slope.
+  const double tol = double(k) * 0x1p-24 * double(k) * 0.5;
+  std::printf("%-34s check: max|fused - unfused| = %.3g (tolerance %.3g)%s\n", "", diff, tol,
+              diff <= tol ? "" : "  <-- MISMATCH");
+  if (!(diff <= tol)) ctx.report->notes.push_back(std::string(workload) + ": results disagree");
+  return {gemm.ms, identity.ms, fused.ms, one_pass.ms, eager.ms};
+}
+
+/// The GEMM-epilogue section: 4096 x 1024 times 1024 x 4096 (the 4096 x 4096 x 1024 product of
+/// the goal), with the weight stored as given and transposed, and a GPT-2-sized linear layer.
+std::vector<Target> section_gemm(CpuContext& ctx) {
+  std::vector<Target> targets;
+  struct Case {
+    std::int64_t n, k, m;
+    bool transposed;
+    const char* name;
+  };
+  const Case cases[] = {{4096, 1024, 4096, false, "gemm 4096x1024x4096"},
+                        {4096, 1024, 4096, true, "gemm 4096x1024x4096, w^T"},
+                        {1024, 768, 3072, true, "gemm 1024x768x3072, w^T (GPT-2 fc)"}};
+  for (const Case& c : cases) {
+    const GemmResult r = bench_gemm(ctx, c.n, c.k, c.m, c.transposed, c.name);
+    std::printf("\n");
+    // Overhead of the epilogue over the GEMM alone: gemm / fused >= 1 / 1.1.
+    targets.push_back(make_target(std::string(c.name) + ": fused, gemm / it", 1 / 1.1, "x", r.gemm, r.fused));
+    targets.push_back(make_target(std::string(c.name) + ": fused, its gemm / it", 1 / 1.1, "x", r.identity, r.fused));
+    targets.push_back(make_target(std::string(c.name) + ": 1 pass, gemm / it", 0, "x", r.gemm, r.one_pass));
+    targets.push_back(make_target(std::string(c.name) + ": eager, gemm / it", 0, "x", r.gemm, r.eager));
+  }
+  return targets;
+}
+
+// =====================================================================
 // main
 // =====================================================================
 
@@ -146,10 +237,11 @@ int run_cpu(const Options& opt) {
   // Copy buffers for the largest workload (cat: 6M output elements, 8 bytes each moved), first-touched in parallel.
   const std::int64_t copy_floats = (std::int64_t(6) << 20) + 64;
   weft::Tensor<float> copy_src = make_tensor<float>({copy_floats}, 100), copy_dst = make_tensor<float>({copy_floats}, 101);
-  CpuContext ctx{warmup, reps, copy_src.data(), copy_dst.data(), &report};
+  CpuContext ctx{warmup, reps, opt.quick ? 3 : 7, copy_src.data(), copy_dst.data(), &report};
 
   print_header();
   for (const Target& t : section_cat(ctx)) report.targets.push_back(t);
+  for (const Target& t : section_gemm(ctx)) report.targets.push_back(t);
   print_targets(report.targets);
   return write_json_if_asked(opt, "dense_fusion", "cpu", threads, reps, weft::simd::kIsaName, report);
 }

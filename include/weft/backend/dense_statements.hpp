@@ -12,11 +12,13 @@
 /// destination except elementwise, and the destination does not overlap the GEMM's operands.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "weft/backend/cpu/pointwise.hpp"
 #include "weft/expr/dense.hpp"
@@ -149,7 +151,14 @@ bool run_as_epilogue(const char* op, Stmt& stmt) {
           return false;
       if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code)) {
         const IterationSpace space = plan_statements(k, shape, true).first;
-        const std::string where = cat("cpu, ", blocks->describe(), ", epilogue on each output block");
+        // The printer names inputs in0, in1, ... by first appearance: say which one is the product.
+        std::vector<const void*> seen;
+        for (const ExprNode& n : k.nodes)
+          if (n.kind == ExprNode::Kind::tensor && std::find(seen.begin(), seen.end(), k.tensor(n).data()) == seen.end())
+            seen.push_back(k.tensor(n).data());
+        const auto product_index = std::find(seen.begin(), seen.end(), placeholder.data()) - seen.begin();
+        const std::string where = cat("cpu, ", blocks->describe(), ", epilogue on each output block; in",
+                                      product_index, " = the product's block");
         log_kernel<PointwiseKernel<false, decltype(whole)>>(space, where, whole);
       }
       if (shape.numel() == 0) return true;
