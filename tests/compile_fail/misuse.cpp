@@ -13,7 +13,8 @@ int main() {
   weft::TensorView<const float> view = read_only;
   counts += weft::cast<std::int32_t>(writable * 2.5f);
   weft::Tensor<float> copy(read_only.transpose(0, 1));
-  (void)view, (void)copy;
+  weft::Tensor<float> joined = weft::cat(0, writable, read_only * 2);
+  (void)view, (void)copy, (void)joined;
 #elif WEFT_MISUSE == 1  // writing through a view of a const tensor
   read_only.slice(0, 0, 1) = 1.0f;
 #elif WEFT_MISUSE == 2  // a writable view of a const tensor
@@ -24,5 +25,8 @@ int main() {
 #elif WEFT_MISUSE == 4  // a view becoming a copy unasked (Tensor from a view is explicit)
   weft::Tensor<float> copy = read_only.transpose(0, 1);
   (void)copy;
+#elif WEFT_MISUSE == 5  // a number joined by cat (it has no shape)
+  auto joined = weft::cat(0, writable, 2.0f);
+  (void)joined;
 #endif
 }
