@@ -200,6 +200,23 @@ TEST_CASE("cat(dim, e...): ONE kernel on one and two threads, the runtime-list o
       WEFT_CHECK_REPORT(cat_expr_check(out, p, dim));
     }
   }
+  // output_code (the first run of a kernel type): each statement's pseudo-source over its own space.
+  {
+    const Tensor<float> u = random_contiguous<float>(rng, Shape{3, 4}, Domain{}), v = random_contiguous<float>(rng, Shape{3, 2}, Domain{});
+    LogCapture capture;
+    weft::set_logs("output_code");
+    const Tensor<float> joined = weft::cat(-1, weft::abs(u) * 3, weft::sqrt(weft::abs(v)) - 2);
+    weft::set_logs("");
+    const std::string code = capture.text();
+    INFO(code);
+    CHECK(has(code, "kernel multi-shape (cpu, 18 elements"));
+    CHECK(has(code, "2 statements of different shapes, each over its own iteration space, in 1 kernel"));
+    CHECK(has(code, "statement 0 of 2, 12 elements"));
+    CHECK(has(code, "out0[i] = abs(in0[i]) * 3;"));
+    CHECK(has(code, "statement 1 of 2, 6 elements"));
+    CHECK(has(code, "out0[i] = sqrt(abs(in0[i])) - 2;"));
+    CHECK(joined.shape() == Shape{3, 6});
+  }
   // Operands of one shape: one pointwise kernel of three statements.
   const Tensor<float> a = random_contiguous<float>(rng, Shape{4, 5}, Domain{});
   Tensor<float> out;
