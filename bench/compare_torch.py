@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """weft beside PyTorch on the same machine, shapes and thread count.
 
-  chrt -f 1 python3 bench/compare_torch.py [optim|sdpa|matmul ...] [--build build/release] [--threads 2] [--reps N]
+  chrt -f 1 python3 bench/compare_torch.py [optim|sdpa|matmul|dense_fusion ...] [--build build/release] [--threads 2] [--reps N]
 
 optim: AdamW over bench/optim's transformer-like list (146 float32 tensors,
   99.7M parameters). Runs the weft program (BUILD/bench/optim --json) for weft's
@@ -19,6 +19,12 @@ matmul: torch.matmul on bf16 (N, N) x (N, N) tensors for N = 512, 2048, 4096
   (oneDNN: AMX tiles on CPUs that have them), beside BUILD/bench/matmul_bf16
   --json (weft's bf16 matmul: AMX-BF16 where the build and the OS allow it);
   medians over --reps runs after a warm-up.
+
+dense_fusion: the fused forms of BUILD/bench/dense_fusion --json beside PyTorch eager on the
+  same shapes: gelu(x @ w + b) (three ops, and addmm + gelu: the bias fused into the GEMM)
+  for fp32 4096x1024x4096 (w as stored and transposed) and 1024x768x3072 (w^T), and
+  torch.cat of three pointwise producers (x*0.5 + tanh(x), sigmoid(y)*y, exp(z) - 1) along
+  dim 0 and dim -1; medians of --reps runs after a warm-up.
 
 PyTorch is for comparison only: nothing in weft or its tests needs it.
 """
@@ -184,13 +190,49 @@ def compare_matmul(args):
     print("speedup = torch time / weft time (>= 1.0x: weft is faster); the two run one after the other")
 
 
+def compare_dense_fusion(args):
+    import torch
+
+    torch.set_num_threads(args.threads)
+    data = run_weft(args.build, "dense_fusion", args.threads, args.quick)
+    weft = {(r["workload"], r["variant"]): r["median_ms"] for r in data["results"]}
+    print(f"torch {torch.__version__}, {args.threads} threads, fp32, medians of {args.reps}")
+    print(f"{'workload':<36} {'weft fused':>10} {'torch':>9} {'speedup':>8}  torch variant")
+    print("-" * 92)
+    F = torch.nn.functional
+    for n, k, m, transposed, name in ((4096, 1024, 4096, False, "gemm 4096x1024x4096"),
+                                      (4096, 1024, 4096, True, "gemm 4096x1024x4096, w^T"),
+                                      (1024, 768, 3072, True, "gemm 1024x768x3072, w^T (GPT-2 fc)")):
+        w_ms = weft.get((name, "fused: gelu(matmul + b)"))
+        if w_ms is None:
+            continue
+        x = torch.rand(n, k) * 2 - 1
+        w = (torch.rand(m, k) * 2 - 1).t() if transposed else torch.rand(k, m) * 2 - 1
+        b = torch.rand(m) * 8 - 4
+        for label, fn in (("gelu(x @ w + b)", lambda: F.gelu(x @ w + b)),
+                          ("gelu(addmm(b, x, w))", lambda: F.gelu(torch.addmm(b, x, w)))):
+            t = time_steps(fn, args.reps)
+            print(f"{name:<36} {w_ms:10.2f} {t:9.2f} {t / w_ms:7.2f}x  {label}")
+    for dim, shape in ((0, (2048, 1024)), (-1, (1024, 2048))):
+        name = f"cat dim {dim} tanh,sigmoid,exp [3 x {shape[0]}x{shape[1]}]"
+        w_ms = weft.get((name, "weft cat(dim, p1, p2, p3)"))
+        if w_ms is None:
+            continue
+        x, y = torch.rand(shape) * 8 - 4, torch.rand(shape) * 8 - 4
+        z = torch.rand(shape) * 4 - 2
+        fn = lambda: torch.cat([x * 0.5 + torch.tanh(x), torch.sigmoid(y) * y, torch.exp(z) - 1], dim)  # noqa: E731
+        t = time_steps(fn, args.reps)
+        print(f"{name:<36} {w_ms:10.2f} {t:9.2f} {t / w_ms:7.2f}x  torch.cat of 3 producers")
+    print("ms per call; speedup = torch time / weft time (>= 1.0x: weft is faster); the two run one after the other")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", nargs="*", help="comparisons to run: optim, sdpa, matmul (default: all)")
+    ap.add_argument("what", nargs="*", help="comparisons to run: optim, sdpa, matmul, dense_fusion (default: all)")
     ap.add_argument("--build", default=os.path.join(ROOT, "build", "release"), help="the weft build directory")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=7)
-    ap.add_argument("--quick", action="store_true", help="optim: the weft program's quick mode")
+    ap.add_argument("--quick", action="store_true", help="optim, dense_fusion: the weft program's quick mode")
     ap.add_argument("--L", type=int, default=2048, help="sdpa: sequence length (1024 runs the weft program's quick mode)")
     args = ap.parse_args()
     try:
@@ -198,7 +240,8 @@ def main():
     except ImportError:
         print("torch is not installed: pip install torch (CPU wheel)")
         return 0
-    comparisons = {"optim": compare_optim, "sdpa": compare_sdpa, "matmul": compare_matmul}
+    comparisons = {"optim": compare_optim, "sdpa": compare_sdpa, "matmul": compare_matmul,
+                   "dense_fusion": compare_dense_fusion}
     what = args.what or list(comparisons)
     unknown = [w for w in what if w not in comparisons]
     if unknown:

@@ -183,6 +183,8 @@ GemmResult bench_gemm(CpuContext& ctx, std::int64_t n, std::int64_t k, std::int6
   std::vector<Variant*> timed{&gemm, &identity, &fused, &one_pass, &eager};
   measure(timed, ctx.warmup, ctx.gemm_reps);
   const double flops = 2.0 * double(n) * double(k) * double(m);
+  for (const Variant* v : timed)  // (JSON rows; GB/s there counts the output written once)
+    ctx.report->rows.push_back(Row{workload, v->name, n * m, double(sizeof(float)), v->med(), v->min()});
   for (const Variant* v : timed)
     std::printf("%-34s %-28s %10.2f %10.2f %8.1f GFLOP/s  %+6.1f%% vs gemm alone\n", workload, v->name.c_str(),
                 v->med(), v->min(), flops / (v->med() * 1e-3) / 1e9, 100.0 * (v->med() / gemm.med() - 1));
