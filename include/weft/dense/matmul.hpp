@@ -218,7 +218,7 @@ struct MatmulBlocks {
   }
   std::string describe() const {
     return cat("GEMM ", s.batch.rank() ? cat(s.batch, " x ") : std::string(), s.n, " x ", s.k, " x ", s.m, " (",
-               simd::kIsaName, " FMA)");
+               cpu::gemm_fma_isa(), " FMA)");
   }
   /// f(batch coords, i0, i1, j0, j1, block, ld) for every finished block of the product.
   template <class F>
@@ -263,6 +263,11 @@ Shape operand_shape(const X& x) {
 
 }  // namespace WEFT_BACKEND_ABI
 }  // namespace detail
+
+// In the backend ABI namespace: its members run the backend (host and nvcc translation units
+// compile them differently), so each kind of file has a Matmul type of its own
+// (docs/architecture.md, "ODR safety").
+inline namespace WEFT_BACKEND_ABI {
 
 /// matmul(a, b) as an expression node (weft::matmul builds it): A and B are expression nodes of
 /// one dtype (leaves, or pointwise expressions: those are evaluated once, when the node runs).
@@ -314,8 +319,6 @@ struct Matmul : Expr<Matmul<A, B>> {
     }
   }
 };
-
-inline namespace WEFT_BACKEND_ABI {
 
 /// torch.matmul: (…, n, k) x (…, k, m) -> (…, n, m) with broadcast batch dims;
 /// a 1-D operand is a row (first) or a column (second) and its dim is dropped

@@ -33,6 +33,10 @@ template <class E>
 inline constexpr std::size_t dense_nodes_v =
     tree_sum<E>([]<class M>(std::type_identity<M>) { return DenseNode<M> ? 1 : 0; });
 
+// The rewrites evaluate dense nodes, which run the backend: in its ABI namespace (docs/architecture.md,
+// "ODR safety").
+inline namespace WEFT_BACKEND_ABI {
+
 /// E's tree with every single-tensor Leaf's view replaced by on_leaf(view) and every dense node
 /// by a Leaf over on_dense(node) (a TensorView<const value_type>, or something converting to one);
 /// numbers and lists stay. Operands are rewritten left to right.
@@ -66,5 +70,6 @@ auto stage_dense(const E& e) {
         e, [](const auto& view) { return view; }, [](const auto& node) { return node.evaluate(); });
 }
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace detail
 }  // namespace weft

@@ -26,6 +26,9 @@
 
 namespace weft::detail::cpu {
 
+/// The packets the FMA GEMM runs on in this build ("avx512", "avx2", "neon", ...), for logs.
+inline const char* gemm_fma_isa() { return simd::kIsaName; }
+
 /// A matrix read through element strides: (i, j) at data[i rs + j cs].
 template <class T>
 struct StridedMatrix {
