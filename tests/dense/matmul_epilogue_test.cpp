@@ -81,6 +81,13 @@ void check_epilogue(const weft::TensorBase<D>& out, const TensorView<T>& a, cons
   }));
 }
 
+/// Every product through the epilogue path while alive (by default only those large enough to
+/// pay: cpu::gemm_fma_epilogue_pays), so that small shapes test the block edges.
+struct EpilogueAlways {
+  EpilogueAlways() { weft::detail::cpu::gemm_epilogue_always = true; }
+  ~EpilogueAlways() { weft::detail::cpu::gemm_epilogue_always = false; }
+};
+
 /// Runs `statement` with the fusion log captured; returns whether it ran as an epilogue.
 bool ran_as_epilogue(const std::function<void()>& statement) {
   weft::set_logs("+fusion");
@@ -97,6 +104,7 @@ TEST_SUITE("cpu") {
 
 TEST_CASE("matmul epilogue: gelu(matmul(x, w) + bias) into poisoned views, over block edges, 1 and 2 threads") {
   WEFT_TEST_RNG(rng);
+  const EpilogueAlways always;
   const int threads_before = weft::get_num_threads();
   static const std::int64_t sizes[] = {1, 3, 17, 64, 65, 130, 257, 300};
   for (int iter = 0; iter < 12; ++iter) {
@@ -115,8 +123,27 @@ TEST_CASE("matmul epilogue: gelu(matmul(x, w) + bias) into poisoned views, over 
   weft::set_num_threads(threads_before);
 }
 
+TEST_CASE("matmul epilogue: a transposed weight is read in place, and nothing is allocated or copied") {
+  // A linear layer: y = relu(x W^T + b) with W stored [out, in], y preallocated.
+  WEFT_TEST_RNG(rng);
+  const EpilogueAlways always;
+  const TensorView<float> x = make_view<float>(rng, Shape{70, 300}, Domain{}, Layout::contiguous);
+  const TensorView<float> weight = make_view<float>(rng, Shape{90, 300}, Domain{}, Layout::contiguous);
+  const TensorView<float> bias = make_view<float>(rng, Shape{90}, Domain{}, Layout::contiguous);
+  TensorView<float> y = make_destination<float>(rng, Shape{70, 90}, Layout::contiguous);
+  auto& counters = weft::detail::tensor_counters();
+  const std::int64_t before = counters.allocations.load() + counters.copies.load();
+  CHECK(ran_as_epilogue([&] { y = weft::relu(weft::matmul(x, weight.transpose(0, 1)) + bias); }));
+  CHECK(counters.allocations.load() + counters.copies.load() == before);
+  check_epilogue<float, float>(y, x, weight.transpose(0, 1), [&](double p, const std::vector<std::int64_t>& idx) {
+    const double v = p + value_at(bias, {idx[1]});
+    return EpilogueValue{v > 0 ? v : 0, std::fabs(p) + std::fabs(value_at(bias, {idx[1]}))};
+  }, 1.0);
+}
+
 TEST_CASE("matmul epilogue: batches, broadcast batch dims, a residual, double, a wider destination dtype") {
   WEFT_TEST_RNG(rng);
+  const EpilogueAlways always;
   // Batched with a broadcast batch dim and a residual of the full shape: y = 0.5 p + r.
   const TensorView<float> a = operand<float>(rng, Shape{3, 1, 33, 40}), b = operand<float>(rng, Shape{2, 40, 70});
   const TensorView<float> r = make_view<float>(rng, Shape{3, 2, 33, 70}, Domain{}, random_layout(rng, false));
@@ -147,6 +174,7 @@ TEST_CASE("matmul epilogue: batches, broadcast batch dims, a residual, double, a
 
 TEST_CASE("matmul epilogue: statements that cannot run as an epilogue give the same values") {
   WEFT_TEST_RNG(rng);
+  const EpilogueAlways always;
   // The destination is an operand of the GEMM: x = relu(matmul(x, w)) with a square w.
   Tensor<float> x = random_contiguous<float>(rng, Shape{40, 40}, Domain{});
   Tensor<float> x0 = x.clone();  // (non-const: its view is an operand of the check)
@@ -198,6 +226,23 @@ TEST_CASE("matmul epilogue: statements that cannot run as an epilogue give the s
       for (std::int64_t kk = 0; kk < 9; ++kk) want += value_at(ia, {i, kk}) * value_at(ib, {kk, j});
       CHECK(value_at(ip, {i, j}) == want);
     }
+}
+
+TEST_CASE("matmul epilogue: by default only products large enough to pay run as an epilogue") {
+  WEFT_TEST_RNG(rng);
+  const TensorView<float> a = operand<float>(rng, Shape{64, 64}), b = operand<float>(rng, Shape{64, 64});
+  Tensor<float> y;
+  CHECK(!ran_as_epilogue([&] { y = weft::gelu(weft::matmul(a, b)); }));  // 2^18 multiply-adds
+  check_epilogue<float, float>(y, a, b, [](double p, const std::vector<std::int64_t>&) {
+    return EpilogueValue{epilogue_gelu(p), std::fabs(p)};
+  }, 1.2);
+  const TensorView<float> deep_a = operand<float>(rng, Shape{64, 1024}), deep_b = operand<float>(rng, Shape{1024, 40});
+  CHECK(!ran_as_epilogue([&] { y = weft::matmul(deep_a, deep_b) * 2.0f; }));  // k above twice n and m
+  const TensorView<float> big_a = operand<float>(rng, Shape{160, 130}), big_b = operand<float>(rng, Shape{130, 110});
+  CHECK(ran_as_epilogue([&] { y = weft::matmul(big_a, big_b) * 2.0f; }));  // 2.3M multiply-adds
+  check_epilogue<float, float>(y, big_a, big_b, [](double p, const std::vector<std::int64_t>&) {
+    return EpilogueValue{2 * p, 2 * std::fabs(p)};
+  }, 2.0);
 }
 
 TEST_CASE("matmul epilogue: errors name matmul or the shapes, and write nothing") {

@@ -130,9 +130,13 @@ bool run_as_epilogue(const char* op, Stmt& stmt) {
       const auto blocks = node.epilogue_blocks();  // checks the operands; empty where it cannot
       if (!blocks) return false;
       const Shape full = blocks->shape();
-      // The whole statement checked once, the product a placeholder of its shape.
+      // The whole statement checked once, the product a placeholder of its shape: one element,
+      // never read, broadcast (no allocation: it borrows a local).
+      T placeholder_element{};
       const TensorView<const T> placeholder =
-          TensorView<const T>(Tensor<T>(AdoptStorage{}, allocate(sizeof(T), Device::cpu()), Shape{1})).expand(full);
+          TensorView<const T>(borrow(&placeholder_element, sizeof(T), Device::cpu(), [](void*) {}), Shape{1},
+                              Strides{1}, 0)
+              .expand(full);
       auto whole_rhs = rewrite_leaves(
           stmt.rhs, [](const auto& view) { return view; }, [&](const auto&) { return placeholder; });
       Assignment<typename Stmt::dest_type, decltype(whole_rhs)> whole{stmt.dst, stmt.owner, whole_rhs};

@@ -10,11 +10,12 @@
 /// dst[s kRows + r], what the tile broadcasts from), a panel of b is kCols columns, k-major (one
 /// row of kCols at dst + s kCols, the tile's packet loads). Both are packed once per product,
 /// reading the operands through any strides: a transposed view costs no copy. Output blocks of
-/// about 256 x 256 per OpenMP thread; k in slices whose piece of a b panel is 16 KiB (L1 holds it
-/// while the block's a panels stream from L2).
+/// about 256 x 256 per OpenMP thread; k in slices whose piece of a b panel is 32 KiB (L1 holds it
+/// while the block's a panels stream from L2; 16 KiB slices measured 5-10% slower at k = 3072).
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 
@@ -47,7 +48,7 @@ struct GemmFmaKernel {
   static constexpr std::int64_t kRows = Tile::kRows, kCols = Tile::kCols, kStep = 1;
   static constexpr std::int64_t kStepElemsA = kRows, kStepElemsB = kCols, kAccFloats = kRows * kCols;
   static constexpr std::int64_t kBlockRows = 256 / kRows * kRows, kBlockCols = std::max<std::int64_t>(256 / kCols, 1) * kCols;
-  static constexpr std::int64_t kSliceSteps = std::max<std::int64_t>(16, 16384 / (kCols * std::int64_t(sizeof(T))));
+  static constexpr std::int64_t kSliceSteps = std::max<std::int64_t>(16, 32768 / (kCols * std::int64_t(sizeof(T))));
 
   struct Thread {};
 
@@ -91,6 +92,18 @@ struct GemmFmaKernel {
       std::memcpy(c + (i0 + r) * ldc + j0, acc + r * kCols, std::size_t(cols) * sizeof(T));
   }
 };
+
+/// Whether the FMA GEMM with a fused epilogue is expected to beat Eigen's GEMM plus one pass over
+/// the output for an n x k x m product (bench/dense_fusion, AMD Zen 4, 2 threads): at 2^21
+/// multiply-adds and more the two GEMMs run within 15% of each other (256^3 to 4096 x 1024 x
+/// 4096), below it Eigen's is up to 2x faster (64^3: 0.55x); and a product much deeper than wide
+/// (k above twice the larger of n and m, e.g. 1024 x 3072 x 768: 0.8-0.9x) loses more in the GEMM
+/// than one pass over its small output saves.
+/// gemm_epilogue_always (false): the tests set it to run every shape through the epilogue path.
+inline std::atomic<bool> gemm_epilogue_always{false};
+inline bool gemm_fma_epilogue_pays(std::int64_t n, std::int64_t k, std::int64_t m) {
+  return gemm_epilogue_always.load(std::memory_order_relaxed) || (n * k * m >= kSmallGemm && k <= 2 * std::max(n, m));
+}
 
 /// For every batch index bi of `batch` (a's matrix at a.data + sum_d coord_d a_batch[d], likewise
 /// b), the product a[bi] (n x k) b[bi] (k x m) in blocks: finish(bi, i0, i1, j0, j1, block, ld)

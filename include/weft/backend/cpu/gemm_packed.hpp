@@ -43,11 +43,43 @@ namespace weft::detail::cpu {
 struct PackedGemmFree {
   void operator()(void* p) const { std::free(p); }
 };
+
+/// Scratch of at most this size is kept by each thread between products: a fresh allocation of a
+/// few hundred KiB is mapped and page-faulted anew every call (glibc maps blocks above 128 KiB),
+/// measured at about a third of a 256^3 float product's time. Larger requests are allocated per
+/// call, where the product's own time dwarfs the faults.
+inline constexpr std::size_t kKeptScratchBytes = std::size_t(4) << 20;
+
+/// One scratch buffer of `count` T, 64-byte aligned: the calling thread's kept buffer `slot` (one
+/// per use within a product: packed a, packed b, partial sums, the epilogue's block), grown as
+/// needed, or a buffer of its own when larger than kKeptScratchBytes.
 template <class T>
-std::unique_ptr<T[], PackedGemmFree> packed_gemm_scratch(std::int64_t count) {
-  const std::size_t bytes = (std::size_t(std::max<std::int64_t>(count, 1)) * sizeof(T) + 63) / 64 * 64;
-  return std::unique_ptr<T[], PackedGemmFree>(static_cast<T*>(std::aligned_alloc(64, bytes)));
-}
+class PackedGemmScratch {
+ public:
+  PackedGemmScratch(int slot, std::int64_t count) {
+    const std::size_t bytes = (std::size_t(std::max<std::int64_t>(count, 1)) * sizeof(T) + 63) / 64 * 64;
+    if (bytes > kKeptScratchBytes) {
+      owned_.reset(std::aligned_alloc(64, bytes));
+      data_ = static_cast<T*>(owned_.get());
+      return;
+    }
+    struct Kept {
+      std::unique_ptr<void, PackedGemmFree> data;
+      std::size_t bytes = 0;
+    };
+    thread_local Kept kept[kSlots];
+    Kept& k = kept[slot];
+    if (k.bytes < bytes) k.data.reset(std::aligned_alloc(64, bytes)), k.bytes = bytes;
+    data_ = static_cast<T*>(k.data.get());
+  }
+  T* get() const { return data_; }
+
+  static constexpr int kSlots = 4;
+
+ private:
+  std::unique_ptr<void, PackedGemmFree> owned_;
+  T* data_ = nullptr;
+};
 
 /// Where gemm_packed puts its results: straight into c (row stride ldc).
 template <class Out>
@@ -79,18 +111,22 @@ void gemm_packed(const PackA& pack_a, const PackB& pack_b, std::int64_t n, std::
   constexpr std::int64_t TA = K::kStepElemsA, TB = K::kStepElemsB;
   const std::int64_t steps = (k + K::kStep - 1) / K::kStep;
   const std::int64_t row_panels = (n + K::kRows - 1) / K::kRows, col_panels = (m + K::kCols - 1) / K::kCols;
-  const std::int64_t block_rows = (n + K::kBlockRows - 1) / K::kBlockRows;
+  // Blocks of K::kBlockRows rows, fewer rows while there would be fewer blocks than threads (a
+  // 256 x 256 product is one block: one busy thread), down to 4 register blocks' worth.
+  std::int64_t panels_per_block_row = K::kBlockRows / K::kRows;
+  constexpr std::int64_t kPanelsPerBlockCol = K::kBlockCols / K::kCols;
   const std::int64_t block_cols = (m + K::kBlockCols - 1) / K::kBlockCols;
+  auto block_rows_of = [&](std::int64_t panels) { return (row_panels + panels - 1) / panels; };
+  while (panels_per_block_row > 4 && block_rows_of(panels_per_block_row) * block_cols < threads)
+    panels_per_block_row /= 2;
+  const std::int64_t block_rows = block_rows_of(panels_per_block_row);
   const std::int64_t blocks = block_rows * block_cols;
   const std::int64_t slices = std::max<std::int64_t>(1, (steps + K::kSliceSteps - 1) / K::kSliceSteps);
-  constexpr std::int64_t kPanelsPerBlockRow = K::kBlockRows / K::kRows;
-  constexpr std::int64_t kPanelsPerBlockCol = K::kBlockCols / K::kCols;
   // Partial sums of a block between slices; one register block's worth when k is one slice.
   const std::int64_t scratch_elems =
-      (slices > 1 ? std::min(row_panels, kPanelsPerBlockRow) * std::min(col_panels, kPanelsPerBlockCol) : 1) *
+      (slices > 1 ? std::min(row_panels, panels_per_block_row) * std::min(col_panels, kPanelsPerBlockCol) : 1) *
       K::kAccFloats;
-  const auto packed_a = packed_gemm_scratch<Packed>(row_panels * steps * TA);
-  const auto packed_b = packed_gemm_scratch<Packed>(col_panels * steps * TB);
+  const PackedGemmScratch<Packed> packed_a(0, row_panels * steps * TA), packed_b(1, col_panels * steps * TB);
   Packed* pa = packed_a.get();
   Packed* pb = packed_b.get();
   threads = int(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, blocks)));
@@ -104,12 +140,12 @@ void gemm_packed(const PackA& pack_a, const PackB& pack_b, std::int64_t n, std::
     }
 
     [[maybe_unused]] const typename K::Thread thread_state;  // per-thread setup, e.g. AMX tiles
-    const auto scratch = packed_gemm_scratch<Acc>(scratch_elems);
-    const auto buffer = packed_gemm_scratch<typename K::Elem>(Out::kBuffered ? K::kBlockRows * K::kBlockCols : 0);
+    const PackedGemmScratch<Acc> scratch(2, scratch_elems);
+    const PackedGemmScratch<typename K::Elem> buffer(3, Out::kBuffered ? K::kBlockRows * K::kBlockCols : 0);
     WEFT_PRAGMA_OMP(omp for schedule(dynamic, 1))
     for (std::int64_t blk = 0; blk < blocks; ++blk) {
-      const std::int64_t t0 = blk / block_cols * kPanelsPerBlockRow, u0 = blk % block_cols * kPanelsPerBlockCol;
-      const std::int64_t t1 = std::min(row_panels, t0 + kPanelsPerBlockRow);
+      const std::int64_t t0 = blk / block_cols * panels_per_block_row, u0 = blk % block_cols * kPanelsPerBlockCol;
+      const std::int64_t t1 = std::min(row_panels, t0 + panels_per_block_row);
       const std::int64_t u1 = std::min(col_panels, u0 + kPanelsPerBlockCol);
       const std::int64_t i0 = t0 * K::kRows, j0 = u0 * K::kCols;
       for (std::int64_t sl = 0; sl < slices; ++sl) {
@@ -125,7 +161,7 @@ void gemm_packed(const PackA& pack_a, const PackB& pack_b, std::int64_t n, std::
           }
       }
       if constexpr (Out::kBuffered)
-        out.finish(i0, std::min(n, i0 + K::kBlockRows), j0, std::min(m, j0 + K::kBlockCols),
+        out.finish(i0, std::min(n, t1 * K::kRows), j0, std::min(m, u1 * K::kCols),
                    static_cast<const typename K::Elem*>(buffer.get()), K::kBlockCols);
     }
   }
