@@ -339,6 +339,13 @@ void check_reduction(const weft::TensorBase<R>& out, Op op, const std::vector<do
     return expect_reduction<R>(op, ref.groups[std::size_t(o)], p, eps_acc, &mag.groups[std::size_t(o)]);
   }));
 }
+/// A lazy reduction (weft::sum(x, dim) is an expression node) checked as its evaluated tensor.
+template <weft::DenseNode N>
+void check_reduction(const N& out, Op op, const std::vector<double>& values, const Shape& full,
+                     const std::vector<bool>& mask, bool keepdim, double p, double eps_acc,
+                     const std::vector<double>& magnitudes = {}) {
+  check_reduction(weft::eval(out), op, values, full, mask, keepdim, p, eps_acc, magnitudes);
+}
 
 }  // namespace WEFT_BACKEND_ABI
 }  // namespace weft_test

@@ -319,6 +319,11 @@ std::vector<double> values_of(const weft::TensorBase<T>& t) {
   for_each_index(t.shape(), [&](const std::vector<std::int64_t>& idx) { out.push_back(value_at(t, idx)); });
   return out;
 }
+/// An expression's values (a lazy node such as weft::sum(x, 1) evaluated first).
+template <weft::Expression E>
+std::vector<double> values_of(const E& e) {
+  return values_of(weft::eval(e));
+}
 
 /// Random shape: rank in [min_rank, max_rank], extents drawn from 0, 1, small primes, sizes around
 /// multiples of 16 and ordinary small numbers; numel capped at max_numel by shrinking extents.

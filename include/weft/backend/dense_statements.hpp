@@ -30,6 +30,8 @@ inline namespace WEFT_BACKEND_ABI {
 
 template <class... Stmts>
 void run_statements(const char* op, Stmts&... stmts);  // backend/run.hpp
+template <class Stmt>
+bool run_as_row_epilogue(const char* op, Stmt& stmt);  // backend/row_epilogue.hpp
 
 /// The statement with its dense nodes evaluated (expr/dense.hpp: stage_dense).
 template <class Stmt>
@@ -201,6 +203,7 @@ void run_dense_statements(const char* op, Stmts&... stmts) {
     if ((write_dense_result(stmts) && ...)) return;
 #if !defined(__CUDA_ARCH__)
     if ((run_as_epilogue(op, stmts) && ...)) return;
+    if ((run_as_row_epilogue(op, stmts) && ...)) return;
 #endif
   }
   Tuple<decltype(staged_statement(stmts))...> staged{{{staged_statement(stmts)}...}};

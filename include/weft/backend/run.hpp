@@ -11,6 +11,7 @@
 #include "weft/backend/cpu/isa_hint.hpp"
 #include "weft/backend/cpu/pointwise.hpp"
 #include "weft/backend/dense_statements.hpp"
+#include "weft/backend/row_epilogue.hpp"
 #include "weft/log/log.hpp"
 #include "weft/plan/foreach.hpp"
 #include "weft/plan/statements.hpp"

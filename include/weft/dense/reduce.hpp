@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "weft/dense/factories.hpp"
 #include "weft/dense/fuse.hpp"
 #include "weft/dense/operand.hpp"
+#include "weft/dense/reduction_node.hpp"
 #include "weft/plan/reduce_plan.hpp"
 #include "weft/expr/operators.hpp"
 #include "weft/expr/reducers.hpp"
@@ -127,27 +129,52 @@ struct ReduceInput {
   ReduceSetup setup;
 };
 
-/// Reads the operands of `e` and plans its reduction (plan_reduce).
+/// Reads the operands of `e` and plans its reduction (plan_reduce). Dense nodes in `e` (a matmul,
+/// another reduction) are evaluated first (expr/dense.hpp: stage_dense).
 template <class E>
-ReduceInput<E> prepare_reduce(const char* op, const E& e, const std::vector<std::int64_t>* dims, bool keepdim,
-                              bool nonempty) {
+auto prepare_reduce(const char* op, const E& e, const std::vector<std::int64_t>* dims, bool keepdim, bool nonempty) {
+  using Staged = decltype(stage_dense(e));
+  ReduceInput<Staged> input{stage_dense(e), {}};
   std::vector<ReduceLeaf> leaves;
-  for_each_leaf(e, [&](auto& leaf) {
+  for_each_leaf(input.expr, [&](auto& leaf) {
     leaves.push_back({leaf.tensor.defined(), leaf.tensor.device(), &leaf.tensor.shape(), &leaf.tensor.strides()});
   });
-  return {e, plan_reduce(op, leaves, dims, keepdim, nonempty)};
+  input.setup = plan_reduce(op, leaves, dims, keepdim, nonempty);
+  return input;
 }
 
 /// The error of a reduction that needs a floating dtype (mean, norm, logsumexp, var, ...) given
 /// another: `e`'s dims are checked first, so that a bad dim is reported as such.
 template <class E>
 [[noreturn]] void fail_not_floating(const char* op, const E& e, const std::vector<std::int64_t>* dims) {
-  const ReduceInput<E> in = prepare_reduce(op, e, dims, false, false);
+  const auto in = prepare_reduce(op, e, dims, false, false);
   fail(op, "needs a floating-point input, got ", dtype_name<typename E::value_type>(), " of shape ", in.setup.full,
        "; cast it first, e.g. weft::", op, "(weft::cast<float>(x))");
 }
 
 inline namespace WEFT_BACKEND_ABI {
+
+/// Runs `red` over the planned reduction on the input's device into `out` (contiguous, of the
+/// output's shape, non-empty). `single_thread`: on the calling thread only (a row block of a row
+/// epilogue, backend/row_epilogue.hpp, which runs blocks in parallel).
+template <class O, class Red, class E>
+void run_reduction_into(const ReduceInput<E>& input, const Red& red, O* out, bool single_thread) {
+  const ReduceSetup& in = input.setup;
+  if (in.plan.n_red == 0) {  // an empty sum is 0, an empty mean NaN (0 / 0)
+    const O value = O(red.finalize(red.identity(), 0));
+    fill_bytes(out, in.device, &value, sizeof(O), std::size_t(in.plan.n_out));
+    return;
+  }
+  if (in.device.is_cpu()) {
+#if !defined(__CUDA_ARCH__)
+    cpu::run_reduce<O>(red, input.expr, in.plan, in.strides, out, single_thread);
+#endif
+  } else {
+#if defined(__CUDACC__)
+    cuda::run_reduce<O>(red, input.expr, in.plan, in.strides, out, in.device);
+#endif
+  }
+}
 
 /// Allocates the output and runs `red` over the planned reduction on the input's device.
 template <class O, class Red, class E>
@@ -159,21 +186,7 @@ Tensor<O> run_reduction(const char* op, const ReduceInput<E>& input, const Red& 
   (void)op;
 #endif
   Tensor<O> out = empty<O>(in.out_shape, in.device);
-  if (out.numel() == 0) return out;
-  if (in.plan.n_red == 0) {  // an empty sum is 0, an empty mean NaN (0 / 0)
-    const O value = O(red.finalize(red.identity(), 0));
-    fill_bytes(out.data(), out.device(), &value, sizeof(O), std::size_t(out.numel()));
-    return out;
-  }
-  if (in.device.is_cpu()) {
-#if !defined(__CUDA_ARCH__)
-    cpu::run_reduce<O>(red, input.expr, in.plan, in.strides, out.data());
-#endif
-  } else {
-#if defined(__CUDACC__)
-    cuda::run_reduce<O>(red, input.expr, in.plan, in.strides, out.data(), in.device);
-#endif
-  }
+  if (out.numel() != 0) run_reduction_into(input, red, out.data(), false);
   return out;
 }
 
@@ -232,6 +245,90 @@ Tensor<to_floating_t<typename E::value_type>> reduce_norm(const E& e, double p, 
   }
 }
 
+/// What the reduction kinds of weft::Reduced share (dense/reduction_node.hpp): the op's name,
+/// whether an empty range is an error (max, min: no identity), the output's shape, where a row
+/// epilogue can run, and a block of rows reduced on the calling thread.
+struct ReductionKind {
+  const char* op;
+  bool nonempty = false;
+  bool floating = false;  // the op needs a floating input (mean, var, std)
+  bool operator==(const ReductionKind&) const = default;
+
+  /// The checks of the eager reduction (input, dims, dtype), before anything runs.
+  template <class E>
+  void check(const E& x, const std::vector<std::int64_t>& dims) const {
+    if (floating && !is_floating_v<typename E::value_type>) fail_not_floating(op, x, &dims);
+    (void)prepare_reduce(op, x, &dims, false, nonempty);
+  }
+
+  template <class E>
+  Shape out_shape(const E& x, const std::vector<std::int64_t>& dims, bool keepdim) const {
+    return prepare_reduce(op, x, &dims, keepdim, nonempty).setup.out_shape;
+  }
+  /// The input's shape and the wrapped dim: a floating input on the CPU, of 1+ dims.
+  template <class E>
+  std::optional<RowReduction> rows(const E& x, std::int64_t dim) const {
+    if constexpr (!is_floating_v<typename E::value_type>) {
+      return std::nullopt;
+    } else {
+      const std::vector<std::int64_t> dims{dim};
+      const ReduceSetup setup = prepare_reduce(op, x, &dims, true, nonempty).setup;
+      if (!setup.device.is_cpu() || setup.full.rank() == 0) return std::nullopt;
+      return RowReduction{setup.full, wrap_dim_of(op, dim, setup.full)};
+    }
+  }
+  /// `red` over `dim` of block, into out (one value per row), on the calling thread.
+  template <class O, class E, class Red>
+  void reduce_block(const E& block, int dim, const Red& red, O* out) const {
+    const std::vector<std::int64_t> dims{dim};
+    run_reduction_into(prepare_reduce(op, block, &dims, true, nonempty), red, out, true);
+  }
+};
+
+struct SumKind : ReductionKind {
+  template <class V>
+  using result_t = sum_dtype_t<V>;
+  bool operator==(const SumKind&) const = default;
+  template <class E>
+  auto evaluate(const E& x, const std::vector<std::int64_t>& dims, bool keepdim) const {
+    return reduce_sum(x, &dims, keepdim, op);
+  }
+  template <class O, class E>
+  void reduce_rows(const E& block, int dim, O* out) const {
+    reduce_block(block, dim, SumReducer<sum_acc_t<typename E::value_type>>{}, out);
+  }
+};
+
+struct MeanKind : ReductionKind {
+  template <class V>
+  using result_t = to_floating_t<V>;
+  bool operator==(const MeanKind&) const = default;
+  template <class E>
+  auto evaluate(const E& x, const std::vector<std::int64_t>& dims, bool keepdim) const {
+    return reduce_mean(x, &dims, keepdim);
+  }
+  template <class O, class E>
+  void reduce_rows(const E& block, int dim, O* out) const {
+    reduce_block(block, dim, SumReducer<math_t<typename E::value_type>, true>{}, out);
+  }
+};
+
+/// max and amax (kMax), min and amin.
+template <bool kMax>
+struct ExtremumKind : ReductionKind {
+  template <class V>
+  using result_t = V;
+  bool operator==(const ExtremumKind&) const = default;
+  template <class E>
+  auto evaluate(const E& x, const std::vector<std::int64_t>& dims, bool keepdim) const {
+    return reduce_extremum<kMax>(op, x, &dims, keepdim);
+  }
+  template <class O, class E>
+  void reduce_rows(const E& block, int dim, O* out) const {
+    reduce_block(block, dim, ExtremumReducer<order_t<typename E::value_type>, kMax>{}, out);
+  }
+};
+
 }  // namespace WEFT_BACKEND_ABI
 }  // namespace detail
 
@@ -250,8 +347,8 @@ Tensor<detail::sum_dtype_t<detail::operand_dtype_t<X>>> sum(const X& x) {
 /// sum over `dim` (one dim or a list); keepdim leaves the reduced dims as size 1.
 template <Operand X>
   requires HasTensorOperand<X>
-Tensor<detail::sum_dtype_t<detail::operand_dtype_t<X>>> sum(const X& x, const DimList& dim, bool keepdim = false) {
-  return detail::reduce_sum(detail::as_expr(x), &dim.dims(), keepdim);
+Reduced<detail::SumKind, detail::expr_t<X>> sum(const X& x, const DimList& dim, bool keepdim = false) {
+  return Reduced<detail::SumKind, detail::expr_t<X>>{{}, {{"sum"}}, detail::as_expr(x), dim.dims(), keepdim}.checked();
 }
 
 /// mean = sum / count; needs a floating input (weft::Error otherwise). The mean of nothing is NaN.
@@ -262,8 +359,10 @@ Tensor<to_floating_t<detail::operand_dtype_t<X>>> mean(const X& x) {
 }
 template <Operand X>
   requires HasTensorOperand<X>
-Tensor<to_floating_t<detail::operand_dtype_t<X>>> mean(const X& x, const DimList& dim, bool keepdim = false) {
-  return detail::reduce_mean(detail::as_expr(x), &dim.dims(), keepdim);
+Reduced<detail::MeanKind, detail::expr_t<X>> mean(const X& x, const DimList& dim, bool keepdim = false) {
+  return Reduced<detail::MeanKind, detail::expr_t<X>>{{}, {{"mean", false, true}}, detail::as_expr(x), dim.dims(),
+                                                      keepdim}
+      .checked();
 }
 
 /// prod = x_0 * x_1 * ... of all elements (a rank-0 tensor); 1 of nothing. bool and integer
@@ -291,8 +390,9 @@ Tensor<detail::operand_dtype_t<X>> max(const X& x) {
 /// (values, indices), weft::max returns the values only (it equals amax).
 template <Operand X>
   requires HasTensorOperand<X>
-Tensor<detail::operand_dtype_t<X>> max(const X& x, const DimList& dim, bool keepdim = false) {
-  return detail::reduce_extremum<true>("max", detail::as_expr(x), &dim.dims(), keepdim);
+Reduced<detail::ExtremumKind<true>, detail::expr_t<X>> max(const X& x, const DimList& dim, bool keepdim = false) {
+  return Reduced<detail::ExtremumKind<true>, detail::expr_t<X>>{{}, {{"max", true}}, detail::as_expr(x), dim.dims(), keepdim}
+      .checked();
 }
 /// The smallest element; NaN when any element is NaN. Reducing an empty range is a weft::Error.
 template <Operand X>
@@ -304,8 +404,9 @@ Tensor<detail::operand_dtype_t<X>> min(const X& x) {
 /// (values, indices), weft::min returns the values only (it equals amin).
 template <Operand X>
   requires HasTensorOperand<X>
-Tensor<detail::operand_dtype_t<X>> min(const X& x, const DimList& dim, bool keepdim = false) {
-  return detail::reduce_extremum<false>("min", detail::as_expr(x), &dim.dims(), keepdim);
+Reduced<detail::ExtremumKind<false>, detail::expr_t<X>> min(const X& x, const DimList& dim, bool keepdim = false) {
+  return Reduced<detail::ExtremumKind<false>, detail::expr_t<X>>{{}, {{"min", true}}, detail::as_expr(x), dim.dims(), keepdim}
+      .checked();
 }
 
 /// amax: the largest element (over `dim`); NaN propagates.
@@ -316,8 +417,9 @@ Tensor<detail::operand_dtype_t<X>> amax(const X& x) {
 }
 template <Operand X>
   requires HasTensorOperand<X>
-Tensor<detail::operand_dtype_t<X>> amax(const X& x, const DimList& dim, bool keepdim = false) {
-  return detail::reduce_extremum<true>("amax", detail::as_expr(x), &dim.dims(), keepdim);
+Reduced<detail::ExtremumKind<true>, detail::expr_t<X>> amax(const X& x, const DimList& dim, bool keepdim = false) {
+  return Reduced<detail::ExtremumKind<true>, detail::expr_t<X>>{{}, {{"amax", true}}, detail::as_expr(x), dim.dims(), keepdim}
+      .checked();
 }
 /// amin: the smallest element (over `dim`); NaN propagates.
 template <Operand X>
@@ -327,8 +429,9 @@ Tensor<detail::operand_dtype_t<X>> amin(const X& x) {
 }
 template <Operand X>
   requires HasTensorOperand<X>
-Tensor<detail::operand_dtype_t<X>> amin(const X& x, const DimList& dim, bool keepdim = false) {
-  return detail::reduce_extremum<false>("amin", detail::as_expr(x), &dim.dims(), keepdim);
+Reduced<detail::ExtremumKind<false>, detail::expr_t<X>> amin(const X& x, const DimList& dim, bool keepdim = false) {
+  return Reduced<detail::ExtremumKind<false>, detail::expr_t<X>>{{}, {{"amin", true}}, detail::as_expr(x), dim.dims(), keepdim}
+      .checked();
 }
 
 /// The vector p-norm of all elements (torch.linalg.vector_norm): p = 2:

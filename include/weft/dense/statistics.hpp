@@ -35,8 +35,29 @@ Tensor<to_floating_t<typename E::value_type>> reduce_logsumexp(const E& e, const
   }
 }
 
-/// var (std with kStd) in math_t: the mean (keepdim), then sum (x - mean)^2 / max(0, n - correction).
-/// `mean_out`, when given, receives the mean in V, in the output's shape (var_mean).
+/// var's two passes (std's with kStd) over x in math_t: the mean m (keepdim), then sum (x - m)^2 /
+/// max(0, n - correction), handed to write(input, reducer) to run; returns m. `single_thread`:
+/// on the calling thread only (a row block).
+template <bool kStd, class X, class Write>
+Tensor<typename X::value_type> variance_passes(const char* op, const X& x, const std::vector<std::int64_t>* dims,
+                                               double correction, bool single_thread, const Write& write) {
+  using Acc = typename X::value_type;
+  const auto mean_input = prepare_reduce(op, x, dims, true, false);
+  Tensor<Acc> mean;
+  if (single_thread) {
+    mean = empty<Acc>(mean_input.setup.out_shape, Device::cpu());
+    if (mean.numel() != 0) run_reduction_into(mean_input, SumReducer<Acc, true>{}, mean.data(), true);
+  } else {
+    mean = run_reduction<Acc>(op, mean_input, SumReducer<Acc, true>{});
+  }
+  VarianceReducer<Acc, kStd> red;
+  red.divisor = Acc(std::max(0.0, double(mean_input.setup.plan.n_red) - correction));
+  write(x - mean, red);
+  return mean;
+}
+
+/// var (std with kStd) in math_t (variance_passes), rounded to the dtype. `mean_out`, when given,
+/// receives the mean in V, in the output's shape (var_mean).
 template <bool kStd, class E>
 Tensor<to_floating_t<typename E::value_type>> reduce_variance(const char* op, const E& e,
                                                               const std::vector<std::int64_t>* dims,
@@ -46,18 +67,62 @@ Tensor<to_floating_t<typename E::value_type>> reduce_variance(const char* op, co
   if constexpr (!is_floating_v<V>) {
     fail_not_floating(op, e, dims);
   } else {
-    using Acc = math_t<V>;
-    const auto x = cast<Acc>(e);
-    const ReduceInput mean_input = prepare_reduce(op, x, dims, true, false);
-    const double n = double(mean_input.setup.plan.n_red);
-    const Tensor<Acc> mean = run_reduction<Acc>(op, mean_input, SumReducer<Acc, true>{});
-    VarianceReducer<Acc, kStd> red;
-    red.divisor = Acc(std::max(0.0, n - correction));
-    Tensor<V> out = run_reduction<V>(op, prepare_reduce(op, x - mean, dims, keepdim, false), red);
+    Tensor<V> out;
+    const auto mean = variance_passes<kStd>(op, cast<math_t<V>>(e), dims, correction, false,
+                                            [&](const auto& deviations, const auto& red) {
+                                              out = run_reduction<V>(op, prepare_reduce(op, deviations, dims, keepdim, false), red);
+                                            });
     if (mean_out) *mean_out = eval(cast<V>(mean.view().view(out.shape())));
     return out;
   }
 }
+
+/// var and std (kStd) as weft::Reduced kinds.
+template <bool kStd>
+struct VarianceKind : ReductionKind {
+  double correction = 1;
+  template <class V>
+  using result_t = to_floating_t<V>;
+  bool operator==(const VarianceKind&) const = default;
+  template <class E>
+  auto evaluate(const E& x, const std::vector<std::int64_t>& dims, bool keepdim) const {
+    return reduce_variance<kStd>(op, x, &dims, correction, keepdim, nullptr);
+  }
+  template <class O, class E>
+  void reduce_rows(const E& block, int dim, O* out) const {
+    const std::vector<std::int64_t> dims{dim};
+    variance_passes<kStd>(op, cast<math_t<typename E::value_type>>(block), &dims, correction, true,
+                          [&](const auto& deviations, const auto& red) { reduce_block(deviations, dim, red, out); });
+  }
+};
+
+/// 1 / sqrt(sum x^2 / n + eps) over dims in math_t (InvRmsReducer): of x - mean(x), layer_norm's
+/// 1 / sqrt(var + eps). Internal (layer_norm's row statistic), a weft::Reduced kind.
+struct InvRmsKind : ReductionKind {
+  double eps = 0;
+  template <class V>
+  using result_t = V;
+  bool operator==(const InvRmsKind&) const = default;
+  template <class X>
+  InvRmsReducer<X> reducer(const ReduceSetup& setup) const {
+    InvRmsReducer<X> red;
+    red.divisor = X(setup.plan.n_red);
+    red.eps = X(eps);
+    return red;
+  }
+  template <class E>
+  auto evaluate(const E& x, const std::vector<std::int64_t>& dims, bool keepdim) const {
+    using V = typename E::value_type;
+    const auto input = prepare_reduce(op, cast<math_t<V>>(x), &dims, keepdim, false);
+    return run_reduction<V>(op, input, reducer<math_t<V>>(input.setup));
+  }
+  template <class O, class E>
+  void reduce_rows(const E& block, int dim, O* out) const {
+    const std::vector<std::int64_t> dims{dim};
+    const auto input = prepare_reduce(op, cast<math_t<typename E::value_type>>(block), &dims, true, false);
+    run_reduction_into(input, reducer<math_t<typename E::value_type>>(input.setup), out, true);
+  }
+};
 
 }  // namespace WEFT_BACKEND_ABI
 }  // namespace detail
@@ -89,9 +154,11 @@ Tensor<to_floating_t<detail::operand_dtype_t<X>>> var(const X& x) {
 /// var over `dim` (one dim or a list); keepdim leaves the reduced dims as size 1.
 template <Operand X>
   requires HasTensorOperand<X>
-Tensor<to_floating_t<detail::operand_dtype_t<X>>> var(const X& x, const DimList& dim, double correction = 1,
-                                                      bool keepdim = false) {
-  return detail::reduce_variance<false>("var", detail::as_expr(x), &dim.dims(), correction, keepdim, nullptr);
+Reduced<detail::VarianceKind<false>, detail::expr_t<X>> var(const X& x, const DimList& dim, double correction = 1,
+                                                             bool keepdim = false) {
+  return Reduced<detail::VarianceKind<false>, detail::expr_t<X>>{{}, {{"var", false, true}, correction}, detail::as_expr(x),
+                                                               dim.dims(), keepdim}
+      .checked();
 }
 
 /// std(x) = sqrt(var(x)) (torch.std), with var's correction, passes and errors.
@@ -102,9 +169,11 @@ Tensor<to_floating_t<detail::operand_dtype_t<X>>> std(const X& x) {
 }
 template <Operand X>
   requires HasTensorOperand<X>
-Tensor<to_floating_t<detail::operand_dtype_t<X>>> std(const X& x, const DimList& dim, double correction = 1,
-                                                      bool keepdim = false) {
-  return detail::reduce_variance<true>("std", detail::as_expr(x), &dim.dims(), correction, keepdim, nullptr);
+Reduced<detail::VarianceKind<true>, detail::expr_t<X>> std(const X& x, const DimList& dim, double correction = 1,
+                                                            bool keepdim = false) {
+  return Reduced<detail::VarianceKind<true>, detail::expr_t<X>>{{}, {{"std", false, true}, correction}, detail::as_expr(x),
+                                                               dim.dims(), keepdim}
+      .checked();
 }
 
 /// (var, mean) over `dim` in one call (torch.var_mean): the mean var computes anyway, rounded to

@@ -85,8 +85,8 @@ void check_statistics(Rng& rng, const weft::TensorView<T>& x) {
   INFO("shape ", shape_str(full), ", keepdim ", keepdim, ", correction ", correction);
   const ReductionReference ref(values, full, mask);
   const Tensor<T> lse = weft::logsumexp(x, dims, keepdim).to(Device::cpu());
-  const Tensor<T> var = weft::var(x, dims, correction, keepdim).to(Device::cpu());
-  const Tensor<T> sd = weft::std(x, dims, correction, keepdim).to(Device::cpu());
+  const Tensor<T> var = weft::eval(weft::var(x, dims, correction, keepdim)).to(Device::cpu());
+  const Tensor<T> sd = weft::eval(weft::std(x, dims, correction, keepdim)).to(Device::cpu());
   REQUIRE(lse.shape() == reduced_shape(full, mask, keepdim));
   std::vector<Expect> want_lse, want_var, want_std;
   for (const std::vector<double>& g : ref.groups) {

@@ -258,9 +258,10 @@ struct CpuReduceWork {
 /// The layout (rows of the innermost reduced dim, or columns of the innermost kept dim when only
 /// it is unit-stride) and the work units; the reduced range is split into chunks only when there
 /// are too few outputs to keep every thread busy.
-inline CpuReduceWork plan_cpu_reduce(const ReducePlan& plan, const std::vector<Strides>& strides, int W) {
+inline CpuReduceWork plan_cpu_reduce(const ReducePlan& plan, const std::vector<Strides>& strides, int W,
+                                     bool single_thread) {
   CpuReduceWork w;
-  w.threads = threads_for(plan.n_out * plan.n_red);
+  w.threads = single_thread ? 1 : threads_for(plan.n_out * plan.n_red);
   const ReduceGroup& inner = plan.reduced.back();
   const bool inner_ok = unit_stride_group(inner, strides) && inner.extent >= W;
   const bool column_ok = plan.nk() > 0 && unit_stride_group(plan.kept.back(), strides) && plan.kept.back().extent >= W;
@@ -278,9 +279,11 @@ inline CpuReduceWork plan_cpu_reduce(const ReducePlan& plan, const std::vector<S
 
 /// Runs reducer `red` over expression `expr` as planned and writes
 /// out[o] = O(finalize(total_o)) for every output o of the contiguous `out`.
-/// `strides`: every operand's strides broadcast to plan.full (layout choice).
+/// `strides`: every operand's strides broadcast to plan.full (layout choice). `single_thread`: on
+/// the calling thread only.
 template <class O, class Red, class E>
-void run_reduce(const Red& red, const E& expr, const ReducePlan& plan, const std::vector<Strides>& strides, O* out) {
+void run_reduce(const Red& red, const E& expr, const ReducePlan& plan, const std::vector<Strides>& strides, O* out,
+                bool single_thread = false) {
   using Acc = typename Red::acc_type;
   using Shared = shared_nodes_t<E>;
   using Ev = Evaluator<E, Acc, false, Shared>;
@@ -294,7 +297,7 @@ void run_reduce(const Red& red, const E& expr, const ReducePlan& plan, const std
   const Ctx ctx{red, &plan};
 
   const std::int64_t n_red = plan.n_red;
-  const CpuReduceWork work = plan_cpu_reduce(plan, strides, W);
+  const CpuReduceWork work = plan_cpu_reduce(plan, strides, W, single_thread);
   const int threads = work.threads;
   const bool columns = work.columns;
   const std::int64_t m = work.m, J = work.J, blocks_per_row = work.blocks_per_row;

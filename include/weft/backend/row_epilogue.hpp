@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: MIT
+/// @file Runs a statement that reads reductions with a kept dim (`y = x / sum(x, 1, true)`, the layer-norm formula, softmax) as a row-wise pass pair: per block of rows, pass 1 reduces each row into a small buffer, pass 2 runs the statement over the same rows while they are in cache; the reduction's full-size broadcast is never written.
+///
+/// The statement's shape is the reductions' input shape `full`, and every reduction reduces one
+/// dim `dim` of it with the dim kept (dense/reduction_node.hpp: weft::Reduced::rows). Then the
+/// value a reduction contributes to element i depends only on i's row (i's coordinates except
+/// along `dim`), and the statement splits into independent blocks of whole rows: every dim but
+/// `dim` and the last other dim (`free_dim`) fixed, a range of `free_dim`, `dim` whole. Per
+/// block, on one thread:
+///   pass 1: every reduction, innermost first (a reduction whose input reads another, as
+///           softmax's sum of exp(x - max), runs after it), reduces the block's rows into its
+///           buffer of one value per row, reading its input restricted to the block (the inner
+///           reductions' buffers as stride-0 views along `dim`);
+///   pass 2: the statement restricted to the block, each reduction a stride-0 view of its buffer,
+///           by one single-threaded pointwise kernel (backend/dense_statements.hpp).
+/// Reductions that compute the same values (same op, dims and input tensors: softmax's max
+/// appears twice) share one buffer. A block holds about kRowBlockElements elements, so pass 2
+/// finds the rows pass 1 read in L2. The statement is checked once, whole, with placeholders for
+/// the reductions; anything it or the reductions read may overlap the destination only
+/// elementwise (a block reads its own rows only). Elsewhere (several dims, keepdim false, another
+/// shape, fewer blocks than threads, CUDA) the reductions are evaluated first.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "weft/backend/dense_statements.hpp"
+#include "weft/expr/dense.hpp"
+
+namespace weft::detail {
+
+/// What a reduction node says for a row epilogue: its input's shape and the dim it reduces (kept).
+struct RowReduction {
+  Shape full;
+  int dim = 0;
+};
+
+/// A dense node that reduces blocks of rows (dense/reduction_node.hpp: weft::Reduced).
+template <class N>
+concept RowReductionNode = DenseNode<N> && requires(const N& n) {
+  n.input();
+  n.same_as(n);
+};
+
+/// Elements per row block: the block's rows stay in L2 between the passes.
+inline constexpr std::int64_t kRowBlockElements = 16384;
+
+/// How a statement of shape `full` is cut into blocks of whole rows along `dim`.
+struct RowBlocks {
+  Shape full;
+  int dim = 0, free_dim = -1;     // free_dim: the last dim other than dim (-1: a single row)
+  std::int64_t per_block = 1;     // rows (along free_dim) per block
+  std::int64_t pieces = 1;        // blocks per range of free_dim
+  std::int64_t count = 1;         // blocks in all
+
+  RowBlocks(const Shape& shape, int reduced) : full(shape), dim(reduced) {
+    const int r = full.rank();
+    free_dim = dim == r - 1 ? r - 2 : r - 1;
+    if (free_dim < 0) return;
+    const std::int64_t rows = full[free_dim];
+    per_block = std::clamp<std::int64_t>(kRowBlockElements / std::max<std::int64_t>(full[dim], 1), 1,
+                                         std::max<std::int64_t>(rows, 1));
+    pieces = (rows + per_block - 1) / per_block;
+    count = pieces;
+    for (int d = 0; d < r; ++d)
+      if (d != dim && d != free_dim) count *= full[d];
+  }
+  /// Block b's coordinates (free_dim's: its first row; dim's: 0); returns its row count.
+  std::int64_t locate(std::int64_t b, std::int64_t* coords) const {
+    if (free_dim < 0) {
+      coords[0] = 0;
+      return 1;
+    }
+    std::int64_t rest = b / pieces;
+    for (int d = full.rank() - 1; d >= 0; --d) {
+      if (d == dim || d == free_dim) coords[d] = 0;
+      else coords[d] = rest % full[d], rest /= full[d];
+    }
+    coords[free_dim] = b % pieces * per_block;
+    return std::min(per_block, full[free_dim] - coords[free_dim]);
+  }
+  /// The block's shape, or its rows' values' (one per row: `dim` of size 1).
+  Shape block_shape(std::int64_t rows, bool values) const {
+    Shape s = full;
+    for (int d = 0; d < s.rank(); ++d)
+      if (d == dim) s[d] = values ? 1 : full[d];
+      else s[d] = d == free_dim ? rows : 1;
+    return s;
+  }
+};
+
+/// `view` (broadcast to the statement's shape) restricted to a block.
+template <class T>
+TensorView<T> row_block_view(const TensorView<T>& view, const RowBlocks& g, const std::int64_t* coords,
+                             std::int64_t rows) {
+  const TensorView<T> e = view.expand(g.full);
+  std::int64_t offset = e.offset();
+  for (int d = 0; d < g.full.rank(); ++d) offset += coords[d] * e.strides()[d];
+  return TensorView<T>(e.storage(), g.block_shape(rows, false), e.strides(), offset);
+}
+
+/// A block's row values (one per row, contiguous) as a view of the block's shape: stride 0 along dim.
+template <class T>
+TensorView<const T> row_values_view(const T* values, const RowBlocks& g, std::int64_t rows) {
+  Strides strides = Shape::filled(g.full.rank(), 0);
+  if (g.free_dim >= 0) strides[g.free_dim] = 1;
+  return TensorView<const T>(borrow(const_cast<T*>(values), std::size_t(rows) * sizeof(T), Device::cpu(), [](void*) {}),
+                             g.block_shape(rows, false), strides, 0);
+}
+
+/// One block being run: where it is and the row values pass 1 has computed so far.
+struct RowBlockContext {
+  const RowBlocks* blocks;
+  const std::int64_t* coords;
+  std::int64_t rows;
+  std::vector<double>* values;  // per buffer (doubles: aligned for any element type)
+};
+
+template <class N>
+inline constexpr char row_node_tag = 0;
+
+/// The reductions of a statement, each computed once per block in pass 1, innermost first.
+struct RowPass1 {
+  struct Slot {
+    const void* node;  // where it sits in the statement (or in another reduction's input)
+    const void* type;  // &row_node_tag<N>
+    int values;        // its buffer
+  };
+  std::vector<Slot> slots;
+  std::vector<std::size_t> value_bytes;                          // per buffer: the element size
+  std::vector<std::function<void(const RowBlockContext&)>> steps;  // per buffer: reduces a block into it
+  std::vector<std::string> names;                                // per buffer: op and input, for the log
+  std::vector<TensorRef> reads;                                  // every tensor the reductions read
+  std::optional<RowReduction> rows;
+  bool ok = true;
+  double placeholder_element = 0;  // what the checks' placeholders point at (aligned for any dtype)
+
+  int values_of(const void* node) const {
+    for (const Slot& s : slots)
+      if (s.node == node) return s.values;
+    return -1;
+  }
+
+  /// e with every reduction a placeholder of its output's shape (the checks read shapes only).
+  template <class E>
+  auto with_placeholders(const E& e) const {
+    return rewrite_leaves(
+        e, [](const auto& view) { return view; },
+        [&](const auto& node) {
+          using T = typename std::remove_cvref_t<decltype(node)>::value_type;
+          Shape kept = rows->full;
+          kept[rows->dim] = 1;
+          // One element, never read, broadcast (no allocation: it borrows placeholder_element).
+          return TensorView<const T>(borrow(const_cast<double*>(&placeholder_element), sizeof(T), Device::cpu(),
+                                            [](void*) {}),
+                                     Shape{1}, Strides{1}, 0)
+              .expand(kept);
+        });
+  }
+
+  /// e restricted to a block, every reduction a view of its buffer.
+  template <class E>
+  auto at_block(const E& e, const RowBlockContext& c) const {
+    return rewrite_leaves(
+        e, [&](const auto& view) { return row_block_view(view, *c.blocks, c.coords, c.rows); },
+        [&](const auto& node) {
+          using T = typename std::remove_cvref_t<decltype(node)>::value_type;
+          return row_values_view(reinterpret_cast<const T*>(c.values[values_of(&node)].data()), *c.blocks, c.rows);
+        });
+  }
+
+  /// Adds every reduction of e (and, first, those of their inputs).
+  template <class E>
+  void add_all(const E& e) {
+    visit_nodes(e, [&](const auto& n) {
+      if constexpr (DenseNode<std::remove_cvref_t<decltype(n)>>) add(n);
+    });
+  }
+
+  template <class N>
+  void add(const N& n) {
+    if (!ok) return;
+    if constexpr (!RowReductionNode<N>) {
+      ok = false;  // a matmul: staged
+    } else {
+      add_all(n.input());
+      if (!ok) return;
+      for (const Slot& s : slots)
+        if (s.type == &row_node_tag<N> && static_cast<const N*>(s.node)->same_as(n)) {
+          slots.push_back({&n, s.type, s.values});
+          return;
+        }
+      const auto checked_input = with_placeholders_if_any(n.input());
+      const std::optional<RowReduction> r = n.rows(checked_input);
+      if (!r || (rows && (!(r->full == rows->full) || r->dim != rows->dim))) {
+        ok = false;
+        return;
+      }
+      rows = r;
+      for_each_leaf(n.input(), [&](const auto& leaf) { reads.push_back(tensor_ref(leaf.tensor)); });
+      const int values = int(value_bytes.size());
+      using T = typename N::value_type;
+      value_bytes.push_back(sizeof(T));
+      slots.push_back({&n, &row_node_tag<N>, values});
+      names.push_back(n.kind.op);
+      steps.push_back([this, &n, values, dim = r->dim](const RowBlockContext& c) {
+        n.reduce_rows(at_block(n.input(), c), dim, reinterpret_cast<T*>(c.values[values].data()));
+      });
+    }
+  }
+
+ private:
+  template <class E>
+  auto with_placeholders_if_any(const E& e) const {
+    if constexpr (dense_nodes_v<E> == 0) return e;
+    else return with_placeholders(e);
+  }
+};
+
+// nvcc's device pass has no CPU executor (backend/run.hpp): there every statement is staged.
+#if !defined(__CUDA_ARCH__)
+inline namespace WEFT_BACKEND_ABI {
+
+/// Runs the statement as a row pass pair where it can (see the file comment); returns whether
+/// it did. Throws what the reductions' and the statement's checks throw.
+template <class Stmt>
+bool run_as_row_epilogue(const char* op, Stmt& stmt) {
+  using E = typename Stmt::expr_type;
+  if constexpr (DenseNode<E> || dense_nodes_v<E> == 0) {
+    return false;  // `y = sum(x, 1)` is the reduction itself
+  } else {
+    RowPass1 pass1;
+    pass1.add_all(stmt.rhs);
+    if (!pass1.ok || !pass1.rows) return false;
+    const RowReduction rows = *pass1.rows;
+    auto whole_rhs = pass1.with_placeholders(stmt.rhs);
+    Assignment<typename Stmt::dest_type, decltype(whole_rhs)> whole{stmt.dst, stmt.owner, whole_rhs};
+    OperandStorage<decltype(whole)> operands;
+    KernelOperands k = kernel_operands(operands, false, whole);
+    const auto [device, shape] = check_statements(op, k);
+    if (!device.is_cpu() || !(shape == rows.full)) return false;
+    const RowBlocks blocks(shape, rows.dim);
+    // Too few rows to share among the threads: the eager reductions split rows, pass 2 elements.
+    const int threads = cpu::threads_for(shape.numel());
+    if (blocks.count < threads) return false;
+    give_shape(k, 0, whole, shape, device);
+    std::destroy_at(&stmt.dst);
+    std::construct_at(&stmt.dst, whole.dst);
+    const TensorRef dst = tensor_ref(stmt.dst);
+    auto aliased = [&](const TensorRef& t) {
+      return overlaps(byte_range(t), byte_range(dst)) && !elementwise_identical(t, dst, shape);
+    };
+    for (const ExprNode& n : k.nodes)
+      if (n.kind == ExprNode::Kind::tensor && aliased(k.tensor(n))) return false;
+    for (const TensorRef& t : pass1.reads)
+      if (aliased(t)) return false;
+    if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code)) {
+      const IterationSpace space = plan_statements(k, shape, true).first;
+      std::string reductions;
+      for (std::size_t i = 0; i < pass1.names.size(); ++i) reductions += cat(i ? ", " : "", pass1.names[i]);
+      const std::string where = cat("cpu, row epilogue: blocks of ", blocks.per_block, " rows along dim ", rows.dim,
+                                    "; pass 1 reduces each row (", reductions,
+                                    "), pass 2 runs this kernel on the same rows");
+      log_kernel<PointwiseKernel<false, decltype(whole)>>(space, where, whole);
+    }
+    if (shape.numel() == 0) return true;
+    const int team = int(std::min<std::int64_t>(blocks.count, threads));
+    WEFT_PRAGMA_OMP(omp parallel num_threads(team) if (team > 1))
+    {
+      std::vector<std::vector<double>> values(pass1.value_bytes.size());
+      for (std::size_t i = 0; i < values.size(); ++i)
+        values[i].resize((std::size_t(blocks.per_block) * pass1.value_bytes[i] + sizeof(double) - 1) / sizeof(double));
+      std::int64_t coords[kMaxRank] = {};
+      WEFT_PRAGMA_OMP(omp for schedule(static))
+      for (std::int64_t b = 0; b < blocks.count; ++b) {
+        const RowBlockContext c{&blocks, coords, blocks.locate(b, coords), values.data()};
+        for (const auto& step : pass1.steps) step(c);
+        auto block_rhs = pass1.at_block(stmt.rhs, c);
+        Assignment<typename Stmt::dest_type, decltype(block_rhs)> part{
+            row_block_view(stmt.dst, blocks, coords, c.rows), nullptr, block_rhs};
+        run_block_statement(part);
+      }
+    }
+    return true;
+  }
+}
+
+}  // namespace WEFT_BACKEND_ABI
+#endif  // !defined(__CUDA_ARCH__)
+
+}  // namespace weft::detail
