@@ -12,7 +12,9 @@
 //         (slices are contiguous blocks) and dim -1 (slices are column blocks of every row).
 //
 //   gemm  y = gelu(matmul(x, w) + b), fp32, 4096x1024 times 1024x4096 (w as stored and as
-//         a transposed view) and a GPT-2 fc layer (1024x768 times 768x3072, w^T): the GEMM
+//         a transposed view), GPT-2's fc layer (1024x768 times 768x3072, w^T), its projection
+//         (1024x3072 times 3072x768: deeper than wide, which the size rule leaves unfused) and
+//         256^3 (the smallest product the rule fuses): the GEMM
 //         alone (y = matmul(x, w) into a preallocated y: Eigen's SGEMM), fused (the epilogue
 //         on each output block of weft's FMA GEMM), the GEMM then one pass in place, and
 //         eager (product, + b, gelu: three new tensors). GFLOP/s and the overhead over the
@@ -208,7 +210,9 @@ std::vector<Target> section_gemm(CpuContext& ctx) {
   };
   const Case cases[] = {{4096, 1024, 4096, false, "gemm 4096x1024x4096"},
                         {4096, 1024, 4096, true, "gemm 4096x1024x4096, w^T"},
-                        {1024, 768, 3072, true, "gemm 1024x768x3072, w^T (GPT-2 fc)"}};
+                        {1024, 768, 3072, true, "gemm 1024x768x3072, w^T (GPT-2 fc)"},
+                        {1024, 3072, 768, true, "gemm 1024x3072x768, w^T (deep: unfused)"},
+                        {256, 256, 256, false, "gemm 256x256x256"}};
   for (const Case& c : cases) {
     const GemmResult r = bench_gemm(ctx, c.n, c.k, c.m, c.transposed, c.name);
     std::printf("\n");
