@@ -376,4 +376,39 @@ TEST_CASE("fuse: errors with statements of different shapes write nothing") {
   CHECK(storage_snapshot(y1) == s1);
 }
 
+TEST_CASE("cat(dim, e...) along the last dim streams its stores into row slices, one shape or several") {
+  // Outputs of 8 MiB and more whose rows are aligned runs of whole packets take non-temporal
+  // stores (plan/statements.hpp: rows_aligned), also into slices of every row and in the
+  // multi-shape kernel; the values must not change, on one and two threads.
+  WEFT_TEST_RNG(rng);
+  const CatExprThreads restore;
+  const Tensor<float> x = random_contiguous<float>(rng, Shape{1024, 2048}, Domain{});
+  const Tensor<float> y = random_contiguous<float>(rng, Shape{1024, 2048}, Domain{});
+  const Tensor<float> z = random_contiguous<float>(rng, Shape{1024, 1024}, Domain{});
+  for (int threads : {1, 2}) {
+    weft::set_num_threads(threads);
+    Tensor<float> same, mixed;
+    const std::vector<std::string> same_log = cat_expr_fusion_lines([&] { same = weft::cat(-1, x * 0.5f + 1.0f, y - x, x * y); });
+    const std::vector<std::string> mixed_log = cat_expr_fusion_lines([&] { mixed = weft::cat(-1, x + 1.0f, z * 2.0f); });
+    REQUIRE(same_log.size() == 1);
+    REQUIRE(mixed_log.size() == 1);
+    CHECK(same_log[0].find("streaming stores") != std::string::npos);
+    CHECK(mixed_log[0].find("streaming stores for 2 statement(s)") != std::string::npos);
+    REQUIRE(same.shape() == Shape{1024, 6144});
+    REQUIRE(mixed.shape() == Shape{1024, 3072});
+    bool same_ok = true, mixed_ok = true;  // one rounding each: the float op's result exactly
+    for (std::int64_t i = 0; i < 1024; ++i)
+      for (std::int64_t j = 0; j < 2048; ++j) {
+        const float a = x.data()[i * 2048 + j], b = y.data()[i * 2048 + j];
+        const float* row = same.data() + i * 6144;
+        same_ok &= row[j] == float(double(a) * 0.5 + 1) && row[2048 + j] == float(double(b) - a) &&
+                   row[4096 + j] == float(double(a) * b);
+        mixed_ok &= mixed.data()[i * 3072 + j] == float(double(a) + 1);
+        if (j < 1024) mixed_ok &= mixed.data()[i * 3072 + 2048 + j] == 2 * z.data()[i * 1024 + j];
+      }
+    CHECK(same_ok);
+    CHECK(mixed_ok);
+  }
+}
+
 }  // TEST_SUITE("cpu")

@@ -2,6 +2,8 @@
 /// @file Runs fused statements whatever their shapes: one pointwise kernel when they share one shape, else ONE multi-shape kernel (horizontal fusion) on the executor of their device.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +35,31 @@ std::vector<IterationSpace> plan_multi_shape_statements(const char* op, KernelOp
   return spaces;
 }
 
+/// Which statements the CPU writes with non-temporal stores (as one large pointwise kernel does,
+/// plan_statements: outputs that would not stay in cache anyway, written without reading each
+/// line first): when the statements write at least kStreamingBytes together, each one's size is
+/// a multiple of cpu::kStreamGranule (so the threads' pieces start on packet boundaries), and the
+/// statement's destination rows are runs of whole granules from aligned addresses (rows_aligned)
+/// that nothing the statement reads overlaps.
+inline std::vector<bool> multi_shape_streaming(const KernelOperands& k, const std::vector<IterationSpace>& spaces) {
+  std::vector<bool> stream(spaces.size(), false);
+  std::int64_t bytes = 0;
+  for (std::size_t s = 0; s < spaces.size(); ++s) {
+    if (spaces[s].numel % cpu::kStreamGranule != 0) return stream;
+    bytes += spaces[s].numel * k.tensor(k.outputs[s]).element_bytes;
+  }
+  if (bytes < kStreamingBytes) return stream;
+  for (std::size_t s = 0; s < spaces.size(); ++s) {
+    const TensorRef& dst = k.tensor(k.outputs[s]);
+    bool ok = spaces[s].inner() % cpu::kStreamGranule == 0 && rows_aligned(spaces[s], dst);
+    k.for_each_in_statement(s, ExprNode::Kind::tensor, [&](const ExprNode& n) {
+      ok = ok && !overlaps(byte_range(k.tensor(n)), byte_range(dst));
+    });
+    stream[s] = ok;
+  }
+  return stream;
+}
+
 /// Evaluates statements `*dst_k = rhs_k` of different shapes in one kernel (docs/dense.md,
 /// "Horizontal fusion"). Every check runs before anything is allocated or written.
 template <class... Stmts>
@@ -48,13 +75,18 @@ void run_multi_shape_statements(const char* op, KernelOperands& k, const Device 
 #else
   const bool cpu = device.is_cpu();
   const int threads = cpu::threads_for(total);
-  if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code))
+  const std::vector<bool> stream = cpu ? multi_shape_streaming(k, spaces) : std::vector<bool>();
+  if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code)) {
+    const auto streamed = std::count(stream.begin(), stream.end(), true);
     log_multi_shape_kernel<Kernel>(
-        spaces, cpu ? cat("cpu, ", total, " elements, ", simd::kIsaName, " packets per statement, ", threads, " thread(s)")
-                    : cat("cuda:", device.index(), ", ", total, " elements, grid-stride blocks shared by statement"),
+        spaces,
+        cpu ? cat("cpu, ", total, " elements, ", simd::kIsaName, " packets per statement, ", threads, " thread(s)",
+                  streamed ? cat(", streaming stores for ", streamed, " statement(s)") : std::string())
+            : cat("cuda:", device.index(), ", ", total, " elements, grid-stride blocks shared by statement"),
         stmts...);
+  }
   const Kernel kernel = build_multi_shape_kernel(spaces, stmts...);
-  if (cpu) return cpu::run_multi_shape(kernel, spaces, threads);
+  if (cpu) return cpu::run_multi_shape(kernel, spaces, threads, stream);
 #if defined(__CUDACC__)
   cuda::run_multi_shape(kernel, spaces, device);
 #else

@@ -189,6 +189,19 @@ inline bool read_overlaps_safely(const char* op, KernelOperands& k, const Shape&
   });
 }
 
+/// Whether every row of `dst` in `space` is a unit-stride run starting on a kHostAlignment
+/// boundary, what non-temporal packet stores need (with rows of whole packets, which the CPU
+/// executor checks): a contiguous destination from an aligned base, and a slice of every row
+/// such as cat along the last dim writes.
+inline bool rows_aligned(const IterationSpace& space, const TensorRef& dst) {
+  const Strides strides = space.collapse(dst.strides());
+  const int r = space.rank();
+  bool ok = strides[r - 1] == 1 && reinterpret_cast<std::uintptr_t>(dst.data()) % kHostAlignment == 0;
+  for (int d = 0; d + 1 < r; ++d)
+    ok = ok && strides[d] != 0 && (strides[d] * dst.element_bytes) % std::int64_t(kHostAlignment) == 0;
+  return ok;
+}
+
 /// The iteration space over the operands of statements [first, last) (default: all), and whether
 /// the CPU streams the stores.
 inline std::pair<IterationSpace, bool> plan_statements(const KernelOperands& k, const Shape& shape,
@@ -196,13 +209,10 @@ inline std::pair<IterationSpace, bool> plan_statements(const KernelOperands& k, 
                                                         std::size_t last = std::size_t(-1)) {
   last = std::min(last, k.statements());
   std::vector<Strides> strides;
-  bool aligned = true, contiguous = true;
   std::int64_t dst_bytes = 0;
   for (std::size_t s = first; s < last; ++s) {
     const TensorRef& dst = k.tensor(k.outputs[s]);
     strides.push_back(dst.strides());
-    aligned = aligned && reinterpret_cast<std::uintptr_t>(dst.data()) % kHostAlignment == 0;
-    contiguous = contiguous && dst.contiguous();
     dst_bytes += dst.element_bytes;
   }
   for (std::size_t i = k.rhs_begin[first]; i < k.rhs_begin[last]; ++i)
@@ -212,7 +222,9 @@ inline std::pair<IterationSpace, bool> plan_statements(const KernelOperands& k, 
     }
   IterationSpace space = plan_iteration(shape, strides);
   dst_bytes *= space.numel;
-  return {space, contiguous && aligned && !destination_read && dst_bytes >= kStreamingBytes};
+  bool aligned_rows = true;
+  for (std::size_t s = first; s < last; ++s) aligned_rows = aligned_rows && rows_aligned(space, k.tensor(k.outputs[s]));
+  return {space, aligned_rows && !destination_read && dst_bytes >= kStreamingBytes};
 }
 
 }  // namespace WEFT_BACKEND_ABI

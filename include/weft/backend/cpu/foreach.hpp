@@ -19,9 +19,11 @@ namespace weft::detail::cpu {
 /// inside another: a list of thousands of small tensors costs one fork/join
 /// and no scheduling. `make_worker(t)` runs once per thread and returns the
 /// callable that gets (tensor k, begin, end) for each of the thread's pieces,
-/// in order; empty tensors are skipped.
+/// in order; empty tensors are skipped. The threads' boundaries are rounded down to multiples of
+/// `granule` (non-temporal stores need whole aligned packets in every piece).
 template <class MakeWorker>
-void for_each_list_piece(const std::vector<std::int64_t>& sizes, int threads, MakeWorker&& make_worker) {
+void for_each_list_piece(const std::vector<std::int64_t>& sizes, int threads, MakeWorker&& make_worker,
+                         std::int64_t granule = 1) {
   std::vector<std::int64_t> start(sizes.size() + 1, 0);
   for (std::size_t k = 0; k < sizes.size(); ++k) start[k + 1] = start[k] + sizes[k];
   const std::int64_t total = start.back();
@@ -44,7 +46,8 @@ void for_each_list_piece(const std::vector<std::int64_t>& sizes, int threads, Ma
 #else
     const int t = 0;
 #endif
-    run_part(t, total * t / threads, total * (t + 1) / threads);
+    auto boundary = [&](int u) { return u == threads ? total : total * u / threads / granule * granule; };
+    run_part(t, boundary(t), boundary(t + 1));
   }
 }
 
