@@ -7,6 +7,8 @@
 //      146 tensors, 85.0M parameters (1.4 GB per list: far beyond the caches).
 //   2. The same update over 10,000 tensors of 100 elements (1M parameters):
 //      what a per-tensor loop pays per launch, one foreach kernel pays once.
+//   3. Y = X * 0.5 + tanh(X) over those 10,000 x 100 floats as one list kernel against
+//      the same over ONE tensor of 1M floats: what a list costs beyond its elements.
 // The update moves 28 bytes per parameter (p, g, m, v read; p, m, v written):
 //   m1 = b1 * m + (1 - b1) * g
 //   v1 = b2 * v + (1 - b2) * g * g
@@ -95,6 +97,36 @@ UpdateResult bench_adamw(Context& ctx, const std::vector<weft::Shape>& shapes, c
   return {fused.ms, loop.ms, chain_113.ms, chain_2x.ms, copy.best().ms};
 }
 
+/// Per-round samples (ms): a pointwise chain over a list against the same chain over one tensor
+/// holding as many elements.
+struct ListVsOneResult {
+  std::vector<double> list, one;
+};
+
+/// Y = X * 0.5 + tanh(X) over `count` tensors of `size` floats as one foreach kernel, and over ONE
+/// tensor of count * size floats: what a list of small tensors costs beyond its elements (per
+/// tensor: a table entry, a row start and a tail of size mod the packet length).
+ListVsOneResult bench_list_vs_one(Context& ctx, std::int64_t count, std::int64_t size, const std::string& workload) {
+  std::vector<weft::Tensor<float>> xs, ys;
+  for (std::int64_t i = 0; i < count; ++i) {
+    xs.push_back(make_tensor<float>({size}, std::uint64_t(1000 + i)));
+    ys.push_back(make_tensor<float>({size}, std::uint64_t(50000 + i)));
+  }
+  weft::TensorList<float> X(xs), Y(ys);
+  const weft::Tensor<float> x1 = make_tensor<float>({count * size}, 7);
+  weft::Tensor<float> y1 = make_tensor<float>({count * size}, 8);
+  Variant list{"list: one foreach kernel", [&] { return time_ms([&] { Y = X * 0.5f + weft::tanh(X); }); }};
+  Variant one{"one tensor", [&] { return time_ms([&] { y1 = x1 * 0.5f + weft::tanh(x1); }); }};
+  CopyBench copy(ctx.copy_src, ctx.copy_dst, double(count * size) * 8.0);
+  std::vector<Variant*> all;
+  for (Variant& v : copy.variants) all.push_back(&v);
+  all.push_back(&list);
+  all.push_back(&one);
+  measure(all, ctx.warmup, ctx.reps);
+  report_workload(*ctx.report, workload, count * size, 8.0, copy, {&list, &one});
+  return {list.ms, one.ms};
+}
+
 int run_cpu(const Options& opt) {
   const int threads = max_threads();
   const int reps = opt.reps > 0 ? opt.reps : opt.quick ? 5 : 21;
@@ -124,6 +156,8 @@ int run_cpu(const Options& opt) {
   UpdateResult w1 = bench_adamw(ctx, big, big_name);
   std::printf("\n");
   UpdateResult w2 = bench_adamw(ctx, small, "AdamW 10000 x 100 [1.0M]");
+  std::printf("\n");
+  const ListVsOneResult w3 = bench_list_vs_one(ctx, 10000, 100, "x*0.5+tanh(x) 10000 x 100 [1.0M]");
 
   const std::string big_tensors = std::to_string(big.size()) + " tensors: ";
   report.targets = {
@@ -132,6 +166,7 @@ int run_cpu(const Options& opt) {
       make_target(big_tensors + "speedup over 8-op chain (torch2)", 3.0, "x", w1.chain_2x, w1.fused),
       make_target(big_tensors + "speedup over per-tensor loop", 1.0, "x", w1.per_tensor, w1.fused),
       make_target("10000 x 100: speedup over per-tensor loop", 5.0, "x", w2.per_tensor, w2.fused),
+      make_target("10000 x 100 tanh chain: list vs one tensor", 0.8, "x", w3.one, w3.list),
   };
   print_targets(report.targets);
   std::printf("(the goals: copy bandwidth, the 9-op chain and 10000 x 100; the torch 2.x chain and the\n"
