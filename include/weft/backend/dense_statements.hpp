@@ -99,9 +99,9 @@ TensorView<T> block_of(const TensorView<T>& view, const Shape& full, const std::
 // nvcc's device pass has no CPU executor (backend/run.hpp): there every statement is staged.
 #if !defined(__CUDA_ARCH__)
 /// One statement over a block, on the calling thread: no checks (the whole statement passed
-/// them), no log.
+/// them), no log. `stream`: non-temporal stores (a block of a destination too large to stay in cache).
 template <class Stmt>
-void run_block_statement(Stmt& stmt) {
+void run_block_statement(Stmt& stmt, bool stream = false) {
   OperandStorage<Stmt> operands;
   KernelOperands k = kernel_operands(operands, false, stmt);
   const IterationSpace space = plan_statements(k, stmt.dst.shape(), true).first;
@@ -109,7 +109,7 @@ void run_block_statement(Stmt& stmt) {
     using Kernel = PointwiseKernel<kLinear, Stmt>;
     BuildContext<typename Kernel::Shared> ctx;
     ctx.space = &space;
-    cpu::run_pointwise(Kernel(space, std::move(ctx), stmt), space, 1, false);
+    cpu::run_pointwise(Kernel(space, std::move(ctx), stmt), space, 1, stream);
   };
   if (space.linear) run.template operator()<true>();
   else run.template operator()<false>();

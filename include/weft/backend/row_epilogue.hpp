@@ -49,7 +49,7 @@ concept RowReductionNode = DenseNode<N> && requires(const N& n) {
 };
 
 /// Elements per row block: the block's rows stay in L2 between the passes.
-inline constexpr std::int64_t kRowBlockElements = 16384;
+inline constexpr std::int64_t kRowBlockElements = 65536;
 
 /// How a statement of shape `full` is cut into blocks of whole rows along `dim`.
 struct RowBlocks {
@@ -270,6 +270,9 @@ bool run_as_row_epilogue(const char* op, Stmt& stmt) {
       log_kernel<PointwiseKernel<false, decltype(whole)>>(space, where, whole);
     }
     if (shape.numel() == 0) return true;
+    // A destination too large to stay in cache is written with non-temporal stores, as a plain
+    // kernel's is (backend/run.hpp).
+    const bool stream = shape.numel() * std::int64_t(sizeof(typename Stmt::dest_type)) >= kStreamingBytes;
     const int team = int(std::min<std::int64_t>(blocks.count, threads));
     WEFT_PRAGMA_OMP(omp parallel num_threads(team) if (team > 1))
     {
@@ -284,7 +287,7 @@ bool run_as_row_epilogue(const char* op, Stmt& stmt) {
         auto block_rhs = pass1.at_block(stmt.rhs, c);
         Assignment<typename Stmt::dest_type, decltype(block_rhs)> part{
             row_block_view(stmt.dst, blocks, coords, c.rows), nullptr, block_rhs};
-        run_block_statement(part);
+        run_block_statement(part, stream);
       }
     }
     return true;

@@ -7,8 +7,6 @@
 #include "weft/backend/rows.hpp"
 #include "weft/dense/factories.hpp"
 #include "weft/dense/operand.hpp"
-#include "weft/dense/reduce.hpp"
-#include "weft/dense/statistics.hpp"
 
 namespace weft {
 namespace detail {
@@ -43,27 +41,11 @@ Tensor<T> layer_norm_impl(const TensorView<const T>& x, const TensorView<const T
 #endif
   const TensorView<const T> xc = x.contiguous(), wc = weight.contiguous();
   const TensorView<const T> bc = bias.defined() ? bias.contiguous() : TensorView<const T>();
-  const std::int64_t n = ws.numel();
   Tensor<T> y = empty<T>(x.shape(), x.device());
+  const std::int64_t n = ws.numel();
   if (y.numel() == 0) return y;
-  if (x.device().is_cpu()) {
-    // y = (x - mean) * (1 / sqrt(mean((x - mean)^2) + eps)) * w + b in math_t, over the rows as
-    // (rows, n): one reduced dim, so the statement runs as a row epilogue (backend/row_epilogue.hpp):
-    // per block of rows, pass 1 the mean, then the inverse std of the centred rows, pass 2 the
-    // write; the two-pass variance of a hand-written kernel, and its three reads of a row.
-    using Acc = math_t<T>;
-    const Shape rows{x.numel() / n, n};
-    const auto x2 = as_dtype<Acc>(xc.view(rows));
-    const auto centred = x2 - mean(x2, 1, true);
-    const auto inv_std = Reduced<InvRmsKind, decltype(centred)>{{}, {{op}, eps}, centred, {1}, true};
-    const auto scaled = centred * inv_std * as_dtype<Acc>(wc.view({n}));
-    TensorView<T> y2 = y.view(rows);
-    if (bc.defined()) y2 = as_dtype<T>(scaled + as_dtype<Acc>(bc.view({n})));
-    else y2 = as_dtype<T>(scaled);
-    return y;
-  }
-  run_layer_norm_rows(xc.data(), wc.data(), bc.defined() ? bc.data() : nullptr, y.data(), x.numel() / n, n, eps,
-                      x.device());
+  const std::int64_t rows = x.numel() / n;
+  run_layer_norm_rows(xc.data(), wc.data(), bc.defined() ? bc.data() : nullptr, y.data(), rows, n, eps, x.device());
   return y;
 }
 

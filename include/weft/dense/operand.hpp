@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
 
 #include "weft/core/shape.hpp"
 #include "weft/dense/fuse.hpp"
@@ -14,13 +13,6 @@ namespace weft::detail {
 /// dtype of the elements an operand (tensor or expression) produces.
 template <class X>
 using operand_dtype_t = typename expr_t<X>::value_type;
-
-/// x as an expression of dtype U: x itself where it has that dtype, else cast<U>(x).
-template <class U, class X>
-auto as_dtype(const X& x) {
-  if constexpr (std::is_same_v<operand_dtype_t<X>, U>) return as_expr(x);
-  else return cast<U>(x);
-}
 
 /// A read-only view of an operand: a tensor's own elements, or an expression evaluated into a new
 /// tensor (for the ops that read their input more than once).

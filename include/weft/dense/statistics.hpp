@@ -96,34 +96,6 @@ struct VarianceKind : ReductionKind {
   }
 };
 
-/// 1 / sqrt(sum x^2 / n + eps) over dims in math_t (InvRmsReducer): of x - mean(x), layer_norm's
-/// 1 / sqrt(var + eps). Internal (layer_norm's row statistic), a weft::Reduced kind.
-struct InvRmsKind : ReductionKind {
-  double eps = 0;
-  template <class V>
-  using result_t = V;
-  bool operator==(const InvRmsKind&) const = default;
-  template <class X>
-  InvRmsReducer<X> reducer(const ReduceSetup& setup) const {
-    InvRmsReducer<X> red;
-    red.divisor = X(setup.plan.n_red);
-    red.eps = X(eps);
-    return red;
-  }
-  template <class E>
-  auto evaluate(const E& x, const std::vector<std::int64_t>& dims, bool keepdim) const {
-    using V = typename E::value_type;
-    const auto input = prepare_reduce(op, cast<math_t<V>>(x), &dims, keepdim, false);
-    return run_reduction<V>(op, input, reducer<math_t<V>>(input.setup));
-  }
-  template <class O, class E>
-  void reduce_rows(const E& block, int dim, O* out) const {
-    const std::vector<std::int64_t> dims{dim};
-    const auto input = prepare_reduce(op, cast<math_t<typename E::value_type>>(block), &dims, true, false);
-    run_reduction_into(input, reducer<math_t<typename E::value_type>>(input.setup), out, true);
-  }
-};
-
 }  // namespace WEFT_BACKEND_ABI
 }  // namespace detail
 

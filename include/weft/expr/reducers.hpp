@@ -115,17 +115,6 @@ struct VarianceReducer : SumReducer<Acc> {
   }
 };
 
-/// 1 / sqrt(sum x_i^2 / divisor + eps): the inverse root mean square (divisor n) of centred
-/// elements x_i - mean is layer_norm's 1 / sqrt(var + eps).
-template <class Acc>
-struct InvRmsReducer : VarianceReducer<Acc, false> {
-  Acc eps = Acc(0);
-  WEFT_HOST_DEVICE Acc finalize(Acc total, std::int64_t n) const {
-    using math::sqrt;
-    return Acc(1) / sqrt(VarianceReducer<Acc, false>::finalize(total, n) + eps);
-  }
-};
-
 /// max = max(x_0, x_1, ...) (min likewise); a NaN anywhere gives NaN. With
 /// kAbs the elements are |x_i| (the inf / -inf norms).
 template <class Acc, bool kMax, bool kAbs = false>

@@ -311,34 +311,40 @@ void run_reduce(const Red& red, const E& expr, const ReducePlan& plan, const std
 
   auto finish = [&](std::int64_t o, Acc total) { out[o] = O(red.finalize(total, n_red)); };
 
-  WEFT_PRAGMA_OMP(omp parallel num_threads(threads) if (threads > 1))
-  {
-    Ev ev = proto;
-    WEFT_PRAGMA_OMP(omp for schedule(static))
-    for (std::int64_t t = 0; t < tasks; ++t) {
-      const std::int64_t u = t / chunks, ch = t % chunks;
-      const std::int64_t r0 = n_red * ch / chunks, r1 = n_red * (ch + 1) / chunks;
-      if (!columns) {
-        Acc total = ctx.template reduce_inner<Main>(ev, u, r0, r1);
-        if (chunks > 1) partial[std::size_t(t)] = total;
-        else finish(u, total);
-        continue;
+  auto task = [&](Ev& ev, std::int64_t t) {
+    const std::int64_t u = t / chunks, ch = t % chunks;
+    const std::int64_t r0 = n_red * ch / chunks, r1 = n_red * (ch + 1) / chunks;
+    if (!columns) {
+      Acc total = ctx.template reduce_inner<Main>(ev, u, r0, r1);
+      if (chunks > 1) partial[std::size_t(t)] = total;
+      else finish(u, total);
+      return;
+    }
+    // kColumnGroups groups of W columns from c0; in a block narrower than
+    // that the groups slide left (overlapping) so every load stays inside the row.
+    const std::int64_t ko = u / blocks_per_row, c0 = u % blocks_per_row * J;
+    const std::int64_t c1 = std::min(c0 + J, m);
+    std::int64_t at[kColumnGroups];
+    for (int q = 0; q < kColumnGroups; ++q) at[q] = std::max<std::int64_t>(0, std::min(c0 + q * W, m - W));
+    Acc res[kColumnGroups * W];
+    ctx.template reduce_columns<Main>(ev, ko, at, r0, r1, res);
+    for (int q = 0; q < kColumnGroups; ++q)
+      for (std::int64_t l = 0; l < W; ++l) {
+        const std::int64_t c = at[q] + l;
+        if (c < c0 || c >= c1) continue;  // another unit's column
+        if (chunks > 1) partial[std::size_t(t * J + (c - c0))] = res[q * W + l];
+        else finish(ko * m + c, res[q * W + l]);
       }
-      // kColumnGroups groups of W columns from c0; in a block narrower than
-      // that the groups slide left (overlapping) so every load stays inside the row.
-      const std::int64_t ko = u / blocks_per_row, c0 = u % blocks_per_row * J;
-      const std::int64_t c1 = std::min(c0 + J, m);
-      std::int64_t at[kColumnGroups];
-      for (int q = 0; q < kColumnGroups; ++q) at[q] = std::max<std::int64_t>(0, std::min(c0 + q * W, m - W));
-      Acc res[kColumnGroups * W];
-      ctx.template reduce_columns<Main>(ev, ko, at, r0, r1, res);
-      for (int q = 0; q < kColumnGroups; ++q)
-        for (std::int64_t l = 0; l < W; ++l) {
-          const std::int64_t c = at[q] + l;
-          if (c < c0 || c >= c1) continue;  // another unit's column
-          if (chunks > 1) partial[std::size_t(t * J + (c - c0))] = res[q * W + l];
-          else finish(ko * m + c, res[q * W + l]);
-        }
+  };
+  if (threads == 1) {  // no OpenMP region: a row epilogue's block runs this once per block
+    Ev ev = proto;
+    for (std::int64_t t = 0; t < tasks; ++t) task(ev, t);
+  } else {
+    WEFT_PRAGMA_OMP(omp parallel num_threads(threads))
+    {
+      Ev ev = proto;
+      WEFT_PRAGMA_OMP(omp for schedule(static))
+      for (std::int64_t t = 0; t < tasks; ++t) task(ev, t);
     }
   }
   if (chunks == 1) return;

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+/// @file cpu: reductions with a kept dim inside a pointwise statement run as a row pass pair
+/// (backend/row_epilogue.hpp; the fusion log says "row epilogue"): x / sum(x, d, true), the
+/// layer-norm formula with mean and var, and softmax's exp(x - amax) / sum(exp(x - amax)) (a
+/// reduction of a reduction) checked in double against the same ops computed one by one, on
+/// poisoned destinations (views and new tensors), random shapes and dims (negative dims),
+/// strided, permuted and expanded inputs, 16-bit dtypes, 1 and 2 threads; no full-size
+/// intermediate is allocated; the statements that cannot run that way (keepdim false, several
+/// dims, the destination overlapping an input) give the same values.
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <weft/dense/reduce.hpp>
+#include <weft/dense/statistics.hpp>
+#include <weft/dense/threads.hpp>
+#include <weft/log/log.hpp>
+
+#include "log_capture.hpp"
+#include "reference.hpp"
+
+using namespace weft_test;
+
+namespace {
+
+constexpr const char* kRowEpilogueMark = "row epilogue";
+
+/// Whether `statement` ran as a row pass pair (its fusion log says so).
+bool row_ran_fused(const std::function<void()>& statement) {
+  weft::set_logs("+fusion");
+  LogCapture capture;
+  statement();
+  const std::string text = capture.text();
+  weft::set_logs("");
+  return text.find(kRowEpilogueMark) != std::string::npos;
+}
+
+/// The values of x's row through idx (idx with dim d running), in double.
+template <class T>
+std::vector<double> row_values(const TensorView<T>& x, std::vector<std::int64_t> idx, int d) {
+  std::vector<double> row;
+  for (std::int64_t i = 0; i < x.shape()[d]; ++i) idx[std::size_t(d)] = i, row.push_back(value_at(x, idx));
+  return row;
+}
+
+enum class RowForm { normalize, layer_norm, softmax };
+
+/// The form, op by op in double, at index idx, with a bound on T's rounding: n eps of each
+/// reduction (any summation order) relative to the row's magnitude, carried through the form.
+template <class T>
+Expect row_form_expect(RowForm form, const TensorView<T>& x, const std::vector<std::int64_t>& idx, int d) {
+  const std::vector<double> row = row_values(x, idx, d);
+  const double n = double(row.size()), eps = compute_eps<T>(), v = value_at(x, idx);
+  double sum = 0, abs_sum = 0, mx = -INFINITY;
+  for (double r : row) sum += r, abs_sum += std::fabs(r), mx = std::max(mx, r);
+  Expect e;
+  if (form == RowForm::normalize) {
+    e.want = v / sum;
+    // (+ the sum rounded to T, as the eager sum returns it)
+    e.tol = ((n + 4) * eps * abs_sum + ulp_of<T>(sum)) / std::fabs(sum) * std::fabs(e.want) + 4 * ulp_of<T>(e.want);
+  } else if (form == RowForm::layer_norm) {
+    const double mean = sum / n;
+    double var = 0;
+    for (double r : row) var += (r - mean) * (r - mean);
+    var /= n;
+    const double rstd = 1 / std::sqrt(var + 1e-5);
+    e.want = (v - mean) * rstd;
+    // the mean's error (n eps mean|x|) scaled by rstd, and var's relative error (2 n eps) in rstd
+    // (+ the mean and var rounded to T, as the eager ops return them)
+    e.tol = ((n + 8) * eps * (abs_sum / n + std::fabs(v)) + ulp_of<T>(mean)) * rstd +
+            ((n + 8) * eps + ulp_of<T>(var) / (var + 1e-5)) * std::fabs(e.want) + 4 * ulp_of<T>(e.want);
+  } else {
+    double s = 0;
+    for (double r : row) s += std::exp(r - mx);
+    e.want = std::exp(v - mx) / s;
+    e.tol = ((n + 16) * eps + ulp_of<T>(s) / s) * std::fabs(e.want) + 4 * ulp_of<T>(e.want);
+  }
+  return e;
+}
+
+/// `dst = form(x)` over dim `dim` (a view destination, or a Tensor taking a new shape).
+template <class T, class D>
+void row_form_assign(RowForm form, D& dst, const TensorView<T>& x, std::int64_t dim) {
+  if (form == RowForm::normalize) dst = x / weft::sum(x, dim, true);
+  else if (form == RowForm::layer_norm)
+    dst = (x - weft::mean(x, dim, true)) * weft::rsqrt(weft::var(x, dim, 0.0, true) + 1e-5);
+  else dst = weft::exp(x - weft::amax(x, dim, true)) / weft::sum(weft::exp(x - weft::amax(x, dim, true)), dim, true);
+}
+
+template <class T>
+void row_form_check(Rng& rng, RowForm form, bool tensor_destination) {
+  const Shape shape = random_shape(rng, 1, 4, 3000);
+  const int rank = shape.rank();
+  const std::int64_t dim = rng.integer(-rank, rank - 1);
+  const int d = int(dim < 0 ? dim + rank : dim);
+  Domain dom;
+  if (form == RowForm::normalize) dom.lo = 0.5, dom.hi = 2;  // a well-conditioned sum
+  const TensorView<T> x = make_view<T>(rng, shape, dom, random_layout(rng, false));
+  INFO("form ", int(form), ", shape ", shape_str(shape), ", dim ", dim, ", strides ", shape_str(x.strides()),
+       ", tensor destination ", tensor_destination);
+  auto expect = [&](const std::vector<std::int64_t>& idx) { return row_form_expect(form, x, idx, d); };
+  if (shape.numel() == 0 || shape[d] == 0) return;  // no rows to normalize
+  if (tensor_destination) {
+    Tensor<T> y;
+    row_form_assign(form, y, x, dim);
+    REQUIRE(y.shape() == shape);
+    WEFT_CHECK_REPORT(check_output(y, expect));
+  } else {
+    TensorView<T> y = make_destination<T>(rng, shape, random_layout(rng, true));
+    row_form_assign(form, y, x, dim);
+    WEFT_CHECK_REPORT(check_output(y, expect));
+  }
+}
+
+}  // namespace
+
+TEST_SUITE("cpu") {
+
+TEST_CASE("row epilogue: x / sum, the layer-norm formula and softmax against the ops one by one") {
+  WEFT_TEST_RNG(rng);
+  const int threads_before = weft::get_num_threads();
+  for (const int threads : {1, 2}) {
+    weft::set_num_threads(threads);
+    for (const RowForm form : {RowForm::normalize, RowForm::layer_norm, RowForm::softmax})
+      for (int rep = 0; rep < 12; ++rep) {
+        row_form_check<float>(rng, form, rep % 2 == 0);
+        row_form_check<double>(rng, form, rep % 2 == 1);
+        if (rep % 3 == 0) row_form_check<bfloat16>(rng, form, rep % 2 == 0), row_form_check<half>(rng, form, true);
+      }
+  }
+  weft::set_num_threads(threads_before);
+}
+
+TEST_CASE("row epilogue: the fused path runs, in place too, and allocates no full-size intermediate") {
+  WEFT_TEST_RNG(rng);
+  const int threads_before = weft::get_num_threads();
+  auto allocations = [] { return weft::detail::tensor_counters().allocations.load(); };
+  for (const int threads : {1, 2}) {
+    weft::set_num_threads(threads);
+    Domain positive;
+    positive.lo = 0.5, positive.hi = 2;
+    // Rows along the last dim, and along dim 0 (blocks of columns); a transposed input.
+    for (const std::int64_t dim : {std::int64_t(-1), std::int64_t(0)})
+      for (const RowForm form : {RowForm::normalize, RowForm::softmax}) {
+        const TensorView<float> x = make_view<float>(rng, Shape{300, 257}, positive, Layout::contiguous);
+        const TensorView<float> xt = x.transpose(0, 1);
+        for (const TensorView<float>& in : {x, xt}) {
+          INFO("form ", int(form), ", dim ", dim, ", threads ", threads, ", transposed ", in.data() == xt.data() &&
+                                                                                          !in.is_contiguous());
+          TensorView<float> y = make_destination<float>(rng, in.shape(), Layout::contiguous);
+          const std::int64_t before = allocations();
+          CHECK(row_ran_fused([&] { row_form_assign(form, y, in, dim); }));
+          CHECK(allocations() == before);
+          const int d = dim < 0 ? 1 : 0;
+          WEFT_CHECK_REPORT(
+              check_output(y, [&](const std::vector<std::int64_t>& idx) { return row_form_expect(form, in, idx, d); }));
+        }
+      }
+    // The layer-norm formula: pass 1 computes the mean and the variance of each row.
+    const TensorView<float> x = make_view<float>(rng, Shape{64, 300}, Domain{}, Layout::strided);
+    Tensor<float> y;
+    CHECK(row_ran_fused([&] { row_form_assign(RowForm::layer_norm, y, x, 1); }));
+    WEFT_CHECK_REPORT(check_output(
+        y, [&](const std::vector<std::int64_t>& idx) { return row_form_expect(RowForm::layer_norm, x, idx, 1); }));
+    // In place: each block reads its own rows before it writes them.
+    Tensor<double> z = weft::eval(weft::cast<double>(make_view<float>(rng, Shape{40, 70}, positive, Layout::contiguous)));
+    const Tensor<double> z0 = weft::eval(z);
+    CHECK(row_ran_fused([&] { z = z / weft::sum(z, 1, true); }));
+    WEFT_CHECK_REPORT(check_output(z, [&](const std::vector<std::int64_t>& idx) {
+      return row_form_expect(RowForm::normalize, z0.view(), idx, 1);
+    }));
+  }
+  weft::set_num_threads(threads_before);
+}
+
+TEST_CASE("row epilogue: statements it does not take give the values of the ops one by one") {
+  WEFT_TEST_RNG(rng);
+  Domain positive;
+  positive.lo = 0.5, positive.hi = 2;
+  const TensorView<float> x = make_view<float>(rng, Shape{6, 50}, positive, Layout::contiguous);
+  const std::vector<double> v = values_of(x);
+  auto row_sum = [&](std::int64_t r) {
+    double s = 0;
+    for (std::int64_t j = 0; j < 50; ++j) s += v[std::size_t(r * 50 + j)];
+    return s;
+  };
+  // keepdim false: the sums broadcast along the last dim of a [50, 6] statement, staged.
+  const TensorView<float> xt = x.transpose(0, 1);
+  Tensor<float> y;
+  CHECK_FALSE(row_ran_fused([&] { y = xt / weft::sum(x, 1); }));
+  WEFT_CHECK_REPORT(check_output(y, [&](const std::vector<std::int64_t>& idx) {
+    Expect e;
+    e.want = value_at(xt, idx) / row_sum(idx[1]);
+    e.tol = 64 * eps_of<float>() * std::fabs(e.want);
+    return e;
+  }));
+  // Several dims, and a destination that overlaps the input other than elementwise.
+  Tensor<float> total;
+  CHECK_FALSE(row_ran_fused([&] { total = x / weft::sum(x, {0, 1}, true); }));
+  double all = 0;
+  for (double a : v) all += a;
+  WEFT_CHECK_REPORT(check_output(total, [&](const std::vector<std::int64_t>& idx) {
+    Expect e;
+    e.want = value_at(x, idx) / all;
+    e.tol = 400 * eps_of<float>() * std::fabs(e.want);
+    return e;
+  }));
+  Tensor<float> square = weft::eval(weft::cast<float>(make_view<float>(rng, Shape{20, 20}, positive, Layout::contiguous)));
+  const Tensor<float> before = weft::eval(square);
+  CHECK_FALSE(row_ran_fused([&] { square.view() = square.transpose(0, 1) / weft::sum(square.transpose(0, 1), 1, true); }));
+  WEFT_CHECK_REPORT(check_output(square, [&](const std::vector<std::int64_t>& idx) {
+    return row_form_expect(RowForm::normalize, before.view().transpose(0, 1), idx, 1);
+  }));
+}
+
+}  // TEST_SUITE
