@@ -138,6 +138,17 @@ TEST_CASE("cuda matmul: cuBLAS, batch broadcasting, transposed operands, dtypes"
                       .to(Device::cpu())) == std::vector<double>(6, 0.0));
   const Tensor<std::int32_t> ints = weft::zeros<std::int32_t>(Shape{2, 2}, gpu);
   CHECK_THROWS_WITH_AS(weft::eval(weft::matmul(ints, ints)), doctest::Contains("cuBLAS has no integer GEMM"), weft::Error);
+  // A pointwise expression around a CUDA matmul (the product first, then one kernel): against the
+  // CPU's statement on the same values (itself checked in tests/dense/matmul_epilogue_test.cpp).
+  const weft::TensorView<float> x = on_gpu<float>(rng, Shape{70, 48}, GpuLayout::contiguous);
+  const weft::TensorView<float> w = on_gpu<float>(rng, Shape{90, 48}, GpuLayout::contiguous);
+  const weft::TensorView<float> bias = on_gpu<float>(rng, Shape{90}, GpuLayout::contiguous);
+  const Tensor<float> y = weft::gelu(weft::matmul(x, w.transpose(0, 1)) + bias);
+  const Tensor<float> hx = x.to(Device::cpu()), hw = w.to(Device::cpu()), hbias = bias.to(Device::cpu());
+  const Tensor<float> want = weft::gelu(weft::matmul(hx, hw.transpose(0, 1)) + hbias);
+  const std::vector<double> got = values_of(y.to(Device::cpu())), expect = values_of(want);
+  REQUIRE(got.size() == expect.size());
+  for (std::size_t i = 0; i < got.size(); ++i) CHECK(std::fabs(got[i] - expect[i]) <= 50 * kEps * (1 + std::fabs(expect[i])));
 }
 
 }  // TEST_SUITE

@@ -10,14 +10,19 @@
 #include "weft/backend/cpu/pointwise.hpp"
 #include "weft/plan/iteration.hpp"
 
-// Host code only: nvcc's device pass has no SIMD layer (see simd.hpp).
-#if !defined(__CUDA_ARCH__)
-
 namespace weft::detail::cpu {
 
 /// Elements of the runs a streamed multi-shape statement is cut into: a multiple of every packet
 /// length (64 one-byte lanes of AVX-512), so that each piece stores whole aligned packets.
+/// (Outside the host-only part: the plan that uses it is compiled by nvcc's device pass too.)
 inline constexpr std::int64_t kStreamGranule = 64;
+
+}  // namespace weft::detail::cpu
+
+// Host code only: nvcc's device pass has no SIMD layer (see simd.hpp).
+#if !defined(__CUDA_ARCH__)
+
+namespace weft::detail::cpu {
 
 /// Runs statement s of `kernel` (a MultiShapeKernel) over spaces[s], for every s: thread t takes
 /// elements [t*total/T, (t+1)*total/T) of the statements' elements laid end to end
