@@ -20,6 +20,14 @@
 //         eager (product, + b, gelu: three new tensors). GFLOP/s and the overhead over the
 //         GEMM alone; the target: fused within 10% of the GEMM alone (gemm / fused >= 0.91).
 //
+//   rows  reductions with a kept dim inside a pointwise statement (a row epilogue: per block of
+//         rows, pass 1 reduces each row, pass 2 writes the same rows), fp32, into a
+//         preallocated y: y = x / sum(x, -1, true) (4096x1024), the layer-norm formula
+//         (x - mean(x, -1, true)) * rsqrt(var(x, -1, 0, true) + 1e-5) (8192x768) and the softmax
+//         formula exp(x - amax) / sum(exp(x - amax)) (4096x1024), against eager (each reduction
+//         into its own tensor, then the pointwise pass); the softmax formula also against
+//         weft::softmax (the hand-written three-pass row kernel). Targets: eager / fused.
+//
 // Method (bench/bench_common.hpp, bench/pointwise.cpp): every variant runs once per
 // round, in turn, after a short idle pause; medians over rounds are reported and the
 // targets are the median over rounds of the ratio within a round. GB/s counts the bytes
@@ -226,6 +234,78 @@ std::vector<Target> section_gemm(CpuContext& ctx) {
 }
 
 // =====================================================================
+// rows: reductions with a kept dim, run as a row epilogue
+// =====================================================================
+
+/// One row-epilogue workload over x of `shape`: `fused(x, y)` and `eager(x, y)` write y; `kernel`,
+/// when given, is a hand-written op computing the same. Returns the per-round samples
+/// {fused, eager, kernel}.
+template <class Fused, class Eager, class Kernel>
+std::tuple<std::vector<double>, std::vector<double>, std::vector<double>> bench_rows(
+    CpuContext& ctx, const weft::Shape& shape, const char* workload, Fused fused_op, Eager eager_op, Kernel kernel_op,
+    bool with_kernel) {
+  const weft::Tensor<float> x = make_tensor<float>(shape, 21, -4.0f, 4.0f);
+  weft::Tensor<float> y_fused = make_tensor<float>(shape, 22), y_eager = make_tensor<float>(shape, 23),
+                      y_kernel = make_tensor<float>(shape, 24);
+  Variant fused{"fused: one statement", [&] { return time_ms([&] { fused_op(x, y_fused); }); }};
+  Variant eager{"eager: reductions, then 1 pass", [&] { return time_ms([&] { eager_op(x, y_eager); }); }};
+  Variant kernel{"hand-written row kernel", [&] { return time_ms([&] { kernel_op(x, y_kernel); }); }};
+  std::vector<Variant*> timed{&fused, &eager};
+  if (with_kernel) timed.push_back(&kernel);
+  measure(timed, ctx.warmup, ctx.reps);
+  for (const Variant* v : timed) {
+    ctx.report->rows.push_back(Row{workload, v->name, shape.numel(), 8.0, v->med(), v->min()});
+    std::printf("%-34s %-32s %10.3f %10.3f  %5.2fx eager\n", workload, v->name.c_str(), v->med(), v->min(),
+                eager.med() / v->med());
+  }
+  const double diff = std::max(max_abs_diff(y_fused, y_eager), with_kernel ? max_abs_diff(y_kernel, y_eager) : 0.0);
+  std::printf("%-34s check: max|fused - eager| = %.3g%s\n", "", diff, diff <= 1e-4 ? "" : "  <-- MISMATCH");
+  if (!(diff <= 1e-4)) ctx.report->notes.push_back(std::string(workload) + ": results disagree");
+  return {fused.ms, eager.ms, kernel.ms};
+}
+
+std::vector<Target> section_rows(CpuContext& ctx) {
+  using T = weft::Tensor<float>;
+  std::vector<Target> targets;
+  auto none = [](const T&, T&) {};
+  const auto [nf, ne, nk] = bench_rows(
+      ctx, {4096, 1024}, "x / sum(x, -1, true) 4096x1024", [](const T& x, T& y) { y = x / weft::sum(x, -1, true); },
+      [](const T& x, T& y) {
+        const T s = weft::sum(x, -1, true);
+        y = x / s;
+      },
+      none, false);
+  std::printf("\n");
+  targets.push_back(make_target("rows: x / sum, eager / fused", 1.0, "x", ne, nf));
+  const auto [lf, le, lk] = bench_rows(
+      ctx, {8192, 768}, "layer-norm formula 8192x768",
+      [](const T& x, T& y) { y = (x - weft::mean(x, -1, true)) * weft::rsqrt(weft::var(x, -1, 0.0, true) + 1e-5); },
+      [](const T& x, T& y) {
+        const T m = weft::mean(x, -1, true), v = weft::var(x, -1, 0.0, true);
+        y = (x - m) * weft::rsqrt(v + 1e-5);
+      },
+      none, false);
+  std::printf("\n");
+  targets.push_back(make_target("rows: layer-norm formula, eager / fused", 1.0, "x", le, lf));
+  const auto [sf, se, sk] = bench_rows(
+      ctx, {4096, 1024}, "softmax formula 4096x1024",
+      [](const T& x, T& y) {
+        const auto shifted = x - weft::amax(x, -1, true);
+        y = weft::exp(shifted) / weft::sum(weft::exp(shifted), -1, true);
+      },
+      [](const T& x, T& y) {
+        const T m = weft::amax(x, -1, true);
+        const T e = weft::exp(x - m), s = weft::sum(e, -1, true);
+        y = e / s;
+      },
+      [](const T& x, T& y) { y = weft::softmax(x, -1); }, true);
+  std::printf("\n");
+  targets.push_back(make_target("rows: softmax formula, eager / fused", 1.0, "x", se, sf));
+  targets.push_back(make_target("rows: softmax formula, weft::softmax / fused", 1.0, "x", sk, sf));
+  return targets;
+}
+
+// =====================================================================
 // main
 // =====================================================================
 
@@ -248,6 +328,7 @@ int run_cpu(const Options& opt) {
   print_header();
   for (const Target& t : section_cat(ctx)) report.targets.push_back(t);
   for (const Target& t : section_gemm(ctx)) report.targets.push_back(t);
+  for (const Target& t : section_rows(ctx)) report.targets.push_back(t);
   print_targets(report.targets);
   return write_json_if_asked(opt, "dense_fusion", "cpu", threads, reps, weft::simd::kIsaName, report);
 }

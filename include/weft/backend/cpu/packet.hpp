@@ -90,6 +90,8 @@ inline Packet<Want, L> load_packet(const T* p, std::int64_t stride) {
       else return convert_packet<Want>(simd::Vec<T, L>::load(p));
     }
   }
+  // A value broadcast along the row (a row epilogue's row values): one load, inline.
+  if (stride == 0) return Packet<Want, L>::broadcast(lane_t<Want>(convert_value<Want>(math_t<T>(*p))));
   return gather_packet<Want, L>(p, stride);
 }
 
