@@ -115,7 +115,6 @@ void gemm_fma_blocks(const StridedMatrix<T>& a, const Strides& a_batch, const St
                      const Strides& b_batch, const Shape& batch, std::int64_t n, std::int64_t k, std::int64_t m,
                      const Finish& finish) {
   using K = GemmFmaKernel<T>;
-  const std::int64_t count = batch.numel();
   auto product = [&](std::int64_t bi, int threads) {
     std::int64_t oa, ob;
     batch_offsets(bi, batch, a_batch, b_batch, oa, ob);
@@ -126,14 +125,7 @@ void gemm_fma_blocks(const StridedMatrix<T>& a, const Strides& a_batch, const St
                    [&](std::int64_t j0, std::int64_t steps, T* dst) { K::pack_b(bb, k, m, j0, steps, dst); }, n, k,
                    m, threads, GemmBlockEpilogue<decltype(done)>{done});
   };
-  if (gemm_over_batch(count, n, k, m)) {
-    const int threads = int(std::min<std::int64_t>(count, max_threads()));
-    WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(static))
-    for (std::int64_t bi = 0; bi < count; ++bi) product(bi, 1);
-  } else {
-    const int threads = threads_for(n * k * m / 64);
-    for (std::int64_t bi = 0; bi < count; ++bi) product(bi, threads);
-  }
+  for_each_packed_product(batch.numel(), n, k, m, product);
 }
 
 }  // namespace weft::detail::cpu

@@ -167,6 +167,21 @@ void gemm_packed(const PackA& pack_a, const PackB& pack_b, std::int64_t n, std::
   }
 }
 
+/// product(bi, threads) for the `count` n x k x m products of a batch: one product per thread
+/// for a batch of small ones (gemm_over_batch), else each product on all the threads it can use.
+template <class Product>
+void for_each_packed_product(std::int64_t count, std::int64_t n, std::int64_t k, std::int64_t m,
+                             const Product& product) {
+  if (gemm_over_batch(count, n, k, m)) {
+    const int threads = int(std::min<std::int64_t>(count, max_threads()));
+    WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(static))
+    for (std::int64_t bi = 0; bi < count; ++bi) product(bi, 1);
+  } else {
+    const int threads = threads_for(n * k * m / 64);
+    for (std::int64_t bi = 0; bi < count; ++bi) product(bi, threads);
+  }
+}
+
 /// c[b] = a[b] b[b] for every batch index of `batch`, with gemm_batched's conventions (a[b] is
 /// n x k with row stride lda at a + sum_d coord_d a_batch[d]; likewise b; c contiguous), with
 /// kernel K: one product per thread for batches of small products, else threads inside each.
@@ -184,14 +199,7 @@ void gemm_packed_batched(const typename K::Elem* a, std::int64_t lda, const Stri
                    [&](std::int64_t j0, std::int64_t steps, auto* dst) { K::pack_b(pb, ldb, k, m, j0, steps, dst); },
                    n, k, m, threads, GemmStore<typename K::Elem>{c + bi * n * m, m});
   };
-  if (gemm_over_batch(count, n, k, m)) {
-    const int threads = int(std::min<std::int64_t>(count, max_threads()));
-    WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(static))
-    for (std::int64_t bi = 0; bi < count; ++bi) product(bi, 1);
-  } else {
-    const int threads = threads_for(n * k * m / 64);
-    for (std::int64_t bi = 0; bi < count; ++bi) product(bi, threads);
-  }
+  for_each_packed_product(count, n, k, m, product);
 }
 
 }  // namespace weft::detail::cpu
