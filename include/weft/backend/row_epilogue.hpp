@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -139,7 +140,7 @@ struct RowPass1 {
   std::vector<TensorRef> reads;                                  // every tensor the reductions read
   std::optional<RowReduction> rows;
   bool ok = true;
-  double placeholder_element = 0;  // what the checks' placeholders point at (aligned for any dtype)
+  std::deque<double> placeholders;  // per buffer: what the checks' placeholders point at (stable addresses)
 
   int values_of(const void* node) const {
     for (const Slot& s : slots)
@@ -156,10 +157,10 @@ struct RowPass1 {
           using T = typename std::remove_cvref_t<decltype(node)>::value_type;
           Shape kept = rows->full;
           kept[rows->dim] = 1;
-          // One element, never read, broadcast (no allocation: it borrows placeholder_element).
-          return TensorView<const T>(borrow(const_cast<double*>(&placeholder_element), sizeof(T), Device::cpu(),
-                                            [](void*) {}),
-                                     Shape{1}, Strides{1}, 0)
+          // One element, never read, broadcast (no allocation: it borrows the buffer's own
+          // placeholder element, so that the log names each buffer apart).
+          double* element = const_cast<double*>(&placeholders[std::size_t(values_of(&node))]);
+          return TensorView<const T>(borrow(element, sizeof(T), Device::cpu(), [](void*) {}), Shape{1}, Strides{1}, 0)
               .expand(kept);
         });
   }
@@ -208,6 +209,7 @@ struct RowPass1 {
       using T = typename N::value_type;
       value_bytes.push_back(sizeof(T));
       slots.push_back({&n, &row_node_tag<N>, values});
+      placeholders.push_back(0);
       names.push_back(n.kind.op);
       steps.push_back([this, &n, values, dim = r->dim](const RowBlockContext& c) {
         n.reduce_rows(at_block(n.input(), c), dim, reinterpret_cast<T*>(c.values[values].data()));
@@ -262,11 +264,20 @@ bool run_as_row_epilogue(const char* op, Stmt& stmt) {
       if (aliased(t)) return false;
     if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code)) {
       const IterationSpace space = plan_statements(k, shape, true).first;
+      // The printer names inputs in0, in1, ... by first appearance: say which ones are row values.
+      std::vector<const void*> seen;
+      for (const ExprNode& n : k.nodes)
+        if (n.kind == ExprNode::Kind::tensor && std::find(seen.begin(), seen.end(), k.tensor(n).data()) == seen.end())
+          seen.push_back(k.tensor(n).data());
       std::string reductions;
-      for (std::size_t i = 0; i < pass1.names.size(); ++i) reductions += cat(i ? ", " : "", pass1.names[i]);
+      for (std::size_t i = 0; i < pass1.names.size(); ++i) {
+        const auto at = std::find(seen.begin(), seen.end(), static_cast<const void*>(&pass1.placeholders[i]));
+        reductions += cat(i ? ", " : "", at == seen.end() ? std::string("(inner) ") : cat("in", at - seen.begin(), " = "),
+                          pass1.names[i]);
+      }
       const std::string where = cat("cpu, row epilogue: blocks of ", blocks.per_block, " rows along dim ", rows.dim,
-                                    "; pass 1 reduces each row (", reductions,
-                                    "), pass 2 runs this kernel on the same rows");
+                                    "; pass 1 reduces each row: ", reductions,
+                                    "; pass 2 runs this kernel on the same rows");
       log_kernel<PointwiseKernel<false, decltype(whole)>>(space, where, whole);
     }
     if (shape.numel() == 0) return true;

@@ -344,7 +344,10 @@ template <Operand X>
 Tensor<detail::sum_dtype_t<detail::operand_dtype_t<X>>> sum(const X& x) {
   return detail::reduce_sum(detail::as_expr(x), nullptr, false);
 }
-/// sum over `dim` (one dim or a list); keepdim leaves the reduced dims as size 1.
+/// sum over `dim` (one dim or a list); keepdim leaves the reduced dims as size 1. Over dims, sum,
+/// mean, max, min, amax and amin (and var, std) return a weft::Reduced node, checked here and run
+/// where it is assigned or evaluated: with keepdim, inside a statement of x's shape, as a row
+/// epilogue (backend/row_epilogue.hpp); weft::eval(sum(x, 1)) where a tensor is needed.
 template <Operand X>
   requires HasTensorOperand<X>
 Reduced<detail::SumKind, detail::expr_t<X>> sum(const X& x, const DimList& dim, bool keepdim = false) {
