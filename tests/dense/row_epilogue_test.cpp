@@ -6,7 +6,8 @@
 /// poisoned destinations (views and new tensors), random shapes and dims (negative dims),
 /// strided, permuted and expanded inputs, 16-bit dtypes, 1 and 2 threads; no full-size
 /// intermediate is allocated; the statements that cannot run that way (keepdim false, several
-/// dims, the destination overlapping an input) give the same values.
+/// dims, the destination overlapping an input) give the same values; a reduction assigned alone
+/// writes an existing contiguous destination directly.
 #include <cmath>
 #include <functional>
 #include <string>
@@ -212,6 +213,39 @@ TEST_CASE("row epilogue: statements it does not take give the values of the ops 
   WEFT_CHECK_REPORT(check_output(square, [&](const std::vector<std::int64_t>& idx) {
     return row_form_expect(RowForm::normalize, before.view().transpose(0, 1), idx, 1);
   }));
+}
+
+TEST_CASE("row epilogue: a reduction assigned alone writes its destination, allocating nothing") {
+  WEFT_TEST_RNG(rng);
+  const TensorView<float> x = make_view<float>(rng, Shape{33, 70}, Domain{}, Layout::permuted);
+  auto expect_sum = [&](std::int64_t r, double scale) {
+    double s = 0, a = 0;
+    for (std::int64_t j = 0; j < 70; ++j) s += value_at(x, {r, j}), a += std::fabs(value_at(x, {r, j}));
+    Expect e;
+    e.want = s * scale;
+    e.tol = 72 * eps_of<float>() * a * scale;
+    return e;
+  };
+  Tensor<float> y = weft::zeros<float>(Shape{33});
+  poison(y);
+  const std::int64_t before = weft::detail::tensor_counters().allocations.load();
+  y = weft::sum(x, 1);
+  CHECK(weft::detail::tensor_counters().allocations.load() == before);
+  WEFT_CHECK_REPORT(check_output(y, [&](const std::vector<std::int64_t>& idx) { return expect_sum(idx[0], 1); }));
+  TensorView<float> m = make_destination<float>(rng, Shape{33, 1}, Layout::strided);  // not contiguous: copied in
+  m = weft::mean(x, -1, true);
+  WEFT_CHECK_REPORT(check_output(m, [&](const std::vector<std::int64_t>& idx) { return expect_sum(idx[0], 1.0 / 70); }));
+  // The destination inside the input: the reduction goes to a new tensor first.
+  Tensor<float> z = weft::eval(weft::cast<float>(x));
+  const Tensor<float> z0 = weft::eval(z);
+  TensorView<float> col = z.select(1, 0);
+  col = weft::amax(z, 1);
+  for (std::int64_t r = 0; r < 33; ++r) {
+    double mx = -INFINITY;
+    for (std::int64_t j = 0; j < 70; ++j) mx = std::max(mx, value_at(z0, {r, j}));
+    CHECK(value_at(z, {r, 0}) == mx);
+    for (std::int64_t j = 1; j < 70; ++j) CHECK(value_at(z, {r, j}) == value_at(z0, {r, j}));
+  }
 }
 
 }  // TEST_SUITE

@@ -285,47 +285,77 @@ struct ReductionKind {
   }
 };
 
-struct SumKind : ReductionKind {
+/// A kind whose reduction is one reducer, Derived::reducer_t<V> for an input of dtype V (sum,
+/// mean, max, min): it reduces row blocks and writes into an existing output with it.
+template <class Derived>
+struct SingleReducerKind : ReductionKind {
+  template <class O, class E>
+  void reduce_rows(const E& block, int dim, O* out) const {
+    reduce_block(block, dim, typename Derived::template reducer_t<typename E::value_type>{}, out);
+  }
+  /// The reduction written straight into `out` (contiguous, of the output's shape): false,
+  /// with nothing written, where out is on another device or overlaps the input's tensors (the
+  /// caller copies a new tensor in), or the input holds dense nodes.
+  template <class O, class E>
+  bool evaluate_into(const E& x, const std::vector<std::int64_t>& dims, bool keepdim, const TensorView<O>& out) const {
+    if constexpr (dense_nodes_v<E> != 0 || !Derived::template accepts_v<typename E::value_type>) {
+      return false;
+    } else {
+      const auto input = prepare_reduce(op, x, &dims, keepdim, nonempty);
+      bool ok = input.setup.device == out.device();
+#if !defined(__CUDACC__)
+      ok = ok && input.setup.device.is_cpu();
+#endif
+      const ByteRange range = byte_range(tensor_ref(out));
+      for_each_leaf(input.expr, [&](const auto& leaf) { ok = ok && !overlaps(byte_range(tensor_ref(leaf.tensor)), range); });
+      if (ok && out.numel() != 0)
+        run_reduction_into(input, typename Derived::template reducer_t<typename E::value_type>{}, out.data(), false);
+      return ok;
+    }
+  }
+};
+
+struct SumKind : SingleReducerKind<SumKind> {
   template <class V>
   using result_t = sum_dtype_t<V>;
+  template <class V>
+  using reducer_t = SumReducer<sum_acc_t<V>>;
+  template <class V>
+  static constexpr bool accepts_v = true;
   bool operator==(const SumKind&) const = default;
   template <class E>
   auto evaluate(const E& x, const std::vector<std::int64_t>& dims, bool keepdim) const {
     return reduce_sum(x, &dims, keepdim, op);
   }
-  template <class O, class E>
-  void reduce_rows(const E& block, int dim, O* out) const {
-    reduce_block(block, dim, SumReducer<sum_acc_t<typename E::value_type>>{}, out);
-  }
 };
 
-struct MeanKind : ReductionKind {
+struct MeanKind : SingleReducerKind<MeanKind> {
   template <class V>
   using result_t = to_floating_t<V>;
+  template <class V>
+  using reducer_t = SumReducer<math_t<V>, true>;
+  template <class V>
+  static constexpr bool accepts_v = is_floating_v<V>;  // else evaluate's error
   bool operator==(const MeanKind&) const = default;
   template <class E>
   auto evaluate(const E& x, const std::vector<std::int64_t>& dims, bool keepdim) const {
     return reduce_mean(x, &dims, keepdim);
   }
-  template <class O, class E>
-  void reduce_rows(const E& block, int dim, O* out) const {
-    reduce_block(block, dim, SumReducer<math_t<typename E::value_type>, true>{}, out);
-  }
 };
 
 /// max and amax (kMax), min and amin.
 template <bool kMax>
-struct ExtremumKind : ReductionKind {
+struct ExtremumKind : SingleReducerKind<ExtremumKind<kMax>> {
   template <class V>
   using result_t = V;
+  template <class V>
+  using reducer_t = ExtremumReducer<order_t<V>, kMax>;
+  template <class V>
+  static constexpr bool accepts_v = true;
   bool operator==(const ExtremumKind&) const = default;
   template <class E>
   auto evaluate(const E& x, const std::vector<std::int64_t>& dims, bool keepdim) const {
-    return reduce_extremum<kMax>(op, x, &dims, keepdim);
-  }
-  template <class O, class E>
-  void reduce_rows(const E& block, int dim, O* out) const {
-    reduce_block(block, dim, ExtremumReducer<order_t<typename E::value_type>, kMax>{}, out);
+    return reduce_extremum<kMax>(this->op, x, &dims, keepdim);
   }
 };
 

@@ -39,8 +39,13 @@ struct Reduced : Expr<Reduced<Kind, E>> {
   Shape shape() const { return kind.out_shape(x, dims, keepdim); }
   /// The reduction as a new tensor.
   Tensor<value_type> evaluate() const { return kind.evaluate(x, dims, keepdim); }
-  /// Never writes in place: `y = sum(x, 1)` into an existing y copies the new tensor in.
-  bool evaluate_into(const TensorView<value_type>&) const { return false; }
+  /// The reduction written into `out` (contiguous, of its shape) where the kind can (sum, mean,
+  /// max, min: `y = sum(x, 1)` into an existing y); false, with nothing written, elsewhere (the
+  /// caller copies a new tensor in).
+  bool evaluate_into(const TensorView<value_type>& out) const {
+    if constexpr (requires { kind.evaluate_into(x, dims, keepdim, out); }) return kind.evaluate_into(x, dims, keepdim, out);
+    else return false;
+  }
   /// The input's shape and the reduced dim, for a row epilogue: one dim kept (keepdim), a
   /// floating CPU input; `input` is the node's input with its own dense nodes replaced by
   /// placeholders. Checks as the eager reduction does (the same errors).
