@@ -157,11 +157,7 @@ bool run_as_epilogue(const char* op, Stmt& stmt) {
           return false;
       if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code)) {
         const IterationSpace space = plan_statements(k, shape, true).first;
-        // The printer names inputs in0, in1, ... by first appearance: say which one is the product.
-        std::vector<const void*> seen;
-        for (const ExprNode& n : k.nodes)
-          if (n.kind == ExprNode::Kind::tensor && std::find(seen.begin(), seen.end(), k.tensor(n).data()) == seen.end())
-            seen.push_back(k.tensor(n).data());
+        const std::vector<const void*> seen = printed_inputs(k);  // say which input is the product
         const auto product_index = std::find(seen.begin(), seen.end(), placeholder.data()) - seen.begin();
         const std::string where = cat("cpu, ", blocks->describe(), ", epilogue on each output block; in",
                                       product_index, " = the product's block");

@@ -264,11 +264,7 @@ bool run_as_row_epilogue(const char* op, Stmt& stmt) {
       if (aliased(t)) return false;
     if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code)) {
       const IterationSpace space = plan_statements(k, shape, true).first;
-      // The printer names inputs in0, in1, ... by first appearance: say which ones are row values.
-      std::vector<const void*> seen;
-      for (const ExprNode& n : k.nodes)
-        if (n.kind == ExprNode::Kind::tensor && std::find(seen.begin(), seen.end(), k.tensor(n).data()) == seen.end())
-          seen.push_back(k.tensor(n).data());
+      const std::vector<const void*> seen = printed_inputs(k);  // say which inputs are row values
       std::string reductions;
       for (std::size_t i = 0; i < pass1.names.size(); ++i) {
         const auto at = std::find(seen.begin(), seen.end(), static_cast<const void*>(&pass1.placeholders[i]));

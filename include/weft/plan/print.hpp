@@ -145,6 +145,16 @@ inline std::size_t skip_operands(std::span<const ExprNode> nodes, std::size_t i,
              "  for each i {\n", body, "  }");
 }
 
+/// The tensors a kernel reads, by data pointer, in the order the printer names them in0, in1, ...
+/// (first appearance), so that a caller can say what an input stands for.
+[[gnu::cold]] inline std::vector<const void*> printed_inputs(const KernelOperands& k) {
+  std::vector<const void*> seen;
+  for (const ExprNode& n : k.nodes)
+    if (n.kind == ExprNode::Kind::tensor && std::find(seen.begin(), seen.end(), k.tensor(n).data()) == seen.end())
+      seen.push_back(k.tensor(n).data());
+  return seen;
+}
+
 /// Pseudo-source of a kernel's statements: "outN[i] = ..." ("[k][i]" for lists) per statement,
 /// after the shared subexpressions' "tN = ..." lines.
 [[gnu::cold]] inline std::string print_kernel(const KernelOperands& k, const IterationSpace& space,
