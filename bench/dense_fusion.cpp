@@ -71,7 +71,12 @@ template <class Make>
 CatResult bench_cat(CpuContext& ctx, const weft::Shape& shape, std::int64_t dim, const char* workload, Make make) {
   const weft::Tensor<float> x = make_tensor<float>(shape, 1), y = make_tensor<float>(shape, 2),
                             z = make_tensor<float>(shape, 3, -2.0f, 2.0f);
-  const auto [p1, p2, p3] = make(x, y, z);
+  // (references into the tuple, not a structured binding: the lambdas below capture them, which
+  // clang 16 cannot do with a structured binding under OpenMP)
+  const auto producers = make(x, y, z);
+  const auto& p1 = std::get<0>(producers);
+  const auto& p2 = std::get<1>(producers);
+  const auto& p3 = std::get<2>(producers);
   const int d = dim < 0 ? int(dim) + shape.rank() : int(dim);
   const std::int64_t n = shape[d], elements = 3 * shape.numel();
   const double bpe = 8.0;

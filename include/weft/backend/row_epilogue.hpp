@@ -245,7 +245,11 @@ bool run_as_row_epilogue(const char* op, Stmt& stmt) {
     Assignment<typename Stmt::dest_type, decltype(whole_rhs)> whole{stmt.dst, stmt.owner, whole_rhs};
     OperandStorage<decltype(whole)> operands;
     KernelOperands k = kernel_operands(operands, false, whole);
-    const auto [device, shape] = check_statements(op, k);
+    // (members, not a structured binding: a lambda below reads the shape, and clang 16 cannot
+    // capture a structured binding under OpenMP)
+    const std::pair<Device, Shape> checked = check_statements(op, k);
+    const Device device = checked.first;
+    const Shape& shape = checked.second;
     if (!device.is_cpu() || !(shape == rows.full)) return false;
     const RowBlocks blocks(shape, rows.dim);
     // Too few rows to share among the threads: the eager reductions split rows, pass 2 elements.

@@ -129,6 +129,10 @@ struct ReduceInput {
   ReduceSetup setup;
 };
 
+// From here on the functions may evaluate dense nodes (stage_dense runs the backend): in its
+// ABI namespace (docs/architecture.md, "ODR safety").
+inline namespace WEFT_BACKEND_ABI {
+
 /// Reads the operands of `e` and plans its reduction (plan_reduce). Dense nodes in `e` (a matmul,
 /// another reduction) are evaluated first (expr/dense.hpp: stage_dense).
 template <class E>
@@ -151,8 +155,6 @@ template <class E>
   fail(op, "needs a floating-point input, got ", dtype_name<typename E::value_type>(), " of shape ", in.setup.full,
        "; cast it first, e.g. weft::", op, "(weft::cast<float>(x))");
 }
-
-inline namespace WEFT_BACKEND_ABI {
 
 /// Runs `red` over the planned reduction on the input's device into `out` (contiguous, of the
 /// output's shape, non-empty). `single_thread`: on the calling thread only (a row block of a row
