@@ -90,12 +90,7 @@ struct EpilogueAlways {
 
 /// Runs `statement` with the fusion log captured; returns whether it ran as an epilogue.
 bool ran_as_epilogue(const std::function<void()>& statement) {
-  weft::set_logs("+fusion");
-  LogCapture capture;
-  statement();
-  const std::string text = capture.text();
-  weft::set_logs("");
-  return text.find(kEpilogueMark) != std::string::npos;
+  return fusion_log_of(statement).find(kEpilogueMark) != std::string::npos;
 }
 
 }  // namespace

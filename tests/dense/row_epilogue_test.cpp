@@ -30,12 +30,7 @@ constexpr const char* kRowEpilogueMark = "row epilogue";
 
 /// Whether `statement` ran as a row pass pair (its fusion log says so).
 bool row_ran_fused(const std::function<void()>& statement) {
-  weft::set_logs("+fusion");
-  LogCapture capture;
-  statement();
-  const std::string text = capture.text();
-  weft::set_logs("");
-  return text.find(kRowEpilogueMark) != std::string::npos;
+  return fusion_log_of(statement).find(kRowEpilogueMark) != std::string::npos;
 }
 
 /// The values of x's row through idx (idx with dim d running), in double.

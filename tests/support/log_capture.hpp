@@ -11,6 +11,8 @@
 #include <sstream>
 #include <string>
 
+#include <weft/log/log.hpp>
+
 namespace weft_test {
 
 /// weft opens WEFT_LOGS_FILE (else stderr) once, on its first log line. A capture works either
@@ -84,5 +86,16 @@ class LogCapture {
   std::size_t start_ = 0;
   int saved_ = -1;
 };
+
+/// What `statement` logs under `+fusion` (every kernel run, at debug level).
+template <class F>
+std::string fusion_log_of(F&& statement) {
+  weft::set_logs("+fusion");
+  LogCapture capture;
+  statement();
+  std::string text = capture.text();
+  weft::set_logs("");
+  return text;
+}
 
 }  // namespace weft_test
