@@ -24,6 +24,13 @@ inline Shape member_shape(Rng& rng, std::size_t length) {
   return rng.chance(0.5) ? Shape{rng.pick(sizes)} : Shape{rng.pick(sizes), rng.integer(1, 5)};
 }
 
+/// member_shape for each tensor of a list of `length`.
+inline std::vector<Shape> member_shapes(Rng& rng, std::size_t length) {
+  std::vector<Shape> shapes;
+  for (std::size_t k = 0; k < length; ++k) shapes.push_back(member_shape(rng, length));
+  return shapes;
+}
+
 /// Random values in [lo, hi) of dtype T with a given shape (from_vector: exact for every dtype).
 template <class T>
 Tensor<T> random_tensor(Rng& rng, const Shape& shape, double lo, double hi) {

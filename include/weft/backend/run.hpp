@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -125,18 +126,17 @@ void run_statements(const char* op, Stmts&... stmts) {
 #if !defined(__CUDA_ARCH__)
 /// The CPU executor: ONE parallel region over all elements of all tensors
 /// (cpu::for_each_list_piece); each piece of a tensor is one row of the
-/// packet loop.
+/// packet loop (cpu::run_row, after select(k): a list member is contiguous and
+/// a single tensor is read at stride 0, so the row needs no iteration space),
+/// while the members of a later tensor are prefetched.
 template <class Kernel>
-void run_foreach_cpu(const Kernel& kernel, const ListTable& table, const std::vector<std::int64_t>& sizes,
-                     int threads) {
+void run_foreach_cpu(const Kernel& kernel, const ListTable& table, std::span<const std::int64_t> start, int threads) {
   cpu::hint_isa_once();
-  cpu::for_each_list_piece(sizes, threads, [&](int) {
+  cpu::for_each_list_piece(start, threads, [&](int) {
     return [&, local = kernel](std::int64_t k, std::int64_t begin, std::int64_t end) mutable {
-      IterationSpace piece;
-      piece.shape = Shape{sizes[k]};
-      piece.numel = sizes[k];
+      cpu::prefetch_list_tensor(table, start, k + cpu::kPrefetchTensorsAhead);
       local.select(k, table);
-      cpu::run_range(local, piece, begin, end, false);
+      cpu::run_row(local, begin, end, false);
     };
   });
 }
@@ -147,21 +147,20 @@ void run_foreach_cpu(const Kernel& kernel, const ListTable& table, const std::ve
 template <ListBackends kBackends = ListBackends::cpu_and_cuda, class... Stmts>
 void run_list_statements(const char* op, Stmts&... stmts) {
   OperandStorage<Stmts...> operands;
-  const std::pair<Device, std::vector<std::int64_t>> checked = check_list_statements(op, kernel_operands(operands, false, stmts...));
-  const Device device = checked.first;
-  const std::vector<std::int64_t>& sizes = checked.second;
+  const CheckedLists checked = check_list_statements(op, kernel_operands(operands, false, stmts...));
+  const Device device = checked.device;
+  const std::span<const std::int64_t> start = checked.start;
 #if defined(__CUDA_ARCH__)
   // nvcc's device pass: the kernels only (compile_kernels). The checks above stay: what they
   // instantiate can launch kernels too (a copy of an input that overlaps an output).
   if constexpr (kBackends != ListBackends::cpu_only)
     cuda::compile_foreach_kernels<PointwiseKernel<false, Stmts...>>();
-  (void)device, (void)sizes;
+  (void)device, (void)start;
 #else
-  const std::size_t size = sizes.size();
+  const std::size_t size = start.size() - 1;
 
   // Build the kernel: single tensors read element 0 (stride 0).
-  std::int64_t total = 0;
-  for (auto n : sizes) total += n;
+  const std::int64_t total = start.back();
   const IterationSpace space = foreach_space(total);
   using Kernel = PointwiseKernel<false, Stmts...>;
   std::string where;
@@ -180,12 +179,16 @@ void run_list_statements(const char* op, Stmts&... stmts) {
   if (device.is_cpu()) {
     if constexpr (kBackends == ListBackends::cuda_only)
       fail(op, "internal error: lists on ", device, " reached a call compiled for CUDA only");
-    else return run_foreach_cpu(kernel, table, sizes, cpu::threads_for(total));
+    else return run_foreach_cpu(kernel, table, start, cpu::threads_for(total));
   }
   if constexpr (kBackends == ListBackends::cpu_only)
     fail(op, "internal error: lists on ", device, " reached a call compiled for the CPU only");
 #if defined(__CUDACC__)
-  else cuda::run_foreach(kernel, table, sizes, device);
+  else {
+    std::vector<std::int64_t> sizes(size);
+    for (std::size_t k = 0; k < size; ++k) sizes[k] = start[k + 1] - start[k];
+    cuda::run_foreach(kernel, table, sizes, device);
+  }
 #else
   fail_no_cuda(op);
 #endif

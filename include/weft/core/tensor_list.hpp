@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "weft/core/list_members.hpp"
 #include "weft/core/tensor.hpp"
 
 namespace weft {
@@ -19,9 +20,11 @@ class TensorList {
  public:
   using value_type = T;
 
-  TensorList() : tensors_(std::make_shared<std::vector<TensorView<T>>>()) {}
-  TensorList(std::vector<TensorView<T>> views)
-      : tensors_(std::make_shared<std::vector<TensorView<T>>>(std::move(views))) {}
+  TensorList() : state_(std::make_shared<State>()) {}
+  TensorList(std::vector<TensorView<T>> views) : TensorList() {
+    state_->tensors.reserve(views.size());
+    for (TensorView<T>& v : views) push_back(std::move(v));
+  }
   /// Views of these tensors' elements (an rvalue vector's elements stay alive in the views).
   TensorList(std::vector<Tensor<T>>& tensors) : TensorList(std::vector<TensorView<T>>(tensors.begin(), tensors.end())) {}
   TensorList(std::vector<Tensor<T>>&& tensors) : TensorList(tensors) {}
@@ -60,25 +63,32 @@ class TensorList {
     return *this;
   }
 
-  std::size_t size() const { return tensors_->size(); }
-  bool empty() const { return tensors_->empty(); }
+  std::size_t size() const { return state_->tensors.size(); }
+  bool empty() const { return state_->tensors.empty(); }
   /// A view of tensor i (assigning to it writes that tensor's elements).
-  TensorView<T>& operator[](std::size_t i) const { return (*tensors_)[i]; }
-  void push_back(TensorView<T> view) { tensors_->push_back(std::move(view)); }
-  auto begin() const { return tensors_->begin(); }
-  auto end() const { return tensors_->end(); }
+  TensorView<T>& operator[](std::size_t i) const { return state_->tensors[i]; }
+  void push_back(TensorView<T> view) {
+    state_->members.append(view.data(), view.defined() ? view.numel() : 0);
+    state_->tensors.push_back(std::move(view));
+  }
+  auto begin() const { return state_->tensors.begin(); }
+  auto end() const { return state_->tensors.end(); }
   /// Identity of the shared list (two handles to one list compare equal).
-  const void* id() const { return tensors_.get(); }
+  const void* id() const { return state_.get(); }
 
   /// Total number of elements over all tensors.
-  std::int64_t numel() const {
-    std::int64_t n = 0;
-    for (const auto& t : *tensors_) n += t.numel();
-    return n;
-  }
+  std::int64_t numel() const { return state_->members.start.back(); }
+
+  /// The members as flat arrays (element pointers and offsets), kept in step with the views:
+  /// what foreach kernels read (core/list_members.hpp).
+  const detail::ListMembers& member_table() const { return state_->members; }
 
  private:
-  std::shared_ptr<std::vector<TensorView<T>>> tensors_;
+  struct State {
+    std::vector<TensorView<T>> tensors;
+    detail::ListMembers members;
+  };
+  std::shared_ptr<State> state_;
 };
 
 /// One number per tensor of a list (per-tensor learning rates, bias

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -92,21 +93,20 @@ struct Cursor {
 /// every ScalarList) of a foreach kernel. Evaluators keep an id into it; the
 /// executor moves them to tensor k with select(k, table). A list (or
 /// ScalarList) read several times gets one id: `p = p - lr * g` has two rows,
-/// and an AdamW step that names p, g, m and v fourteen times has four.
+/// and an AdamW step that names p, g, m and v fourteen times has four. A list's
+/// row is its own array of element pointers (TensorList::member_table), not a
+/// copy: building the table costs the same for 10 tensors as for 10,000.
 struct ListTable {
-  std::vector<std::vector<void*>> pointers;  // [list id][tensor]
-  std::vector<std::vector<double>> numbers;  // [ScalarList id][tensor]
-  std::vector<int> element_bytes;            // [list id]: sizeof(T)
+  std::vector<std::span<void* const>> pointers;  // [list id][tensor]
+  std::vector<std::vector<double>> numbers;      // [ScalarList id][tensor]
+  std::vector<int> element_bytes;                // [list id]: sizeof(T)
   std::vector<const void*> list_ids, number_ids;  // TensorList::id / ScalarList::id of each row
 
   template <class T>
   int add_list(const TensorList<T>& list) {
     for (std::size_t i = 0; i < list_ids.size(); ++i)
       if (list_ids[i] == list.id()) return int(i);
-    std::vector<void*> p;
-    p.reserve(list.size());
-    for (const auto& t : list) p.push_back(const_cast<std::remove_const_t<T>*>(t.data()));
-    pointers.push_back(std::move(p));
+    pointers.push_back(list.member_table().data);
     element_bytes.push_back(int(sizeof(T)));
     list_ids.push_back(list.id());
     return int(pointers.size()) - 1;

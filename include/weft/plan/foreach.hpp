@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -72,34 +73,13 @@ struct ListMemberCheck {
   }
 };
 
-/// Checks list statements: one length for every list, per tensor index one device, one shape and
-/// contiguous members, single tensors of one element, no overlaps between outputs, and inputs
-/// overlapping an output only as that very tensor. Returns the device and each index's elements.
-inline std::pair<Device, std::vector<std::int64_t>> check_list_statements(const char* op, const KernelOperands& k) {
-  std::size_t size = 0;
-  bool have_size = false;
-  auto use_size = [&](std::size_t n, const char* what) {
-    if (!have_size) size = n, have_size = true;
-    else if (n != size)
-      fail(op, "lists of lengths ", size, " and ", n, " (", what,
-           ") in one foreach expression; every list needs one entry per tensor");
-  };
-  for (const ExprNode& out : k.outputs) use_size(k.list(out).size, "an output");
-  for (const ExprNode& n : k.nodes) {
-    if (n.kind == ExprNode::Kind::list) use_size(k.list(n).size, "an input list");
-    else if (n.kind == ExprNode::Kind::number_list) use_size(n.count, "a ScalarList");
-  }
-
-  // The outputs, then each distinct input list once: a list named several times (g in g * g) or
-  // also written (p in p - lr * g) adds no work. Per tensor index: one device, one shape (the
-  // first output's), contiguous members.
-  std::vector<const ListRef*> lists;
-  for (const ExprNode& out : k.outputs) lists.push_back(&k.list(out));
-  const std::size_t outputs = lists.size();
-  for (const ExprNode& n : k.nodes)
-    if (n.kind == ExprNode::Kind::list &&
-        std::none_of(lists.begin(), lists.end(), [&](const ListRef* l) { return l->id == k.list(n).id; }))
-      lists.push_back(&k.list(n));
+/// The member checks of list statements over `lists` (the outputs, then each distinct input
+/// list) of `size` tensors each, by walking every member: per tensor index one device, one shape
+/// (the first output's) and contiguous members; no overlaps between outputs, and inputs
+/// overlapping an output only as that very tensor. Returns the device (`have_device`: false when
+/// the lists are empty).
+inline Device check_list_members(const char* op, const std::vector<const ListRef*>& lists, std::size_t outputs,
+                                 std::size_t size, bool& have_device) {
   ListMemberCheck check;
   check.op = op;
   check.shapes.reserve(size);
@@ -110,10 +90,6 @@ inline std::pair<Device, std::vector<std::int64_t>> check_list_statements(const 
     check.spans = spans.get() + l * size;
     lists[l]->for_each_member(&check, &ListMemberCheck::member);
   }
-  const Device device = check.device;
-  const bool have_device = check.have_device;
-  std::vector<std::int64_t> sizes(size);
-  for (std::size_t i = 0; i < size; ++i) sizes[i] = check.shapes[i]->numel();
 
   // Outputs must not overlap each other; an input overlapping an output must be that output
   // itself (params = params - lr * grads).
@@ -129,6 +105,81 @@ inline std::pair<Device, std::vector<std::int64_t>> check_list_statements(const 
           fail(op, "input tensor ", i, " overlaps output tensor ", i,
                " without being the same tensor; foreach reads and writes element by element");
   }
+  have_device = check.have_device;
+  return check.device;
+}
+
+/// The member checks these lists passed before, at this length, if the first output's memo holds
+/// them (core/list_members.hpp: same serials and length, same members).
+inline const PassedListCheck* find_passed_check(const std::vector<const ListRef*>& lists, std::size_t outputs,
+                                                std::size_t size) {
+  const ListMembers& first = *lists[0]->members;
+  for (std::size_t m = 0; m < std::min(first.passed_count, ListMembers::kMemo); ++m) {
+    const PassedListCheck& p = first.passed[m];
+    if (p.size == size && p.outputs == outputs && p.serials.size() == lists.size() &&
+        std::equal(lists.begin(), lists.end(), p.serials.begin(),
+                   [](const ListRef* l, std::uint64_t serial) { return l->members->serial == serial; }))
+      return &p;
+  }
+  return nullptr;
+}
+
+inline void remember_passed_check(const std::vector<const ListRef*>& lists, std::size_t outputs, std::size_t size,
+                                  Device device) {
+  const ListMembers& first = *lists[0]->members;
+  PassedListCheck& p = first.passed[first.passed_count++ % ListMembers::kMemo];
+  p.serials.clear();
+  for (const ListRef* l : lists) p.serials.push_back(l->members->serial);
+  p.outputs = outputs;
+  p.size = size;
+  p.device = device;
+}
+
+/// What the checks of list statements return: the lists' device and where each tensor index's
+/// elements lie in the call's concatenated range, [start[k], start[k+1]) (the first output's
+/// ListMembers::start: every list has its shapes).
+struct CheckedLists {
+  Device device;
+  std::span<const std::int64_t> start;
+};
+
+/// Checks list statements: one length for every list, single tensors of one element, and the
+/// member checks (check_list_members), which a call over the same lists as a call that passed
+/// them skips (find_passed_check).
+inline CheckedLists check_list_statements(const char* op, const KernelOperands& k) {
+  std::size_t size = 0;
+  bool have_size = false;
+  auto use_size = [&](std::size_t n, const char* what) {
+    if (!have_size) size = n, have_size = true;
+    else if (n != size)
+      fail(op, "lists of lengths ", size, " and ", n, " (", what,
+           ") in one foreach expression; every list needs one entry per tensor");
+  };
+  for (const ExprNode& out : k.outputs) use_size(k.list(out).size, "an output");
+  for (const ExprNode& n : k.nodes) {
+    if (n.kind == ExprNode::Kind::list) use_size(k.list(n).size, "an input list");
+    else if (n.kind == ExprNode::Kind::number_list) use_size(n.count, "a ScalarList");
+  }
+
+  // The outputs, then each distinct input list once: a list named several times (g in g * g) or
+  // also written (p in p - lr * g) adds no work.
+  std::vector<const ListRef*> lists;
+  for (const ExprNode& out : k.outputs) lists.push_back(&k.list(out));
+  const std::size_t outputs = lists.size();
+  for (const ExprNode& n : k.nodes)
+    if (n.kind == ExprNode::Kind::list &&
+        std::none_of(lists.begin(), lists.end(), [&](const ListRef* l) { return l->id == k.list(n).id; }))
+      lists.push_back(&k.list(n));
+  Device device = Device::cpu();
+  bool have_device = false;
+  if (const PassedListCheck* passed = find_passed_check(lists, outputs, size)) {
+    device = passed->device;
+    have_device = true;
+  } else {
+    device = check_list_members(op, lists, outputs, size, have_device);
+    if (have_device) remember_passed_check(lists, outputs, size, device);
+  }
+
   for (const ExprNode& n : k.nodes) {
     if (n.kind != ExprNode::Kind::tensor) continue;
     const TensorRef& t = k.tensor(n);
@@ -139,7 +190,7 @@ inline std::pair<Device, std::vector<std::int64_t>> check_list_statements(const 
     if (have_device && t.device != device)
       fail(op, "a tensor on ", t.device, " meets lists on ", device, "; move it with .to(device)");
   }
-  return {device, sizes};
+  return {device, lists[0]->members->start};
 }
 
 /// The executors a call of run_list_statements compiles: both (the lists' device is known at run

@@ -69,6 +69,7 @@ struct ListRef {
   std::size_t size = 0;
   const char* dtype = "";
   void (*visit)(const void* list, void* context, MemberFn f) = nullptr;
+  const ListMembers* members = nullptr;  // TensorList::member_table
 
   void for_each_member(void* context, MemberFn f) const { visit(list, context, f); }
 };
@@ -78,7 +79,8 @@ ListRef list_ref(const TensorList<T>& list) {
   return {&list, list.id(), list.size(), dtype_name<T>(), [](const void* l, void* context, ListRef::MemberFn f) {
             const auto& tensors = *static_cast<const TensorList<T>*>(l);
             for (std::size_t i = 0; i < tensors.size(); ++i) f(context, i, tensor_ref(tensors[i]));
-          }};
+          },
+          &list.member_table()};
 }
 
 /// A tensor operand, or a destination (tensor == nullptr).

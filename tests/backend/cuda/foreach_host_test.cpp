@@ -43,21 +43,25 @@ struct kernel_of<std::tuple<Stmts...>> {
 };
 
 /// A ListTable of `lists` distinct lists of float tensors of `sizes`, at
-/// 256-byte aligned fake addresses (never dereferenced).
-wd::ListTable fake_table(const std::vector<std::int64_t>& sizes, int lists) {
+/// 256-byte aligned fake addresses (never dereferenced), and the pointer arrays its rows view.
+struct FakeTable {
+  std::vector<std::vector<void*>> rows;
   wd::ListTable table;
+};
+FakeTable fake_table(const std::vector<std::int64_t>& sizes, int lists) {
+  FakeTable fake;
+  fake.rows.resize(std::size_t(lists));
   std::uintptr_t next = std::uintptr_t(1) << 40;
-  for (int r = 0; r < lists; ++r) {
-    std::vector<void*> pointers;
+  for (std::vector<void*>& pointers : fake.rows) {
     for (std::int64_t n : sizes) {
       pointers.push_back(reinterpret_cast<void*>(next));
       next += (std::uintptr_t(n) * 4 + 256) / 256 * 256;  // empty tensors too get an address of their own
     }
-    table.pointers.push_back(std::move(pointers));
-    table.element_bytes.push_back(4);
-    table.list_ids.push_back(reinterpret_cast<const void*>(std::uintptr_t(r + 1)));
+    fake.table.pointers.push_back(pointers);
+    fake.table.element_bytes.push_back(4);
+    fake.table.list_ids.push_back(reinterpret_cast<const void*>(std::uintptr_t(fake.table.pointers.size())));
   }
-  return table;
+  return fake;
 }
 
 /// Packs `plan` and checks that every chunk of every tensor lands in exactly
@@ -145,7 +149,8 @@ TEST_CASE("foreach launch tables: capacity from the kernel argument limit, and p
   for (auto& n : many) n = std::int64_t(1 + rng() % 8192);
   std::vector<std::int64_t> empty_ones = {0, 5, 0, 0, 1, 0};
   for (const auto* sizes : {&model, &many, &empty_ones}) {
-    const wd::ListTable table = fake_table(*sizes, 4);
+    const FakeTable fake = fake_table(*sizes, 4);
+    const wd::ListTable& table = fake.table;
     const wd::ListLaunchPlan small = wd::plan_list_launches<typename Small::Launch>(table, *sizes, unit, resident);
     const wd::ListLaunchPlan large = wd::plan_list_launches<typename Large::Launch>(table, *sizes, unit, resident);
     MESSAGE("4 KB table: ", describe(small), "\n", wc::kLargeKernelArgBytes, "-byte table: ", describe(large));
@@ -162,7 +167,7 @@ TEST_CASE("foreach launch tables: capacity from the kernel argument limit, and p
   // Chunks stay at one vector per thread while that fills the GPU, and never
   // go below it: 100 tensors of 1000 floats are 100 blocks of 1024.
   const std::vector<std::int64_t> hundred(100, 1000);
-  CHECK(wd::plan_list_launches<typename Small::Launch>(fake_table(hundred, 4), hundred, unit, resident).chunk == unit);
+  CHECK(wd::plan_list_launches<typename Small::Launch>(fake_table(hundred, 4).table, hundred, unit, resident).chunk == unit);
 }
 
 // ============================== the per-block body of every launch, on the host

@@ -65,10 +65,21 @@ inline void run_tail(Kernel& kernel, std::int64_t& j, std::int64_t stop, bool st
   }
 }
 
+/// Elements [j, stop) of the kernel's current row: packets of L lanes, the tail's packets, the
+/// rest (under L/4) scalar.
+template <class Kernel>
+inline void run_row(Kernel& kernel, std::int64_t j, std::int64_t stop, bool stream) {
+  constexpr int L = lanes_v<Kernel>;
+  if constexpr (KernelPackets<Kernel>::capable) {
+    for (; j + L <= stop; j += L) kernel.template run_vector<PacketTarget, L>(j, stream);
+    run_tail<L>(kernel, j, stop, stream);
+  }
+  for (; j < stop; ++j) kernel.run_scalar(j);
+}
+
 /// Runs elements [begin, end) of the iteration space, row by row.
 template <class Kernel>
 void run_range(Kernel& kernel, const IterationSpace& space, std::int64_t begin, std::int64_t end, bool stream) {
-  constexpr int L = lanes_v<Kernel>;
   const std::int64_t inner = space.inner();
   std::int64_t outer[kMaxRank] = {};
   std::int64_t row = begin / inner, j = begin % inner;
@@ -77,11 +88,7 @@ void run_range(Kernel& kernel, const IterationSpace& space, std::int64_t begin, 
     kernel.seek(outer);
     std::int64_t stop = std::min(inner, j + (end - i));
     i += stop - j;
-    if constexpr (KernelPackets<Kernel>::capable) {
-      for (; j + L <= stop; j += L) kernel.template run_vector<PacketTarget, L>(j, stream);
-      run_tail<L>(kernel, j, stop, stream);
-    }
-    for (; j < stop; ++j) kernel.run_scalar(j);
+    run_row(kernel, j, stop, stream);
     for (int d = space.rank() - 2; d >= 0 && ++outer[d] == space.shape[d]; --d) outer[d] = 0;
   }
   if (stream) simd::stream_fence();
