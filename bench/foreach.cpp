@@ -9,6 +9,9 @@
 //      what a per-tensor loop pays per launch, one foreach kernel pays once.
 //   3. Y = X * 0.5 + tanh(X) over those 10,000 x 100 floats as one list kernel against
 //      the same over ONE tensor of 1M floats: what a list costs beyond its elements.
+//   4. The AdamW update of workload 2 against the same over ONE tensor of 1M parameters.
+// Workloads 3 and 4 also run over lists whose members are packed back to back in one buffer
+// (packed_list): the kernel is the same, the heap's layout is not.
 // The update moves 28 bytes per parameter (p, g, m, v read; p, m, v written):
 //   m1 = b1 * m + (1 - b1) * g
 //   v1 = b2 * v + (1 - b2) * g * g
@@ -97,34 +100,80 @@ UpdateResult bench_adamw(Context& ctx, const std::vector<weft::Shape>& shapes, c
   return {fused.ms, loop.ms, chain_113.ms, chain_2x.ms, copy.best().ms};
 }
 
-/// Per-round samples (ms): a pointwise chain over a list against the same chain over one tensor
-/// holding as many elements.
+/// Per-round samples (ms) of one kernel over a list of heap-allocated tensors, over a list of
+/// tensors packed back to back, and over one tensor holding as many elements.
 struct ListVsOneResult {
-  std::vector<double> list, one;
+  std::vector<double> list, packed, one;
 };
 
+/// `count` tensors of `size` floats in [lo, hi), views of one buffer, each starting on a 64-byte
+/// line right after the previous one's last line: the densest layout 64-byte aligned allocations
+/// can have. Separate allocations add a malloc header, alignment padding and the Storage's
+/// shared_ptr control block between members (a tensor of 100 floats takes 576 bytes of the heap,
+/// not 448), which the hardware prefetchers fetch too.
+TensorList<float> packed_list(std::int64_t count, std::int64_t size, std::uint64_t seed, float lo, float hi) {
+  const std::int64_t stride = (size + 15) / 16 * 16;
+  weft::Tensor<float> buffer = make_tensor<float>({count * stride}, seed, lo, hi);
+  TensorList<float> list;
+  for (std::int64_t k = 0; k < count; ++k) list.push_back(buffer.view().narrow(0, k * stride, size));
+  return list;
+}
+
+/// Times a kernel over a list (heap-allocated members), over a packed list and over one tensor of
+/// n elements moving `bpe` bytes each, beside a copy of the same bytes: what a list of small
+/// tensors costs beyond its elements (per tensor: a table entry, a row start, a tail of size mod
+/// the packet length, and the heap's layout).
+ListVsOneResult time_list_vs_one(Context& ctx, const std::string& workload, std::int64_t n, double bpe,
+                                 const std::function<void()>& list_kernel, const std::function<void()>& packed_kernel,
+                                 const std::function<void()>& one_kernel) {
+  Variant list{"list: one foreach kernel", [&] { return time_ms(list_kernel); }};
+  Variant packed{"list packed back to back", [&] { return time_ms(packed_kernel); }};
+  Variant one{"one tensor", [&] { return time_ms(one_kernel); }};
+  CopyBench copy(ctx.copy_src, ctx.copy_dst, double(n) * bpe);
+  std::vector<Variant*> all;
+  for (Variant& v : copy.variants) all.push_back(&v);
+  for (Variant* v : {&list, &packed, &one}) all.push_back(v);
+  measure(all, ctx.warmup, ctx.reps);
+  report_workload(*ctx.report, workload, n, bpe, copy, {&list, &packed, &one});
+  return {list.ms, packed.ms, one.ms};
+}
+
 /// Y = X * 0.5 + tanh(X) over `count` tensors of `size` floats as one foreach kernel, and over ONE
-/// tensor of count * size floats: what a list of small tensors costs beyond its elements (per
-/// tensor: a table entry, a row start and a tail of size mod the packet length).
-ListVsOneResult bench_list_vs_one(Context& ctx, std::int64_t count, std::int64_t size, const std::string& workload) {
+/// tensor of count * size floats.
+ListVsOneResult bench_tanh_list_vs_one(Context& ctx, std::int64_t count, std::int64_t size, const std::string& workload) {
   std::vector<weft::Tensor<float>> xs, ys;
   for (std::int64_t i = 0; i < count; ++i) {
     xs.push_back(make_tensor<float>({size}, std::uint64_t(1000 + i)));
     ys.push_back(make_tensor<float>({size}, std::uint64_t(50000 + i)));
   }
   weft::TensorList<float> X(xs), Y(ys);
+  TensorList<float> packed_x = packed_list(count, size, 9, -4.0f, 4.0f), packed_y = packed_list(count, size, 10, -4.0f, 4.0f);
   const weft::Tensor<float> x1 = make_tensor<float>({count * size}, 7);
   weft::Tensor<float> y1 = make_tensor<float>({count * size}, 8);
-  Variant list{"list: one foreach kernel", [&] { return time_ms([&] { Y = X * 0.5f + weft::tanh(X); }); }};
-  Variant one{"one tensor", [&] { return time_ms([&] { y1 = x1 * 0.5f + weft::tanh(x1); }); }};
-  CopyBench copy(ctx.copy_src, ctx.copy_dst, double(count * size) * 8.0);
-  std::vector<Variant*> all;
-  for (Variant& v : copy.variants) all.push_back(&v);
-  all.push_back(&list);
-  all.push_back(&one);
-  measure(all, ctx.warmup, ctx.reps);
-  report_workload(*ctx.report, workload, count * size, 8.0, copy, {&list, &one});
-  return {list.ms, one.ms};
+  return time_list_vs_one(
+      ctx, workload, count * size, 8.0, [&] { Y = X * 0.5f + weft::tanh(X); },
+      [&] { packed_y = packed_x * 0.5f + weft::tanh(packed_x); }, [&] { y1 = x1 * 0.5f + weft::tanh(x1); });
+}
+
+/// The fused AdamW update over `count` tensors of `size` floats (one foreach kernel), and over ONE
+/// tensor of as many elements per operand.
+ListVsOneResult bench_adamw_list_vs_one(Context& ctx, std::int64_t count, std::int64_t size,
+                                        const std::string& workload) {
+  const AdamWHyper h;
+  const std::vector<weft::Shape> shapes(std::size_t(count), weft::Shape{size});
+  const TensorList<float> g = make_list(shapes, 4, -1.0f, 1.0f);
+  AdamState s = make_state(shapes);
+  // make_state's values, packed
+  const TensorList<float> packed_g = packed_list(count, size, 4, -1.0f, 1.0f);
+  AdamState packed{packed_list(count, size, 1, -1.0f, 1.0f), packed_list(count, size, 2, -0.1f, 0.1f),
+                   packed_list(count, size, 3, 0.01f, 0.02f)};
+  const std::vector<weft::Shape> one{weft::Shape{count * size}};
+  const AdamState one_state = make_state(one);
+  weft::Tensor<float> p1 = one_state.p[0].clone(), m1 = one_state.m[0].clone(), v1 = one_state.v[0].clone();
+  const weft::Tensor<float> g1 = make_list(one, 4, -1.0f, 1.0f)[0].clone();
+  return time_list_vs_one(
+      ctx, workload, count * size, 7.0 * sizeof(float), [&] { adamw_fused(s.p, s.m, s.v, g, h); },
+      [&] { adamw_fused(packed.p, packed.m, packed.v, packed_g, h); }, [&] { adamw_fused(p1, m1, v1, g1, h); });
 }
 
 int run_cpu(const Options& opt) {
@@ -157,7 +206,9 @@ int run_cpu(const Options& opt) {
   std::printf("\n");
   UpdateResult w2 = bench_adamw(ctx, small, "AdamW 10000 x 100 [1.0M]");
   std::printf("\n");
-  const ListVsOneResult w3 = bench_list_vs_one(ctx, 10000, 100, "x*0.5+tanh(x) 10000 x 100 [1.0M]");
+  const ListVsOneResult w3 = bench_tanh_list_vs_one(ctx, 10000, 100, "x*0.5+tanh(x) 10000 x 100 [1.0M]");
+  std::printf("\n");
+  const ListVsOneResult w4 = bench_adamw_list_vs_one(ctx, 10000, 100, "AdamW 10000 x 100 vs one [1.0M]");
 
   const std::string big_tensors = std::to_string(big.size()) + " tensors: ";
   report.targets = {
@@ -167,10 +218,13 @@ int run_cpu(const Options& opt) {
       make_target(big_tensors + "speedup over per-tensor loop", 1.0, "x", w1.per_tensor, w1.fused),
       make_target("10000 x 100: speedup over per-tensor loop", 5.0, "x", w2.per_tensor, w2.fused),
       make_target("10000 x 100 tanh chain: list vs one tensor", 0.8, "x", w3.one, w3.list),
+      make_target("10000 x 100 AdamW: list vs one tensor", 0.8, "x", w4.one, w4.list),
+      make_target("10000 x 100 tanh chain: packed list vs one", 0.8, "x", w3.one, w3.packed),
+      make_target("10000 x 100 AdamW: packed list vs one", 0.8, "x", w4.one, w4.packed),
   };
   print_targets(report.targets);
-  std::printf("(the goals: copy bandwidth, the 9-op chain and 10000 x 100; the torch 2.x chain and the\n"
-              "per-tensor loop over the %zu tensors are for reference)\n",
+  std::printf("(the goals: copy bandwidth, the 9-op chain and 10000 x 100; the torch 2.x chain, the\n"
+              "per-tensor loop over the %zu tensors and the packed lists are for reference)\n",
               big.size());
   return write_json_if_asked(opt, "foreach", "cpu", threads, reps, weft::simd::kIsaName, report);
 }
