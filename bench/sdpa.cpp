@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /// @file Attention benchmark: flash forward and backward GFLOP/s against a large Eigen SGEMM of the same run, flash against math at L = S = 4096, and peak memory per L.
 //
-// Shapes: fp32, N = 1, H = 8, L = S = 2048, E = Ev = 64 and 128, causal and not.
+// Shapes: fp32 and bf16, N = 1, H = 8, L = S = 2048, E = Ev = 64 and 128, causal and not.
 // FLOPs counted as FlashAttention does: forward 4 N H L S E (two GEMMs), backward 2.5x that
 // (five GEMMs), half of each when causal. A target is the median over rounds of
 // (this variant's GFLOP/s) / (the SGEMM's GFLOP/s) within a round, or a ratio of times.
@@ -21,8 +21,10 @@ namespace {
 struct AttnCase {
   std::int64_t L, E;
   bool causal;
+  bool bf16 = false;
   std::string name() const {
-    return "L=S=" + std::to_string(L) + " E=" + std::to_string(E) + (causal ? " causal" : "");
+    return std::string(bf16 ? "bf16 " : "") + "L=S=" + std::to_string(L) + " E=" + std::to_string(E) +
+           (causal ? " causal" : "");
   }
   /// Forward FLOPs: q k^T and p v, 2 L S E each per head; causal keeps half.
   double forward_flops(std::int64_t heads) const { return 4.0 * double(heads * L * L * E) * (causal ? 0.5 : 1.0); }
@@ -30,19 +32,29 @@ struct AttnCase {
 
 constexpr std::int64_t kHeads = 8;
 
-struct AttnInputs {
-  Tensor<float> q, k, v, dout;
+/// One case's operands and timed calls.
+struct AttnRun {
+  virtual ~AttnRun() = default;
+  virtual void forward() const = 0;
+  virtual void backward() const = 0;
+};
+
+template <class T>
+struct AttnInputs : AttnRun {
+  Tensor<T> q, k, v, dout;
   nn::SdpaOptions opts;
-  nn::SdpaOutput<float> fwd;
+  nn::SdpaOutput<T> fwd;
   explicit AttnInputs(const AttnCase& c) {
     const weft::Shape shape{1, kHeads, c.L, c.E};
-    q = make_tensor<float>(shape, 1, -1, 1);
-    k = make_tensor<float>(shape, 2, -1, 1);
-    v = make_tensor<float>(shape, 3, -1, 1);
-    dout = make_tensor<float>(shape, 4, -1, 1);
+    q = make_tensor<T>(shape, 1, -1, 1);
+    k = make_tensor<T>(shape, 2, -1, 1);
+    v = make_tensor<T>(shape, 3, -1, 1);
+    dout = make_tensor<T>(shape, 4, -1, 1);
     opts.is_causal = c.causal;
     fwd = nn::sdpa_forward(q, k, v, opts);
   }
+  void forward() const override { nn::sdpa_forward(q, k, v, opts); }
+  void backward() const override { nn::sdpa_backward(dout, q, k, v, fwd.out, fwd.lse, opts); }
 };
 
 /// The child's side of child_peak_rss_mib: one forward pass of `backend` at (1, 8, L, L, 64), then
@@ -50,7 +62,7 @@ struct AttnInputs {
 int rss_child(std::int64_t L, const std::string& backend) {
   {
     nn::SdpaBackendGuard guard({backend == "math" ? nn::SdpaBackend::math : nn::SdpaBackend::flash});
-    AttnInputs in(AttnCase{L, 64, false});
+    AttnInputs<float> in(AttnCase{L, 64, false});
   }
   std::ifstream status("/proc/self/status");
   for (std::string line; std::getline(status, line);)
@@ -91,38 +103,49 @@ int run(const Options& opt) {
   Eigen::MatrixXf A = Eigen::MatrixXf::Random(n, n), B = Eigen::MatrixXf::Random(n, n), C(n, n);
   Variant sgemm("eigen sgemm " + std::to_string(n) + "^3", [&] { return time_ms([&] { C.noalias() = A * B; }); });
   const double sgemm_flops = 2.0 * double(n) * double(n) * double(n);
+  // bf16's roofline: weft's bf16 matmul of the same size (AMX tiles where the CPU has them).
+  const Tensor<weft::bfloat16> Ab = make_tensor<weft::bfloat16>({n, n}, 5, -1, 1),
+                               Bb = make_tensor<weft::bfloat16>({n, n}, 6, -1, 1);
+  Tensor<weft::bfloat16> Cb = weft::empty<weft::bfloat16>({n, n});
+  Variant bgemm("weft bf16 matmul " + std::to_string(n) + "^3 (" + weft::detail::cpu::bf16_gemm_path() + ")",
+                [&] { return time_ms([&] { Cb = weft::matmul(Ab, Bb); }); });
 
   const std::int64_t L = opt.quick ? 1024 : 2048;
   std::vector<AttnCase> cases;
-  for (std::int64_t E : {64, 128})
-    for (bool causal : {false, true}) cases.push_back({L, E, causal});
-  std::vector<std::unique_ptr<AttnInputs>> inputs;
+  for (bool bf16 : {false, true})
+    for (std::int64_t E : {64, 128})
+      for (bool causal : {false, true}) cases.push_back({L, E, causal, bf16});
+  std::vector<std::unique_ptr<AttnRun>> inputs;
   std::vector<Variant> fwd, bwd;
   fwd.reserve(cases.size());
   bwd.reserve(cases.size());
   for (const AttnCase& c : cases) {
-    inputs.push_back(std::make_unique<AttnInputs>(c));
-    AttnInputs* in = inputs.back().get();
-    fwd.emplace_back("flash forward", [in] { return time_ms([&] { nn::sdpa_forward(in->q, in->k, in->v, in->opts); }); });
-    bwd.emplace_back("flash backward", [in] {
-      return time_ms([&] { nn::sdpa_backward(in->dout, in->q, in->k, in->v, in->fwd.out, in->fwd.lse, in->opts); });
-    });
+    if (c.bf16) {
+      inputs.push_back(std::make_unique<AttnInputs<weft::bfloat16>>(c));
+    } else {
+      inputs.push_back(std::make_unique<AttnInputs<float>>(c));
+    }
+    const AttnRun* in = inputs.back().get();
+    fwd.emplace_back("flash forward", [in] { return time_ms([&] { in->forward(); }); });
+    bwd.emplace_back("flash backward", [in] { return time_ms([&] { in->backward(); }); });
   }
-  std::vector<Variant*> all{&sgemm};
+  std::vector<Variant*> all{&sgemm, &bgemm};
   for (std::size_t i = 0; i < cases.size(); ++i) all.push_back(&fwd[i]), all.push_back(&bwd[i]);
   measure(all, warmup, reps);
 
-  std::printf("%-28s %-24s %10s %10s %9s %9s\n", "workload", "variant", "median ms", "min ms", "GFLOP/s", "vs sgemm");
+  std::printf("%-28s %-24s %10s %10s %9s %9s\n", "workload", "variant", "median ms", "min ms", "GFLOP/s", "vs gemm");
   std::printf("%s\n", std::string(96, '-').c_str());
-  const double sgemm_gflops = sgemm_flops / (sgemm.med() * 1e6);
-  auto row = [&](const std::string& workload, const Variant& v, double flops) {
+  // "vs gemm": of the SGEMM's rate for fp32 rows, of the bf16 matmul's for bf16 rows.
+  const double sgemm_gflops = sgemm_flops / (sgemm.med() * 1e6), bgemm_gflops = sgemm_flops / (bgemm.med() * 1e6);
+  auto row = [&](const std::string& workload, const Variant& v, double flops, bool bf16 = false) {
     const double gflops = flops / (v.med() * 1e6);
     std::printf("%-28s %-24s %10.2f %10.2f %9.1f %8.0f%%\n", workload.c_str(), v.name.c_str(), v.med(), v.min(), gflops,
-                100 * gflops / sgemm_gflops);
+                100 * gflops / (bf16 ? bgemm_gflops : sgemm_gflops));
     // Rows carry FLOPs as elements x 1 byte, so the JSON's "gbps" field reads as GFLOP/s.
     report.rows.push_back(Row{workload, v.name, std::int64_t(flops), 1.0, v.med(), v.min()});
   };
   row("roofline", sgemm, sgemm_flops);
+  row("roofline bf16", bgemm, sgemm_flops, true);
   // Targets on FLOP rates: reference time scaled by (variant FLOPs / SGEMM FLOPs).
   auto flop_target = [&](const std::string& name, double goal, const Variant& v, double flops) {
     std::vector<double> scaled;
@@ -131,8 +154,9 @@ int run(const Options& opt) {
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const double f = cases[i].forward_flops(kHeads);
-    row(cases[i].name(), fwd[i], f);
-    row(cases[i].name(), bwd[i], 2.5 * f);
+    row(cases[i].name(), fwd[i], f, cases[i].bf16);
+    row(cases[i].name(), bwd[i], 2.5 * f, cases[i].bf16);
+    if (cases[i].bf16) continue;  // bf16's peer is PyTorch's kernel (bench/compare_torch.py sdpa --dtype bf16)
     flop_target("forward " + cases[i].name() + " vs sgemm", 0.50, fwd[i], f);
     flop_target("backward " + cases[i].name() + " vs sgemm", 0.35, bwd[i], 2.5 * f);
   }
@@ -140,11 +164,11 @@ int run(const Options& opt) {
   // Flash against the math backend (materialized L x S weights) at L = S = 4096.
   {
     const std::int64_t Lm = opt.quick ? 2048 : 4096;
-    AttnInputs in(AttnCase{Lm, 64, false});
-    Variant flash("flash forward", [&] { return time_ms([&] { nn::sdpa_forward(in.q, in.k, in.v, in.opts); }); });
+    AttnInputs<float> in(AttnCase{Lm, 64, false});
+    Variant flash("flash forward", [&] { return time_ms([&] { in.forward(); }); });
     Variant math("math forward", [&] {
       nn::SdpaBackendGuard guard({nn::SdpaBackend::math});
-      return time_ms([&] { nn::sdpa_forward(in.q, in.k, in.v, in.opts); });
+      return time_ms([&] { in.forward(); });
     });
     measure({&flash, &math}, 1, std::max(2, reps / 2));
     const AttnCase c{Lm, 64, false};

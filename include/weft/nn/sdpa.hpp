@@ -9,6 +9,7 @@
 #include "weft/nn/sdpa_backend.hpp"
 #include "weft/nn/sdpa_cuda.hpp"
 #include "weft/backend/cpu/flash_attention.hpp"
+#include "weft/backend/cpu/flash_attention_amx.hpp"
 #include "weft/nn/sdpa_math.hpp"
 #include "weft/nn/sdpa_options.hpp"
 #include "weft/nn/sdpa_problem.hpp"
@@ -52,8 +53,15 @@ std::string sdpa_describe(const TensorView<const T>& q, const TensorView<const T
                            s.dropout_p > 0 ? ", dropout" : "");
 }
 
+/// Whether the flash backend runs bfloat16 on AMX tiles (flash_attention_amx.hpp) for `s`.
+template <class T>
+bool flash_on_amx(const SdpaShape& s) {
+  return std::is_same_v<T, bfloat16> && s.dropout_p == 0 && flash_amx_available();
+}
+
 /// The backend that runs: flash unless a SdpaBackendGuard excludes it. The `sdpa` log says
-/// which one ran and why flash was refused.
+/// which one ran ("amx-bf16 tiles" when flash's block products run on AMX) and why flash was
+/// refused.
 template <class T>
 SdpaBackend choose_backend(const char* op, const TensorView<const T>& q, const TensorView<const T>& k,
                            const TensorView<const T>& v, const SdpaShape& s, const SdpaOptions& o) {
@@ -64,7 +72,9 @@ SdpaBackend choose_backend(const char* op, const TensorView<const T>& q, const T
   const SdpaBackend chosen = flash ? SdpaBackend::flash : SdpaBackend::math;
   if (log_enabled(LogComponent::sdpa))
     log_write(LogComponent::sdpa,
-              weft::detail::cat(op, ": ", backend_name(chosen), " backend (cpu, ", sdpa_describe(q, k, v, s, o), ")",
+              weft::detail::cat(op, ": ", backend_name(chosen), " backend (cpu",
+                                flash && flash_on_amx<T>(s) ? ", amx-bf16 tiles" : "",
+                                ", ", sdpa_describe(q, k, v, s, o), ")",
                                 flash ? "" : "; flash refused: excluded by SdpaBackendGuard"));
   return chosen;
 }
@@ -120,7 +130,15 @@ SdpaOutput<typename Q::value_type> sdpa_forward(const Q& query, const K& key, co
     detail::store(st.out, r.out);
     detail::store(st.lse, r.lse);
   } else {
-    detail::flash_forward_cpu(detail::FlashProblem<T>{s, qr, kr, vr, bias}, r.out.data(), r.lse.data());
+    const detail::FlashProblem<T> problem{s, qr, kr, vr, bias};
+#if WEFT_FLASH_AMX
+    if constexpr (std::is_same_v<T, bfloat16>)
+      if (detail::flash_on_amx<T>(s)) {
+        detail::flash_forward_amx(problem, r.out.data(), r.lse.data());
+        return r;
+      }
+#endif
+    detail::flash_forward_cpu(problem, r.out.data(), r.lse.data());
   }
   return r;
 #endif
@@ -174,8 +192,15 @@ SdpaGradients<typename Q::value_type> sdpa_backward(const D& grad_out, const Q& 
     detail::store(mg.dv, g.dv);
   } else {
     const std::vector<double> lse_v = detail::sdpa_values(lse);
-    detail::flash_backward_cpu(detail::FlashProblem<T>{s, qr, kr, vr, bias}, outr, doutr, lse_v.data(), g.dq.data(),
-                               g.dk.data(), g.dv.data());
+    const detail::FlashProblem<T> problem{s, qr, kr, vr, bias};
+#if WEFT_FLASH_AMX
+    if constexpr (std::is_same_v<T, bfloat16>)
+      if (detail::flash_on_amx<T>(s)) {
+        detail::flash_backward_amx(problem, outr, doutr, lse_v.data(), g.dq.data(), g.dk.data(), g.dv.data());
+        return g;
+      }
+#endif
+    detail::flash_backward_cpu(problem, outr, doutr, lse_v.data(), g.dq.data(), g.dk.data(), g.dv.data());
   }
   return g;
 #endif

@@ -71,7 +71,7 @@ struct GemmFmaKernel {
   }
 
   /// Packs columns j0.. j0 + kCols - 1 of b (k x m): dst[s kCols + c] = b(s, j0 + c), zeros past m.
-  static void pack_b(const StridedMatrix<T>& b, std::int64_t k, std::int64_t m, std::int64_t j0, std::int64_t steps,
+  static void pack_b(const StridedMatrix<T>& b, std::int64_t /*k: steps covers it*/, std::int64_t m, std::int64_t j0, std::int64_t steps,
                      T* dst) {
     const std::int64_t cols = std::min(kCols, m - j0);
     for (std::int64_t s = 0; s < steps; ++s) {

@@ -1,0 +1,516 @@
+// SPDX-License-Identifier: MIT
+/// @file bfloat16 flash attention on AMX-BF16 tiles: the CPU flash kernels' block products (q k^T, p v and the backward's five) as TDPBF16PS, softmax statistics in fp32.
+///
+/// The algorithm is flash_attention.hpp's (FlashAttention-2 forward and backward, scores in log2
+/// units, lse in double); only the block products change. Operands are bfloat16 tiles, every
+/// product exact in fp32 (8 x 8-bit significands) and summed in fp32 (gemm_amx.hpp states the
+/// instruction's order of additions and its denormal flushing). The weights p and dS, computed in
+/// fp32, are rounded once to bfloat16 to enter the p v, p^T dO, dS^T q and dS k products, as
+/// FlashAttention-2 does on tensor cores; rowmax, rowsum, lse, D and every accumulator (o, dq,
+/// dk, dv) stay fp32.
+///
+/// Tiles. A (16 rows x 32 bf16) is read straight from a row-major block (stride = its row bytes);
+/// B (16 k pairs x 16 columns: row p holds [b(2p, j), b(2p + 1, j)] for 16 j, the VNNI pair layout)
+/// is packed from a row-major block: for K^T (k = e) each key row's pairs of e go to one tile
+/// column (transpose_pairs); for V (k = the key) two key rows interleave (interleave_rows). C is fp32, loaded and stored through its row
+/// stride. The register block is 2 x 2 C tiles (a 32 x 32 output) fed by 2 A and 2 B tiles, as
+/// in the AMX GEMM.
+///
+/// Backward in the transposed orientation: each block pair computes s^T = k q^T (rows = keys)
+/// rather than s = q k^T, so p^T and dS^T come out row-major by key, the A operands of
+/// dV += p^T dO and dK += dS^T q, and dq^T += k^T dS^T takes dS^T as B by interleaving pairs of its
+/// rows: no block is ever transposed element by element. s^T's elements are the forward's s
+/// bit for bit (the same products summed in the same order: the instruction is symmetric in
+/// A and B), which the weights' exactness needs (flash_backward_cpu explains why).
+///
+/// Dispatch (weft::nn::sdpa_forward / sdpa_backward, bfloat16 on the CPU): here where the build
+/// targets AMX-BF16 and AVX512-BF16 (WEFT_FLASH_AMX, e.g. -march=native on Sapphire Rapids) and the
+/// process may use tiles (cpu::amx_permitted()); without dropout (the dropout mask is drawn per
+/// query row: the transposed backward would gather it; dropout runs on the fp32 kernels).
+/// Elsewhere bfloat16 attention converts to fp32 and runs flash_attention.hpp's kernels: on
+/// AVX512-BF16 alone, vdpbf16ps has half the fp32 FMA rate on Sapphire Rapids and Zen 4
+/// (gemm_amx.hpp), so a dot-product tier would not beat them.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "weft/backend/cpu/flash_attention.hpp"
+#include "weft/backend/cpu/gemm_amx.hpp"
+
+#if WEFT_GEMM_AMX && defined(__AVX512BF16__)
+#define WEFT_FLASH_AMX 1
+#else
+#define WEFT_FLASH_AMX 0
+#endif
+
+#if !defined(__CUDA_ARCH__)
+
+namespace weft::nn::detail {
+inline namespace WEFT_BACKEND_ABI {
+
+/// Whether bfloat16 attention runs on AMX tiles in this translation unit and process.
+inline bool flash_amx_available() {
+#if WEFT_FLASH_AMX
+  return weft::detail::cpu::amx_permitted();
+#else
+  return false;
+#endif
+}
+
+#if WEFT_FLASH_AMX
+
+namespace amx {
+
+namespace cpu = weft::detail::cpu;
+using weft::bfloat16;
+
+inline constexpr std::int64_t kTile = 16 * 32;  // bf16 elements in one A or B tile
+
+constexpr std::int64_t round_up(std::int64_t n, std::int64_t m) { return (n + m - 1) / m * m; }
+
+/// B tiles of a matrix stored as `count` groups of 16 columns by `steps` k steps of 32.
+/// Tile (g, s) is at data + g group_stride + s step_stride (elements).
+struct PackedB {
+  const std::uint16_t* data;
+  std::int64_t group_stride, step_stride;
+  const std::uint16_t* tile(std::int64_t g, std::int64_t s) const { return data + g * group_stride + s * step_stride; }
+};
+
+/// C (M x N fp32, row stride ldc) (+)= A (M x 32 steps bf16, row-major with row stride lda) B,
+/// M and N multiples of 32. 2 x 2 C tiles per register block.
+inline void tile_gemm(std::int64_t M, std::int64_t N, std::int64_t steps, const std::uint16_t* a, std::int64_t lda,
+                      const PackedB& b, float* c, std::int64_t ldc, bool accumulate) {
+  const std::int64_t a_bytes = lda * 2, c_bytes = ldc * 4;
+  for (std::int64_t i = 0; i < M; i += 32)
+    for (std::int64_t j = 0; j < N; j += 32) {
+      float* c0 = c + i * ldc + j;
+      float* c1 = c0 + 16 * ldc;
+      if (accumulate) {
+        _tile_loadd(0, c0, c_bytes);
+        _tile_loadd(1, c0 + 16, c_bytes);
+        _tile_loadd(2, c1, c_bytes);
+        _tile_loadd(3, c1 + 16, c_bytes);
+      } else {
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        _tile_zero(3);
+      }
+      const std::uint16_t* a0 = a + i * lda;
+      const std::uint16_t* a1 = a0 + 16 * lda;
+      for (std::int64_t s = 0; s < steps; ++s) {
+        _tile_loadd(4, a0 + s * 32, a_bytes);
+        _tile_loadd(6, b.tile(j / 16, s), 64);
+        _tile_loadd(7, b.tile(j / 16 + 1, s), 64);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_loadd(5, a1 + s * 32, a_bytes);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+      }
+      _tile_stored(0, c0, c_bytes);
+      _tile_stored(1, c0 + 16, c_bytes);
+      _tile_stored(2, c1, c_bytes);
+      _tile_stored(3, c1 + 16, c_bytes);
+    }
+}
+
+/// dst = rows [r0, r0 + rows) of src (bh) as a row-major bf16 block of rows_pad x ld, zeros past
+/// `rows` and `cols`: the A operand of a block product, and what the B packers below read.
+inline void pack_a(const SdpaRows<bfloat16>& src, std::int64_t bh, std::int64_t r0, std::int64_t rows,
+                   std::int64_t cols, std::uint16_t* dst, std::int64_t ld, std::int64_t rows_pad) {
+  for (std::int64_t r = 0; r < rows_pad; ++r) {
+    std::uint16_t* d = dst + r * ld;
+    std::int64_t c = 0;
+    if (r < rows) {
+      const bfloat16* p = src.row(bh, r0 + r);
+      if (src.col_stride == 1) {
+        std::memcpy(d, p, std::size_t(cols) * sizeof(bfloat16));
+        c = cols;
+      } else {
+        for (; c < cols; ++c) d[c] = p[c * src.col_stride].bits;
+      }
+    }
+    std::fill(d + c, d + ld, std::uint16_t(0));
+  }
+}
+
+/// B tiles of x^T for a row-major bf16 block x (rows x n, rows a multiple of 16, n of 32): k = the
+/// column, j = the row. Row p of tile (group g, step s) holds [x(16 g + j, 32 s + 2p),
+/// x(16 g + j, 32 s + 2p + 1)] for j < 16: one 32-bit pair of a row each, a 16 x 16 transpose of
+/// pairs. Layout: group-major, n / 32 tiles a group.
+inline void transpose_pairs(const std::uint16_t* x, std::int64_t rows, std::int64_t n, std::uint16_t* dst) {
+  const std::int64_t pairs = n / 2;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::uint16_t* row = x + r * n;
+    std::uint16_t* group = dst + (r / 16) * (n / 32) * kTile + (r % 16) * 2;
+    for (std::int64_t q = 0; q < pairs; ++q) std::memcpy(group + (q / 16) * kTile + (q % 16) * 32, row + 2 * q, 4);
+  }
+}
+
+/// B tiles of a row-major bf16 block x (rows x n, rows a multiple of 32, n of 32) with k = the
+/// row, j = the column. Row p of tile (step s, group g) holds [x(32 s + 2p, 16 g + j),
+/// x(32 s + 2p + 1, 16 g + j)] for j < 16: rows 2p and 2p + 1 interleaved, one permute per 32
+/// columns. Layout: step-major, n / 16 tiles a step.
+inline void interleave_rows(const std::uint16_t* x, std::int64_t rows, std::int64_t n, std::uint16_t* dst) {
+  alignas(64) std::uint16_t lo_idx[32], hi_idx[32];
+  for (int c = 0; c < 16; ++c) {
+    lo_idx[2 * c] = std::uint16_t(c), lo_idx[2 * c + 1] = std::uint16_t(32 + c);
+    hi_idx[2 * c] = std::uint16_t(16 + c), hi_idx[2 * c + 1] = std::uint16_t(48 + c);
+  }
+  const __m512i lo = _mm512_load_si512(lo_idx), hi = _mm512_load_si512(hi_idx);
+  const std::int64_t groups = n / 16;
+  for (std::int64_t r = 0; r < rows; r += 2) {
+    std::uint16_t* step = dst + (r / 32) * groups * kTile + (r % 32) / 2 * 32;
+    for (std::int64_t c = 0; c < n; c += 32) {
+      const __m512i a = _mm512_loadu_si512(x + r * n + c), b = _mm512_loadu_si512(x + (r + 1) * n + c);
+      _mm512_storeu_si512(step + (c / 16) * kTile, _mm512_permutex2var_epi16(a, lo, b));
+      _mm512_storeu_si512(step + (c / 16 + 1) * kTile, _mm512_permutex2var_epi16(a, hi, b));
+    }
+  }
+}
+
+/// K^T and V tiles of key/value head h, all S keys (padded to whole key blocks of kB), for
+/// q k^T (transpose_pairs: k = e) and p v (interleave_rows: k = the key), a block at a time
+/// through `scratch` (kB x max(Ep, Evp)).
+template <std::int64_t kB>
+void pack_keys_values(const FlashProblem<bfloat16>& fp, std::int64_t h, std::int64_t Ep, std::int64_t Evp,
+                      std::uint16_t* scratch, std::uint16_t* kt, std::uint16_t* v) {
+  for (std::int64_t j0 = 0; j0 < fp.key_blocks * kB; j0 += kB) {
+    const std::int64_t keys = std::clamp<std::int64_t>(fp.s.S - j0, 0, kB);
+    pack_a(fp.k, h, j0, keys, fp.s.E, scratch, Ep, kB);
+    transpose_pairs(scratch, kB, Ep, kt + j0 * Ep);
+    pack_a(fp.v, h, j0, keys, fp.s.Ev, scratch, Evp, kB);
+    interleave_rows(scratch, kB, Evp, v + j0 * Evp);
+  }
+}
+
+/// dst[e] = bf16(x[e] a) for e < n, round to nearest even (16 at a time by vcvtneps2bf16).
+inline void round_scaled(const float* x, std::int64_t n, float a, bfloat16* dst) {
+  const __m512 av = _mm512_set1_ps(a);
+  std::int64_t e = 0;
+  for (; e + 16 <= n; e += 16)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + e), (__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(_mm512_loadu_ps(x + e), av)));
+  for (; e < n; ++e) dst[e] = bfloat16(x[e] * a);
+}
+
+/// dst[j] = bf16(x[j]) for j < n (a multiple of 32), round to nearest even (vcvtne2ps2bf16).
+inline void round_row(const float* x, std::int64_t n, std::uint16_t* dst) {
+  for (std::int64_t j = 0; j < n; j += 32) {
+    const __m512bh v = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(x + j + 16), _mm512_loadu_ps(x + j));
+    _mm512_storeu_si512(dst + j, (__m512i)v);
+  }
+}
+
+/// 2^x for x <= 0 (a weight's exponent s - m): 2^x = 2^k 2^f, k = round(x), f = x - k in
+/// [-1/2, 1/2], 2^f by a degree-5 polynomial (a relative minimax fit on [-1/2, 1/2]; measured max
+/// relative error 1.9e-7 evaluated in float, about 1.6 ulp), 2^k by vscalefps. x is clamped at
+/// -160 first: -inf (a masked key) gives exactly 0, and x in (-160, -126) a denormal. 9 vector
+/// operations against simd::exp2_nonpositive's 13: the weight passes are about half of the
+/// forward's time once the products run on tiles, and bf16 rounds every weight to 2^-9 anyway.
+/// The backward pass recomputes every weight with this same function (flash_backward_cpu says
+/// why the weights must match the forward's bit for bit).
+inline __m512 exp2_weight(__m512 x) {
+  x = _mm512_max_ps(x, _mm512_set1_ps(-160.0f));
+  const __m512 k = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 f = _mm512_sub_ps(x, k);
+  __m512 p = _mm512_set1_ps(1.326470170e-03f);
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.671504609e-03f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550733581e-02f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.402224243e-01f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931470037e-01f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(p, k);
+}
+
+/// One query row's online-softmax step over the NV x 16 scores of a key block, held in registers
+/// (one pass over memory, a pair of rows at a time so that one row's reductions overlap the
+/// other's arithmetic). x: the row's scores (scaled and masked already when `scaled`, else times
+/// c here); m, l: its running max and sum; o_row: its fp32 output accumulator (Evp floats),
+/// rescaled when the max moves; writes the weights 2^(x - m) rounded to bf16 to p_row.
+template <int NV>
+inline void online_softmax_row(const float* x, bool scaled, float c, float& m, float& l, float* o_row,
+                               std::int64_t Evp, std::uint16_t* p_row) {
+  __m512 v[NV];
+  const __m512 cv = _mm512_set1_ps(scaled ? 1.0f : c);
+  __m512 mv = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  WEFT_HOST_UNROLL(8)
+  for (int i = 0; i < NV; ++i) {
+    v[i] = _mm512_mul_ps(_mm512_loadu_ps(x + 16 * i), cv);
+    mv = _mm512_max_ps(mv, v[i]);
+  }
+  const float m_new = std::max(m, _mm512_reduce_max_ps(mv));
+  if (m_new == -std::numeric_limits<float>::infinity()) {  // no key seen yet: weights 0
+    for (int i = 0; i < NV; i += 2) _mm512_storeu_si512(p_row + 16 * i, _mm512_setzero_si512());
+    return;
+  }
+  const __m512 shift = _mm512_set1_ps(m_new);
+  __m512 sum = _mm512_setzero_ps();
+  WEFT_HOST_UNROLL(8)
+  for (int i = 0; i < NV; ++i) {
+    v[i] = exp2_weight(_mm512_sub_ps(v[i], shift));
+    sum = _mm512_add_ps(sum, v[i]);
+  }
+  WEFT_HOST_UNROLL(4)
+  for (int i = 0; i < NV; i += 2) _mm512_storeu_si512(p_row + 16 * i, (__m512i)_mm512_cvtne2ps_pbh(v[i + 1], v[i]));
+  // 0 when m was -inf; 1 (no call) when the max did not move, most blocks after the first few.
+  const float alpha = m_new == m ? 1.0f : std::exp2(m - m_new);
+  if (alpha != 1.0f) FlashRow<float>::scale(o_row, Evp, alpha);
+  l = l * alpha + _mm512_reduce_add_ps(sum);
+  m = m_new;
+}
+
+/// online_softmax_row for n (a multiple of 32, <= 128) scores.
+inline void online_softmax_row(std::int64_t n, const float* x, bool scaled, float c, float& m, float& l, float* o_row,
+                               std::int64_t Evp, std::uint16_t* p_row) {
+  switch (n) {
+    case 32: return online_softmax_row<2>(x, scaled, c, m, l, o_row, Evp, p_row);
+    case 64: return online_softmax_row<4>(x, scaled, c, m, l, o_row, Evp, p_row);
+    case 96: return online_softmax_row<6>(x, scaled, c, m, l, o_row, Evp, p_row);
+    default: return online_softmax_row<8>(x, scaled, c, m, l, o_row, Evp, p_row);
+  }
+}
+
+}  // namespace amx
+
+/// flash_forward_cpu for bfloat16 on AMX tiles (same outputs and conventions). Needs
+/// flash_amx_available() and no dropout. Each query block runs in strips of 32 rows (one row of
+/// register blocks): a strip's scores (32 x 128 fp32, 16 KiB), weights and output stay in L1
+/// between its q k^T, softmax and p v; a causal strip stops at its last visible key.
+inline void flash_forward_amx(const FlashProblem<bfloat16>& fp, bfloat16* out, double* lse) {
+  namespace cpu = weft::detail::cpu;
+  using Row = FlashRow<float>;
+  constexpr std::int64_t kB = FlashProblem<bfloat16>::kB, kStrip = 32;
+  static_assert(kB % kStrip == 0 && kB <= 128, "AMX flash blocks are whole 32 x 32 register blocks, <= 8 packets a row");
+  const SdpaShape& s = fp.s;
+  const std::int64_t heads = s.batches * s.Hq, kv_heads = s.batches * s.H, units = heads * fp.query_blocks;
+  if (units == 0) return;
+  const std::int64_t E = s.E, Ev = s.Ev;
+  const std::int64_t Ep = amx::round_up(std::max<std::int64_t>(E, 1), 32), Evp = amx::round_up(std::max<std::int64_t>(Ev, 1), 32);
+  const std::int64_t e_steps = Ep / 32, Sp = fp.key_blocks * kB;
+  // K^T (k = e, columns = keys) and V (k = key, columns = e) of every key/value head, packed once.
+  const std::int64_t kt_size = Sp * Ep, v_size = Sp * Evp;
+  std::vector<std::uint16_t> kt_all(std::size_t(kv_heads * kt_size)), v_all(std::size_t(kv_heads * v_size));
+  WEFT_PRAGMA_OMP(omp parallel num_threads(cpu::threads_for(kv_heads * (kt_size + v_size))))
+  {
+    std::vector<std::uint16_t> scratch(std::size_t(kB * std::max(Ep, Evp)));
+    WEFT_PRAGMA_OMP(omp for schedule(static))
+    for (std::int64_t h = 0; h < kv_heads; ++h)
+      amx::pack_keys_values<kB>(fp, h, Ep, Evp, scratch.data(), kt_all.data() + h * kt_size, v_all.data() + h * v_size);
+  }
+  const float c = fp.c(), bias_unit = fp.bias_unit();
+  const double to_natural = fp.to_natural();
+  const int threads = int(std::min<std::int64_t>(units, cpu::threads_for(units * kB * s.S * (E + Ev))));
+
+  WEFT_PRAGMA_OMP(omp parallel num_threads(threads))
+  {
+    const cpu::GemmAmxKernel::Thread tiles;
+    std::vector<std::uint16_t> qs(std::size_t(kB * Ep)), p(std::size_t(kStrip * kB));
+    std::vector<float> sc(std::size_t(kStrip * kB)), o(std::size_t(kB * Evp)), m(kB), l(kB);
+    WEFT_PRAGMA_OMP(omp for schedule(dynamic, 1))
+    for (std::int64_t u = 0; u < units; ++u) {
+      const std::int64_t bh = u / fp.query_blocks, i0 = u % fp.query_blocks * kB, rows = std::min(kB, s.L - i0);
+      const std::int64_t bhk = fp.kv_head(bh);
+      amx::pack_a(fp.q, bh, i0, rows, E, qs.data(), Ep, kB);
+      Row::fill(o.data(), kB * Evp, 0.0f);
+      Row::fill(m.data(), kB, -std::numeric_limits<float>::infinity());
+      Row::fill(l.data(), kB, 0.0f);
+      const amx::PackedB kt{kt_all.data() + bhk * kt_size, e_steps * amx::kTile, amx::kTile};
+      const std::int64_t kb_end = fp.key_block_end(i0, rows);
+      for (std::int64_t kb = 0; kb < kb_end; ++kb) {
+        const std::int64_t j0 = kb * kB;
+        const amx::PackedB kb_t{kt.tile(j0 / 16, 0), kt.group_stride, kt.step_stride};
+        const amx::PackedB vb{v_all.data() + bhk * v_size + j0 * Evp, amx::kTile, Evp / 16 * amx::kTile};
+        for (std::int64_t r0 = 0; r0 < rows; r0 += kStrip) {
+          // Keys of this block the strip's last row sees, in whole 32-key steps (a causal diagonal).
+          const std::int64_t strip_rows = std::min(kStrip, rows - r0);
+          std::int64_t keys = kB;
+          if (s.causal) keys = amx::round_up(std::clamp<std::int64_t>(i0 + r0 + strip_rows - 1 + s.causal_offset - j0 + 1, 0, kB), 32);
+          if (keys == 0) continue;
+          amx::tile_gemm(kStrip, keys, e_steps, qs.data() + r0 * Ep, Ep, kb_t, sc.data(), kB, false);
+          const bool masked = fp.needs_mask(i0 + r0, j0);
+          for (std::int64_t r = 0; r < kStrip; ++r) {
+            float* row = sc.data() + r * kB;
+            std::uint16_t* p_row = p.data() + r * kB;
+            if (r >= strip_rows) {  // padding rows: no weights
+              std::fill(p_row, p_row + keys, std::uint16_t(0));
+              continue;
+            }
+            if (masked) {
+              Row::scale(row, kB, c);
+              fp.mask_row(row, bh, i0 + r0 + r, j0, bias_unit);
+            }
+            amx::online_softmax_row(keys, row, masked, c, m[r0 + r], l[r0 + r], o.data() + (r0 + r) * Evp, Evp, p_row);
+          }
+          amx::tile_gemm(kStrip, Evp, keys / 32, p.data(), kB, vb, o.data() + r0 * Evp, Evp, true);
+        }
+      }
+      for (std::int64_t r = 0; r < rows; ++r) {
+        amx::round_scaled(o.data() + r * Evp, Ev, l[r] > 0 ? 1.0f / l[r] : 0.0f, out + (bh * s.L + i0 + r) * Ev);
+        lse[bh * s.L + i0 + r] =
+            l[r] > 0 ? double(m[r]) * to_natural + std::log(double(l[r])) : std::numeric_limits<double>::infinity();
+      }
+    }
+  }
+}
+
+/// Row jr of a transposed score block (key j = j0 + jr against queries [i0, i0 + kB), scaled):
+/// adds the mask times `unit` and sets queries that do not see the key (above the causal
+/// diagonal; every query for a key past S) to -inf. FlashProblem::mask_row's transpose; queries
+/// past L need nothing (their lse is +inf: weight 0).
+inline void mask_key_row(const FlashProblem<bfloat16>& fp, float* row, std::int64_t bh, std::int64_t j,
+                         std::int64_t i0, float unit) {
+  constexpr std::int64_t kB = FlashProblem<bfloat16>::kB;
+  const SdpaShape& s = fp.s;
+  // Query i sees key j when j <= i + causal_offset.
+  const std::int64_t first = j >= s.S ? kB : s.causal ? std::clamp<std::int64_t>(j - s.causal_offset - i0, 0, kB) : 0;
+  std::fill(row, row + first, -std::numeric_limits<float>::infinity());
+  if (fp.bias.data)
+    for (std::int64_t c = first; c < std::min(kB, s.L - i0); ++c) row[c] += fp.bias.row(bh, i0 + c)[j * fp.bias.col_stride] * unit;
+}
+
+/// flash_backward_cpu for bfloat16 on AMX tiles (same inputs, outputs and conventions), in the
+/// transposed orientation (see the file comment). Needs flash_amx_available() and no dropout.
+/// Per (key/value head, key block) unit, over every query head of its group and every query
+/// block that sees it:
+///   s^T = k q^T;  p^T = 2^(s^T c - lse log2 e);  dP^T = v dO^T;  dS^T = p^T (dP^T - D);
+///   dV += p^T dO;  dK += dS^T q;  dq^T += k^T dS^T   (dK and dq times scale at the end).
+inline void flash_backward_amx(const FlashProblem<bfloat16>& fp, const SdpaRows<bfloat16>& out,
+                               const SdpaRows<bfloat16>& dout, const double* lse, bfloat16* dq, bfloat16* dk,
+                               bfloat16* dv) {
+  namespace cpu = weft::detail::cpu;
+  constexpr std::int64_t kB = FlashProblem<bfloat16>::kB;
+  const SdpaShape& s = fp.s;
+  const std::int64_t heads = s.batches * s.Hq, kv_heads = s.batches * s.H, units = kv_heads * fp.key_blocks;
+  const std::int64_t E = s.E, Ev = s.Ev, Lp = fp.query_blocks * kB;
+  const std::int64_t Ep = amx::round_up(std::max<std::int64_t>(E, 1), 32), Evp = amx::round_up(std::max<std::int64_t>(Ev, 1), 32);
+  const float c = fp.c(), bias_unit = fp.bias_unit(), scale = float(s.scale);
+  const float inf = std::numeric_limits<float>::infinity();
+
+  // Per query: the shift lse / (natural per log2 unit) as hi + lo in float (flash_backward_cpu),
+  // +inf past L (weight 0), and D = rowsum(dO out). Per query head, every query block's q and dO
+  // as tiles: transposed pairs (k = e: the B of s^T = k q^T and dP^T = v dO^T) and interleaved
+  // rows (k = the query: the B of dK += dS^T q and dV += p^T dO).
+  std::vector<float> hi(std::size_t(heads * Lp), inf), lo(std::size_t(heads * Lp), 0.0f), D(std::size_t(heads * Lp), 0.0f);
+  const std::int64_t q_size = Lp * Ep, do_size = Lp * Evp;
+  std::vector<std::uint16_t> q_t(std::size_t(heads * q_size)), q_i(q_t.size()), do_t(std::size_t(heads * do_size)),
+      do_i(do_t.size());
+  WEFT_PRAGMA_OMP(omp parallel num_threads(cpu::threads_for(heads * Lp * (Ep + Evp))))
+  {
+    std::vector<std::uint16_t> scratch(std::size_t(kB * std::max(Ep, Evp)));
+    WEFT_PRAGMA_OMP(omp for schedule(static))
+    for (std::int64_t u = 0; u < heads * fp.query_blocks; ++u) {
+      const std::int64_t bh = u / fp.query_blocks, i0 = u % fp.query_blocks * kB, rows = std::min(kB, s.L - i0);
+      const std::int64_t at = bh * Lp + i0;
+      amx::pack_a(fp.q, bh, i0, rows, E, scratch.data(), Ep, kB);
+      amx::transpose_pairs(scratch.data(), kB, Ep, q_t.data() + at * Ep);
+      amx::interleave_rows(scratch.data(), kB, Ep, q_i.data() + at * Ep);
+      amx::pack_a(dout, bh, i0, rows, Ev, scratch.data(), Evp, kB);
+      amx::transpose_pairs(scratch.data(), kB, Evp, do_t.data() + at * Evp);
+      amx::interleave_rows(scratch.data(), kB, Evp, do_i.data() + at * Evp);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const double shift = lse[bh * s.L + i0 + r] / fp.to_natural();
+        hi[std::size_t(at + r)] = float(shift);
+        lo[std::size_t(at + r)] = std::isinf(shift) ? 0.0f : float(shift - double(float(shift)));
+        const bfloat16* o = out.row(bh, i0 + r);
+        const bfloat16* d = dout.row(bh, i0 + r);
+        float sum = 0;
+        for (std::int64_t e = 0; e < Ev; ++e) sum += float(o[e * out.col_stride]) * float(d[e * dout.col_stride]);
+        D[std::size_t(at + r)] = sum;
+      }
+    }
+  }
+  const int threads =
+      int(std::max<std::int64_t>(1, std::min<std::int64_t>(units, cpu::threads_for(units * kB * s.L * (E + Ev)))));
+  // One dq^T accumulator per thread ((batch Hq, Ep, Lp) fp32), summed in a fixed order at the end.
+  const std::int64_t dq_size = heads * Ep * Lp;
+  std::vector<float> dq_acc(std::size_t(threads * dq_size), 0.0f);
+
+  WEFT_PRAGMA_OMP(omp parallel num_threads(threads))
+  {
+#if defined(_OPENMP)
+    float* dq_mine = dq_acc.data() + omp_get_thread_num() * dq_size;
+#else
+    float* dq_mine = dq_acc.data();
+#endif
+    const cpu::GemmAmxKernel::Thread tiles;
+    std::vector<std::uint16_t> kr(std::size_t(kB * Ep)), vr(std::size_t(kB * Evp)), ktr(std::size_t(Ep * kB)),
+        pt(std::size_t(kB * kB)), dst(std::size_t(kB * kB)), ds_i(std::size_t(kB * kB));
+    std::vector<float> st(std::size_t(kB * kB)), dpt(std::size_t(kB * kB)), dk_acc(std::size_t(kB * Ep)),
+        dv_acc(std::size_t(kB * Evp));
+    WEFT_PRAGMA_OMP(omp for schedule(dynamic, 1))
+    for (std::int64_t u = 0; u < units; ++u) {
+      const std::int64_t bhk = u / fp.key_blocks, kb = u % fp.key_blocks, j0 = kb * kB;
+      const std::int64_t keys = std::min(kB, s.S - j0);
+      amx::pack_a(fp.k, bhk, j0, keys, E, kr.data(), Ep, kB);
+      amx::pack_a(fp.v, bhk, j0, keys, Ev, vr.data(), Evp, kB);
+      for (std::int64_t j = 0; j < kB; ++j)  // k^T, row-major (Ep x kB): the A of dq^T += k^T dS^T
+        for (std::int64_t e = 0; e < Ep; ++e) ktr[std::size_t(e * kB + j)] = kr[std::size_t(j * Ep + e)];
+      std::fill(dk_acc.begin(), dk_acc.end(), 0.0f);
+      std::fill(dv_acc.begin(), dv_acc.end(), 0.0f);
+      for (std::int64_t g = 0; g < s.group; ++g) {
+        const std::int64_t bh = bhk / s.H * s.Hq + bhk % s.H * s.group + g;
+        for (std::int64_t qb = fp.query_block_begin(kb); qb < fp.query_blocks; ++qb) {
+          const std::int64_t i0 = qb * kB, at = bh * Lp + i0;
+          const amx::PackedB qt{q_t.data() + at * Ep, Ep / 32 * amx::kTile, amx::kTile};
+          const amx::PackedB dot{do_t.data() + at * Evp, Evp / 32 * amx::kTile, amx::kTile};
+          amx::tile_gemm(kB, kB, Ep / 32, kr.data(), Ep, qt, st.data(), kB, false);
+          amx::tile_gemm(kB, kB, Evp / 32, vr.data(), Evp, dot, dpt.data(), kB, false);
+          const bool masked = fp.needs_mask(i0, j0);
+          for (std::int64_t jr = 0; jr < kB; ++jr) {
+            float* x = st.data() + jr * kB;
+            float* dp = dpt.data() + jr * kB;
+            if (masked) {
+              FlashRow<float>::scale(x, kB, c);
+              mask_key_row(fp, x, bh, j0 + jr, i0, bias_unit);
+            }
+            const __m512 cv = _mm512_set1_ps(masked ? 1.0f : c);
+            for (std::int64_t q = 0; q < kB; q += 32) {
+              __m512 p[2], ds[2];
+              for (int h = 0; h < 2; ++h) {
+                const std::size_t at_q = std::size_t(at + q + 16 * h);
+                const __m512 sx = _mm512_mul_ps(_mm512_loadu_ps(x + q + 16 * h), cv);
+                p[h] = amx::exp2_weight(_mm512_sub_ps(_mm512_sub_ps(sx, _mm512_loadu_ps(&hi[at_q])), _mm512_loadu_ps(&lo[at_q])));
+                ds[h] = _mm512_mul_ps(p[h], _mm512_sub_ps(_mm512_loadu_ps(dp + q + 16 * h), _mm512_loadu_ps(&D[at_q])));
+              }
+              _mm512_storeu_si512(pt.data() + jr * kB + q, (__m512i)_mm512_cvtne2ps_pbh(p[1], p[0]));
+              _mm512_storeu_si512(dst.data() + jr * kB + q, (__m512i)_mm512_cvtne2ps_pbh(ds[1], ds[0]));
+            }
+          }
+          amx::interleave_rows(dst.data(), kB, kB, ds_i.data());
+          const amx::PackedB doi{do_i.data() + at * Evp, amx::kTile, Evp / 16 * amx::kTile};
+          const amx::PackedB qi{q_i.data() + at * Ep, amx::kTile, Ep / 16 * amx::kTile};
+          const amx::PackedB dsi{ds_i.data(), amx::kTile, kB / 16 * amx::kTile};
+          amx::tile_gemm(kB, Evp, kB / 32, pt.data(), kB, doi, dv_acc.data(), Evp, true);
+          amx::tile_gemm(kB, Ep, kB / 32, dst.data(), kB, qi, dk_acc.data(), Ep, true);
+          amx::tile_gemm(Ep, kB, kB / 32, ktr.data(), kB, dsi, dq_mine + bh * Ep * Lp + i0, Lp, true);
+        }
+      }
+      for (std::int64_t r = 0; r < keys; ++r) {
+        amx::round_scaled(dk_acc.data() + r * Ep, E, scale, dk + (bhk * s.S + j0 + r) * E);
+        amx::round_scaled(dv_acc.data() + r * Evp, Ev, 1.0f, dv + (bhk * s.S + j0 + r) * Ev);
+      }
+    }
+  }
+  WEFT_PRAGMA_OMP(omp parallel for schedule(static) num_threads(cpu::threads_for(heads * s.L * E)))
+  for (std::int64_t hr = 0; hr < heads * s.L; ++hr) {
+    const std::int64_t bh = hr / s.L, i = hr % s.L;
+    for (std::int64_t e = 0; e < E; ++e) {
+      float sum = 0;
+      for (int t = 0; t < threads; ++t) sum += dq_acc[std::size_t(t * dq_size + (bh * Ep + e) * Lp + i)];
+      dq[hr * E + e] = bfloat16(sum * scale);
+    }
+  }
+}
+
+#endif  // WEFT_FLASH_AMX
+
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace weft::nn::detail
+
+#endif  // !defined(__CUDA_ARCH__)
