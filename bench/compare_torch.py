@@ -111,38 +111,29 @@ def compare_optim(args):
           "weft speedup = that row's time / weft's. Targets: >= 1.0x fused, >= 2x foreach and for-loop.")
 
 
-def torch_times(L, E, causal, reps, threads):
+def torch_times(L, E, causal, reps, threads, dtype):
+    """Medians (ms) of torch's CPU flash kernels, forward and backward, called as the aten ops
+    that F.scaled_dot_product_attention and its autograd node run (no autograd bookkeeping timed)."""
     import torch
-    import torch.nn.functional as F
-    from torch.nn.attention import SDPBackend, sdpa_kernel
 
     torch.set_num_threads(threads)
     g = torch.Generator().manual_seed(0)
-    q, k, v, dout = (torch.rand((1, 8, L, E), generator=g) * 2 - 1 for _ in range(4))
-    qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))
-
-    def forward():
-        with torch.no_grad():
-            F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-
-    def both():
-        out = F.scaled_dot_product_attention(qg, kg, vg, is_causal=causal)
-        out.backward(dout)
-
-    fwd, fb = [], []
-    with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
-        forward(), both()
-        for _ in range(reps):
-            time.sleep(0.01)
-            t0 = time.perf_counter()
-            forward()
-            fwd.append(1e3 * (time.perf_counter() - t0))
-            time.sleep(0.01)
-            t0 = time.perf_counter()
-            both()
-            fb.append(1e3 * (time.perf_counter() - t0))
-    f = statistics.median(fwd)
-    return f, statistics.median(fb) - f
+    q, k, v, dout = ((torch.rand((1, 8, L, E), generator=g) * 2 - 1).to(dtype) for _ in range(4))
+    flash = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
+    flash_backward = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward
+    out, lse = flash(q, k, v, 0.0, causal)
+    flash_backward(dout, q, k, v, out, lse, 0.0, causal)
+    fwd, bwd = [], []
+    for _ in range(reps):
+        time.sleep(0.01)
+        t0 = time.perf_counter()
+        flash(q, k, v, 0.0, causal)
+        fwd.append(1e3 * (time.perf_counter() - t0))
+        time.sleep(0.01)
+        t0 = time.perf_counter()
+        flash_backward(dout, q, k, v, out, lse, 0.0, causal)
+        bwd.append(1e3 * (time.perf_counter() - t0))
+    return statistics.median(fwd), statistics.median(bwd)
 
 
 def compare_sdpa(args):
@@ -158,15 +149,17 @@ def compare_sdpa(args):
         with open(path) as f:
             weft = {(r["workload"], r["variant"]): r["median_ms"] for r in json.load(f)["results"]}
 
-    print(f"torch {torch.__version__}, {args.threads} threads, fp32, N=1 H=8, medians of {args.reps}")
-    print(f"{'shape':<24} {'weft fwd':>9} {'torch fwd':>9} {'speedup':>8}   {'weft bwd':>9} {'torch bwd':>9} {'speedup':>8}")
-    print("-" * 84)
-    for E in (64, 128):
-        for causal in (False, True):
-            name = f"L=S={args.L} E={E}" + (" causal" if causal else "")
-            tf, tb = torch_times(args.L, E, causal, args.reps, args.threads)
-            wf, wb = weft[(name, "flash forward")], weft[(name, "flash backward")]
-            print(f"{name:<24} {wf:9.2f} {tf:9.2f} {tf / wf:7.2f}x   {wb:9.2f} {tb:9.2f} {tb / wb:7.2f}x")
+    print(f"torch {torch.__version__}, {args.threads} threads, N=1 H=8, medians of {args.reps}; "
+          f"torch's CPU flash kernels (aten ops), weft's bench/sdpa")
+    print(f"{'shape':<30} {'weft fwd':>9} {'torch fwd':>9} {'speedup':>8}   {'weft bwd':>9} {'torch bwd':>9} {'speedup':>8}")
+    print("-" * 90)
+    for prefix, dtype in (("", torch.float32), ("bf16 ", torch.bfloat16)):
+        for E in (64, 128):
+            for causal in (False, True):
+                name = f"{prefix}L=S={args.L} E={E}" + (" causal" if causal else "")
+                tf, tb = torch_times(args.L, E, causal, args.reps, args.threads, dtype)
+                wf, wb = weft[(name, "flash forward")], weft[(name, "flash backward")]
+                print(f"{name:<30} {wf:9.2f} {tf:9.2f} {tf / wf:7.2f}x   {wb:9.2f} {tb:9.2f} {tb / wb:7.2f}x")
     print("ms per call; speedup = torch time / weft time (>= 1.0x: weft is faster)")
 
 

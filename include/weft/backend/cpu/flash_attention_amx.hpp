@@ -239,7 +239,7 @@ inline void online_softmax_row(const float* x, bool scaled, float c, float& m, f
   __m512 v[NV];
   const __m512 cv = _mm512_set1_ps(scaled ? 1.0f : c);
   __m512 mv = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
-  WEFT_HOST_UNROLL(8)
+  WEFT_HOST_UNROLL(16)
   for (int i = 0; i < NV; ++i) {
     v[i] = _mm512_mul_ps(_mm512_loadu_ps(x + 16 * i), cv);
     mv = _mm512_max_ps(mv, v[i]);
@@ -251,12 +251,12 @@ inline void online_softmax_row(const float* x, bool scaled, float c, float& m, f
   }
   const __m512 shift = _mm512_set1_ps(m_new);
   __m512 sum = _mm512_setzero_ps();
-  WEFT_HOST_UNROLL(8)
+  WEFT_HOST_UNROLL(16)
   for (int i = 0; i < NV; ++i) {
     v[i] = exp2_weight(_mm512_sub_ps(v[i], shift));
     sum = _mm512_add_ps(sum, v[i]);
   }
-  WEFT_HOST_UNROLL(4)
+  WEFT_HOST_UNROLL(8)
   for (int i = 0; i < NV; i += 2) _mm512_storeu_si512(p_row + 16 * i, (__m512i)_mm512_cvtne2ps_pbh(v[i + 1], v[i]));
   // 0 when m was -inf; 1 (no call) when the max did not move, most blocks after the first few.
   const float alpha = m_new == m ? 1.0f : std::exp2(m - m_new);
@@ -265,14 +265,18 @@ inline void online_softmax_row(const float* x, bool scaled, float c, float& m, f
   m = m_new;
 }
 
-/// online_softmax_row for n (a multiple of 32, <= 128) scores.
+/// online_softmax_row for n (a multiple of 32, <= 256) scores.
 inline void online_softmax_row(std::int64_t n, const float* x, bool scaled, float c, float& m, float& l, float* o_row,
                                std::int64_t Evp, std::uint16_t* p_row) {
-  switch (n) {
-    case 32: return online_softmax_row<2>(x, scaled, c, m, l, o_row, Evp, p_row);
-    case 64: return online_softmax_row<4>(x, scaled, c, m, l, o_row, Evp, p_row);
-    case 96: return online_softmax_row<6>(x, scaled, c, m, l, o_row, Evp, p_row);
-    default: return online_softmax_row<8>(x, scaled, c, m, l, o_row, Evp, p_row);
+  switch (n / 32) {
+    case 1: return online_softmax_row<2>(x, scaled, c, m, l, o_row, Evp, p_row);
+    case 2: return online_softmax_row<4>(x, scaled, c, m, l, o_row, Evp, p_row);
+    case 3: return online_softmax_row<6>(x, scaled, c, m, l, o_row, Evp, p_row);
+    case 4: return online_softmax_row<8>(x, scaled, c, m, l, o_row, Evp, p_row);
+    case 5: return online_softmax_row<10>(x, scaled, c, m, l, o_row, Evp, p_row);
+    case 6: return online_softmax_row<12>(x, scaled, c, m, l, o_row, Evp, p_row);
+    case 7: return online_softmax_row<14>(x, scaled, c, m, l, o_row, Evp, p_row);
+    default: return online_softmax_row<16>(x, scaled, c, m, l, o_row, Evp, p_row);
   }
 }
 
@@ -285,8 +289,8 @@ inline void online_softmax_row(std::int64_t n, const float* x, bool scaled, floa
 inline void flash_forward_amx(const FlashProblem<bfloat16>& fp, bfloat16* out, double* lse) {
   namespace cpu = weft::detail::cpu;
   using Row = FlashRow<float>;
-  constexpr std::int64_t kB = FlashProblem<bfloat16>::kB, kStrip = 32;
-  static_assert(kB % kStrip == 0 && kB <= 128, "AMX flash blocks are whole 32 x 32 register blocks, <= 8 packets a row");
+  constexpr std::int64_t kB = FlashProblem<bfloat16>::kB, kStrip = 32, kChunk = 2 * kB;
+  static_assert(kB % kStrip == 0 && kChunk <= 256, "AMX flash blocks are whole 32 x 32 register blocks, <= 16 packets a row");
   const SdpaShape& s = fp.s;
   const std::int64_t heads = s.batches * s.Hq, kv_heads = s.batches * s.H, units = heads * fp.query_blocks;
   if (units == 0) return;
@@ -310,8 +314,8 @@ inline void flash_forward_amx(const FlashProblem<bfloat16>& fp, bfloat16* out, d
   WEFT_PRAGMA_OMP(omp parallel num_threads(threads))
   {
     const cpu::GemmAmxKernel::Thread tiles;
-    std::vector<std::uint16_t> qs(std::size_t(kB * Ep)), p(std::size_t(kStrip * kB));
-    std::vector<float> sc(std::size_t(kStrip * kB)), o(std::size_t(kB * Evp)), m(kB), l(kB);
+    std::vector<std::uint16_t> qs(std::size_t(kB * Ep)), p(std::size_t(kStrip * kChunk));
+    std::vector<float> sc(std::size_t(kStrip * kChunk)), o(std::size_t(kB * Evp)), m(kB), l(kB);
     WEFT_PRAGMA_OMP(omp for schedule(dynamic, 1))
     for (std::int64_t u = 0; u < units; ++u) {
       const std::int64_t bh = u / fp.query_blocks, i0 = u % fp.query_blocks * kB, rows = std::min(kB, s.L - i0);
@@ -322,32 +326,35 @@ inline void flash_forward_amx(const FlashProblem<bfloat16>& fp, bfloat16* out, d
       Row::fill(l.data(), kB, 0.0f);
       const amx::PackedB kt{kt_all.data() + bhk * kt_size, e_steps * amx::kTile, amx::kTile};
       const std::int64_t kb_end = fp.key_block_end(i0, rows);
-      for (std::int64_t kb = 0; kb < kb_end; ++kb) {
-        const std::int64_t j0 = kb * kB;
+      for (std::int64_t kb = 0; kb < kb_end; kb += kChunk / kB) {
+        const std::int64_t j0 = kb * kB, chunk = std::min(kChunk, (kb_end - kb) * kB);
         const amx::PackedB kb_t{kt.tile(j0 / 16, 0), kt.group_stride, kt.step_stride};
         const amx::PackedB vb{v_all.data() + bhk * v_size + j0 * Evp, amx::kTile, Evp / 16 * amx::kTile};
         for (std::int64_t r0 = 0; r0 < rows; r0 += kStrip) {
-          // Keys of this block the strip's last row sees, in whole 32-key steps (a causal diagonal).
+          // Keys of this chunk the strip's last row sees, in whole 32-key steps (a causal diagonal).
           const std::int64_t strip_rows = std::min(kStrip, rows - r0);
-          std::int64_t keys = kB;
-          if (s.causal) keys = amx::round_up(std::clamp<std::int64_t>(i0 + r0 + strip_rows - 1 + s.causal_offset - j0 + 1, 0, kB), 32);
+          std::int64_t keys = chunk;
+          if (s.causal)
+            keys = amx::round_up(std::clamp<std::int64_t>(i0 + r0 + strip_rows - 1 + s.causal_offset - j0 + 1, 0, chunk), 32);
           if (keys == 0) continue;
-          amx::tile_gemm(kStrip, keys, e_steps, qs.data() + r0 * Ep, Ep, kb_t, sc.data(), kB, false);
-          const bool masked = fp.needs_mask(i0 + r0, j0);
+          amx::tile_gemm(kStrip, keys, e_steps, qs.data() + r0 * Ep, Ep, kb_t, sc.data(), kChunk, false);
+          bool masked[kChunk / kB] = {}, any_masked = false;
+          for (std::int64_t b = 0; b * kB < keys; ++b) any_masked |= masked[b] = fp.needs_mask(i0 + r0, j0 + b * kB);
           for (std::int64_t r = 0; r < kStrip; ++r) {
-            float* row = sc.data() + r * kB;
-            std::uint16_t* p_row = p.data() + r * kB;
+            float* row = sc.data() + r * kChunk;
+            std::uint16_t* p_row = p.data() + r * kChunk;
             if (r >= strip_rows) {  // padding rows: no weights
               std::fill(p_row, p_row + keys, std::uint16_t(0));
               continue;
             }
-            if (masked) {
-              Row::scale(row, kB, c);
-              fp.mask_row(row, bh, i0 + r0 + r, j0, bias_unit);
+            if (any_masked) {
+              Row::scale(row, keys, c);
+              for (std::int64_t b = 0; b * kB < keys; ++b)
+                if (masked[b]) fp.mask_row(row + b * kB, bh, i0 + r0 + r, j0 + b * kB, bias_unit);
             }
-            amx::online_softmax_row(keys, row, masked, c, m[r0 + r], l[r0 + r], o.data() + (r0 + r) * Evp, Evp, p_row);
+            amx::online_softmax_row(keys, row, any_masked, c, m[r0 + r], l[r0 + r], o.data() + (r0 + r) * Evp, Evp, p_row);
           }
-          amx::tile_gemm(kStrip, Evp, keys / 32, p.data(), kB, vb, o.data() + r0 * Evp, Evp, true);
+          amx::tile_gemm(kStrip, Evp, keys / 32, p.data(), kChunk, vb, o.data() + r0 * Evp, Evp, true);
         }
       }
       for (std::int64_t r = 0; r < rows; ++r) {
