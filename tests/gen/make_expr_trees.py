@@ -197,7 +197,10 @@ class Generator:
         else:
             value = promoted
         ctype = math_type(to_floating(promoted) if kind == 'floating' else promoted)
-        ref = ref_fmt.format(*[c.ref for c in children], u=unit_roundoff(ctype))
+        u = unit_roundoff(ctype)
+        if value == 'bfloat16' and op in ('exp', 'sigmoid', 'tanh', 'silu'):
+            u = 'kUbf16Forms'  # their packet forms to bfloat16's precision (backend/cpu/bf16_math.hpp)
+        ref = ref_fmt.format(*[c.ref for c in children], u=u)
         if kind in ('arithmetic', 'where') and value == 'bool':
             ref = 'as_bool(%s)' % ref
         return Node('map', value, lo, hi, cpp, self.new_ref(ref), children, op, ctype)

@@ -13,7 +13,8 @@
 ///   x / y  : e = (ex + |v| ey) / (|y| - ey) + u |v|      (generated divisors stay >= 0.25 away from 0)
 ///   f(x)   : e = max |f'| over [x - ex, x + ex] * ex + 8 u s_f
 ///            (8 u = 4 ulp for the SIMD / libm functions, see unary_suite.hpp; s_f = |f(x)|, and
-///            |f(x)| + |x| for gelu, whose 1 + erf(x / sqrt 2) cancels for x < 0)
+///            |f(x)| + |x| for gelu, whose 1 + erf(x / sqrt 2) cancels for x < 0; bfloat16's exp,
+///            sigmoid, tanh and silu: 8 u = 2^-14, kUbf16Forms)
 ///   min, max, abs, relu, clamp: Lipschitz 1, e = the largest operand error
 ///   cast<U>: v' = U(v), e' = the largest distance from v' to U(v +- e) (rounding is monotonic);
 ///            to an integer or bool the result is exact unless v +- e straddle a boundary.
@@ -40,6 +41,9 @@ inline constexpr double kUf = 0x1p-24;  // unit roundoff of float
 inline constexpr double kUd = 0x1p-53;  // unit roundoff of double
 inline constexpr double kRef = 4 * 0x1p-53;
 inline constexpr double kMath = 8;  // transcendental functions: 4 ulp = 8 u
+/// The u of bfloat16's exp, sigmoid, tanh and silu packets (backend/cpu/bf16_math.hpp): their
+/// bound 2^-14 relative is kMath u.
+inline constexpr double kUbf16Forms = 0x1p-14 / kMath;
 
 inline RV leaf(double x) { return {x, 0, true}; }
 inline RV num(double c) { return {c, 0, true}; }

@@ -356,7 +356,7 @@ struct Evaluator<Map<Op, Args...>, Want, kLinear, Shared> {
                                                                         std::index_sequence<Is...>) const {
     Tuple<std::conditional_t<true, typename Target::template Value<C, N>, Args>...> v{
         {{get<Is>(children).template vector<Target, N>(j, cache)}...}};
-    return Target::template apply<R, C, N>(op, get<Is>(v)...);
+    return Target::template apply<R, C, N, typename Node::value_type>(op, get<Is>(v)...);
   }
 };
 

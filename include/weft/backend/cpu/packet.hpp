@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "weft/backend/cpu/bf16_math.hpp"
 #include "weft/backend/cpu/simd.hpp"
 #include "weft/expr/tree.hpp"
 #include "weft/plan/kernel.hpp"
@@ -105,7 +106,7 @@ template <class T, int L>
 template <class T, int L>
 inline void store_packet(T* p, std::int64_t stride, Packet<T, L> v, bool stream) {
   if (stride == 1) {
-    if constexpr (is_16bit_float_v<T>) return simd::store_float(p, v);
+    if constexpr (is_16bit_float_v<T>) return stream ? simd::stream_float(p, v) : simd::store_float(p, v);
     else if constexpr (!std::is_same_v<T, bool>) return stream ? v.stream(p) : v.store(p);
   }
   scatter_packet<T, L>(p, stride, v);
@@ -161,12 +162,15 @@ struct PacketTarget {
   static Value<Want, L> convert(simd::Vec<Lane, L> v) {
     return convert_packet<Want>(v);
   }
-  /// op on packets of compute type C, as a packet of R. Bool arithmetic runs on int32 lanes of
-  /// 0 / 1, where true + true is 2: back to 0 / 1, as bool(a + b) in the scalar path (a float op
-  /// reading the sum would otherwise see 2).
-  template <class R, class C, int L, class Op, class... Vs>
+  /// op on packets of compute type C, as a packet of R; D is the op's dtype (Map::value_type).
+  /// Bool arithmetic runs on int32 lanes of 0 / 1, where true + true is 2: back to 0 / 1, as
+  /// bool(a + b) in the scalar path (a float op reading the sum would otherwise see 2). A
+  /// bfloat16 exp, sigmoid, silu or tanh takes its form to bfloat16's precision (bf16_math.hpp).
+  template <class R, class C, int L, class D, class Op, class... Vs>
   static Value<R, L> apply(const Op& op, Vs... v) {
     if constexpr (std::is_same_v<C, bool>) return convert_packet<bool>(op(v...));
+    else if constexpr (std::is_same_v<D, bfloat16> && requires { bfloat16_precision(op, v...); })
+      return bfloat16_precision(op, v...);
     else return op(v...);
   }
   /// v rounded to dtype U (cast<U>): a 16-bit float rounds through memory, the rest by conversion.

@@ -79,9 +79,9 @@ inline constexpr int native_lanes = kBytes / int(sizeof(T));
 #endif
 
 /// How float packets are rounded to bfloat16: one AVX512-BF16 instruction per packet when the
-/// build enables it (with AVX512VL for the 4- and 8-lane forms), Arm's BFCVTN / BFCVTN2 where the
+/// build enables it (with AVX512VL for the 4- and 8-lane forms, AVX512DQ for the subnormal test), Arm's BFCVTN / BFCVTN2 where the
 /// build has FEAT_BF16, else integer code. All give the same bits (store_float).
-#if defined(__AVX512BF16__) && defined(__AVX512VL__)
+#if defined(__AVX512BF16__) && defined(__AVX512VL__) && defined(__AVX512DQ__)
 inline constexpr const char* kBfloat16Conversion = "avx512-bf16";
 #elif WEFT_SIMD_NEON_BF16
 inline constexpr const char* kBfloat16Conversion = "neon-bf16";
@@ -157,8 +157,9 @@ struct Vec {
   }
   /// Unaligned store of N values.
   WEFT_SIMD_INLINE void store(T* p) const { std::memcpy(p, &raw, sizeof(Raw)); }
-  /// Non-temporal store, bypassing the cache; p aligned to N * sizeof(T). Stores
-  /// narrower than a native register are plain stores. Follow a run of streams by stream_fence().
+  /// Non-temporal store, bypassing the cache; p aligned to N * sizeof(T). Stores of a width
+  /// the ISA has no streaming store for (8 bytes; any width on NEON) are plain stores. Follow a
+  /// run of streams by stream_fence().
   void stream(T* p) const;
   WEFT_SIMD_INLINE T operator[](int i) const { return raw[i]; }
 };
@@ -238,13 +239,15 @@ void stream_native(A...) = delete;
 template <class... A>
 void load_half_native(A...) = delete;
 template <class... A>
-void store_half_native(A...) = delete;
+void narrow_native(A...) = delete;
 template <class... A>
-void store_bfloat16_native(A...) = delete;
+void load_u16_zero_extended(A...) = delete;
 template <class... A>
 void sqrt_native(A...) = delete;
 
-// Native-width non-temporal stores: _mm{W}_stream_ps / _pd / _si{W} for the four lane types.
+// Non-temporal stores of one register, each width the ISA has (an AVX-512 build also streams
+// the 32- and 16-byte packets of a row's tail, and a 16-bit destination's 32-byte packets):
+// _mm{W}_stream_ps / _pd / _si{W} for the four lane types.
 #define WEFT_STREAM_NATIVE(prefix, F, D, I, si, bytes)                                                      \
   WEFT_SIMD_INLINE void stream_native(float* p, Vec<float, bytes / 4> v) { prefix##_stream_ps(p, (F)v.raw); }     \
   WEFT_SIMD_INLINE void stream_native(double* p, Vec<double, bytes / 8> v) { prefix##_stream_pd(p, (D)v.raw); }   \
@@ -256,27 +259,28 @@ void sqrt_native(A...) = delete;
   }
 #if defined(__AVX512F__)
 WEFT_STREAM_NATIVE(_mm512, __m512, __m512d, __m512i, si512, 64)
-#elif defined(__AVX__)
+#endif
+#if defined(__AVX__)
 WEFT_STREAM_NATIVE(_mm256, __m256, __m256d, __m256i, si256, 32)
-#elif defined(__SSE2__)
+#endif
+#if defined(__SSE2__)
 WEFT_STREAM_NATIVE(_mm, __m128, __m128d, __m128i, si128, 16)
 #endif
 #undef WEFT_STREAM_NATIVE
-
-template <class T>
-concept has_native_stream = requires(T* p, Vec<T, native_lanes<T>> v) { stream_native(p, v); };
 
 }  // namespace detail
 
 template <class T, int N>
 WEFT_SIMD_INLINE void Vec<T, N>::stream(T* p) const {
   constexpr int kNative = native_lanes<T>;
-  if constexpr (N >= kNative && detail::has_native_stream<T>) {
+  if constexpr (requires { detail::stream_native(p, *this); }) {
+    detail::stream_native(p, *this);
+  } else if constexpr (N > kNative) {
     // A register at a time: a vector wider than the target is several registers.
     for (int i = 0; i < N; i += kNative) {
       Vec<T, kNative> part;
       std::memcpy(&part.raw, reinterpret_cast<const char*>(&raw) + i * sizeof(T), sizeof(part.raw));
-      detail::stream_native(p + i, part);
+      part.stream(p + i);
     }
   } else {
     store(p);
@@ -377,11 +381,12 @@ WEFT_SIMD_COMPARE(cmp_eq, ==)
 WEFT_SIMD_COMPARE(cmp_ne, !=)
 #undef WEFT_SIMD_COMPARE
 
-/// Lanes of a where m is set, else lanes of b (a bitwise blend: m must be all ones or zeros per lane).
+/// Lanes of a where m is set, else lanes of b (m all ones or zeros per lane). The vector ?: is one
+/// blend instruction (vblendmps / vblendvps); the and / andnot / or it replaced were two on
+/// AVX-512 (a vpternlog pair) and three elsewhere.
 template <class T, int N>
 WEFT_SIMD_INLINE Vec<T, N> select(Mask<T, N> m, Vec<T, N> a, Vec<T, N> b) {
-  using I = typename Mask<T, N>::Raw;
-  return {(typename Vec<T, N>::Raw)((((I)a.raw) & m.raw) | (((I)b.raw) & ~m.raw))};
+  return {m.raw ? a.raw : b.raw};
 }
 
 template <class T, int N>
@@ -479,10 +484,48 @@ WEFT_SIMD_INLINE Lanes<std::uint32_t, N> load_u16_widened(const void* p) {
   return {__builtin_convertvector(h, raw_t<std::uint32_t, N>)};
 }
 template <int N>
-WEFT_SIMD_INLINE void store_u32_narrowed(void* p, const raw_t<std::uint32_t, N>& v) {
-  auto h = __builtin_convertvector(v, raw_t<std::uint16_t, N>);
-  std::memcpy(p, &h, sizeof(h));
+WEFT_SIMD_INLINE Lanes<std::uint16_t, N> narrow_u32(const raw_t<std::uint32_t, N>& v) {
+  return {__builtin_convertvector(v, raw_t<std::uint16_t, N>)};
 }
+// The low 2N bytes of an intrinsic's result register as N 16-bit lanes.
+template <int N, class Reg>
+WEFT_SIMD_INLINE Lanes<std::uint16_t, N> low_u16(const Reg& r) {
+  static_assert(sizeof(Reg) >= 2 * N);
+  Lanes<std::uint16_t, N> h;
+  std::memcpy(&h.raw, &r, sizeof(h.raw));
+  return h;
+}
+template <int N>
+WEFT_SIMD_INLINE Lanes<std::uint16_t, 2 * N> concat_u16(const Lanes<std::uint16_t, N>& lo,
+                                                         const Lanes<std::uint16_t, N>& hi) {
+  Lanes<std::uint16_t, 2 * N> r;
+  std::memcpy(&r.raw, &lo.raw, sizeof(lo.raw));
+  std::memcpy(reinterpret_cast<char*>(&r.raw) + sizeof(lo.raw), &hi.raw, sizeof(hi.raw));
+  return r;
+}
+
+// load_u16_widened in one instruction (vpmovzxwd) where the ISA has it for N lanes. GCC 12 lowers
+// __builtin_convertvector of 8 or 16 lanes to 128-bit pieces put back together (6 instructions
+// for 16 lanes on AVX-512, and bfloat16's a * sigmoid(b) + c * d loads 4 packets). The half
+// loads keep load_u16_widened: beside vcvtph2ps this form made the half sigmoid kernel 2.4x
+// slower on Sapphire Rapids (GCC 12), for a reason not found. The all-lanes masked AVX-512 form:
+// the unmasked one trips -Wuninitialized in GCC 12's headers.
+#if defined(__SSE4_1__)
+WEFT_SIMD_INLINE Lanes<std::uint32_t, 4> load_u16_zero_extended(const void* p, lanes_t<4>) {
+  return {(raw_t<std::uint32_t, 4>)_mm_cvtepu16_epi32(_mm_loadl_epi64(static_cast<const __m128i*>(p)))};
+}
+#endif
+#if defined(__AVX2__)
+WEFT_SIMD_INLINE Lanes<std::uint32_t, 8> load_u16_zero_extended(const void* p, lanes_t<8>) {
+  return {(raw_t<std::uint32_t, 8>)_mm256_cvtepu16_epi32(_mm_loadu_si128(static_cast<const __m128i*>(p)))};
+}
+#endif
+#if defined(__AVX512F__)
+WEFT_SIMD_INLINE Lanes<std::uint32_t, 16> load_u16_zero_extended(const void* p, lanes_t<16>) {
+  return {(raw_t<std::uint32_t, 16>)_mm512_maskz_cvtepu16_epi32(__mmask16(0xffff),
+                                                               _mm256_loadu_si256(static_cast<const __m256i*>(p)))};
+}
+#endif
 
 // binary16 bits (in 32-bit lanes) to float: shift the exponent and mantissa
 // into place and rebias (127 - 15); subnormals are mantissa * 2^-24; inf and
@@ -543,10 +586,6 @@ template <int N>
 WEFT_SIMD_INLINE Vec<float, N> load_half_portable(const weft::half* p) {
   return half_bits_to_float<N>(load_u16_widened<N>(p).raw);
 }
-template <int N>
-WEFT_SIMD_INLINE void store_half_portable(weft::half* p, Vec<float, N> v) {
-  store_u32_narrowed<N>(p, float_to_half_bits(v).raw);
-}
 
 // F16C converts in one instruction. It quiets signaling NaNs on the way in and
 // keeps NaN payloads on the way out, where weft::half keeps the signaling bit
@@ -577,13 +616,11 @@ WEFT_SIMD_INLINE Vec<float, 8> load_half_native(const weft::half* p, lanes_t<8>)
   Vec<float, 8> f{(Vec<float, 8>::Raw)_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)))};
   return restore_signaling_nans(f, p);
 }
-WEFT_SIMD_INLINE void store_half_native(weft::half* p, Vec<float, 4> v) {
-  __m128i h = _mm_cvtps_ph((__m128)canonicalize_nans_for_half(v).raw, _MM_FROUND_TO_NEAREST_INT);
-  _mm_storel_epi64(reinterpret_cast<__m128i*>(p), h);
+WEFT_SIMD_INLINE Lanes<std::uint16_t, 4> narrow_native(std::type_identity<weft::half>, Vec<float, 4> v) {
+  return low_u16<4>(_mm_cvtps_ph((__m128)canonicalize_nans_for_half(v).raw, _MM_FROUND_TO_NEAREST_INT));
 }
-WEFT_SIMD_INLINE void store_half_native(weft::half* p, Vec<float, 8> v) {
-  __m128i h = _mm256_cvtps_ph((__m256)canonicalize_nans_for_half(v).raw, _MM_FROUND_TO_NEAREST_INT);
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), h);
+WEFT_SIMD_INLINE Lanes<std::uint16_t, 8> narrow_native(std::type_identity<weft::half>, Vec<float, 8> v) {
+  return low_u16<8>(_mm256_cvtps_ph((__m256)canonicalize_nans_for_half(v).raw, _MM_FROUND_TO_NEAREST_INT));
 }
 #endif
 #if defined(__AVX512F__)
@@ -593,44 +630,36 @@ WEFT_SIMD_INLINE Vec<float, 16> load_half_native(const weft::half* p, lanes_t<16
   Vec<float, 16> f{(Vec<float, 16>::Raw)_mm512_mask_cvtph_ps(_mm512_setzero_ps(), __mmask16(0xffff), h)};
   return restore_signaling_nans(f, p);
 }
-WEFT_SIMD_INLINE void store_half_native(weft::half* p, Vec<float, 16> v) {
-  __m256i h = _mm512_mask_cvtps_ph(_mm256_setzero_si256(), __mmask16(0xffff),
-                                   (__m512)canonicalize_nans_for_half(v).raw, _MM_FROUND_TO_NEAREST_INT);
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), h);
+WEFT_SIMD_INLINE Lanes<std::uint16_t, 16> narrow_native(std::type_identity<weft::half>, Vec<float, 16> v) {
+  return low_u16<16>(_mm512_mask_cvtps_ph(_mm256_setzero_si256(), __mmask16(0xffff),
+                                          (__m512)canonicalize_nans_for_half(v).raw, _MM_FROUND_TO_NEAREST_INT));
 }
 #endif
 
-template <int N>
-WEFT_SIMD_INLINE void store_bfloat16_portable(weft::bfloat16* p, Vec<float, N> v) {
-  store_u32_narrowed<N>(p, float_to_bfloat16_bits(v).raw);
+// The bits of N floats rounded to H (binary16 or bfloat16) by integer code.
+template <class H, int N>
+WEFT_SIMD_INLINE Lanes<std::uint16_t, N> narrow_portable(Vec<float, N> v) {
+  if constexpr (std::is_same_v<H, weft::half>) return narrow_u32<N>(float_to_half_bits(v).raw);
+  else return narrow_u32<N>(float_to_bfloat16_bits(v).raw);
 }
 
 // AVX512-BF16's vcvtneps2bf16 rounds to nearest even and quiets NaNs by setting bit 6, exactly as
 // float_to_bfloat16_bits, but reads subnormal floats as zero (Sapphire Rapids: 0x007fffff gives
 // 0x0000 where the rounding is 0x0080). A packet holding a subnormal, rare outside tests, takes
-// the integer path, so the bits never depend on the build. The test is one compare into a mask
-// register: |x| - 1 < 0x007fffff (unsigned) for exactly the subnormals.
-#if defined(__AVX512BF16__) && defined(__AVX512VL__)
-WEFT_SIMD_INLINE void store_bfloat16_native(weft::bfloat16* p, Vec<float, 4> v) {
-  const __m128i ax = _mm_and_si128((__m128i)v.raw, _mm_set1_epi32(0x7fffffff));
-  if (_mm_cmplt_epu32_mask(_mm_sub_epi32(ax, _mm_set1_epi32(1)), _mm_set1_epi32(0x007fffff))) [[unlikely]]
-    return store_bfloat16_portable<4>(p, v);
-  _mm_storel_epi64(reinterpret_cast<__m128i*>(p), (__m128i)_mm_cvtneps_pbh((__m128)v.raw));
-}
-WEFT_SIMD_INLINE void store_bfloat16_native(weft::bfloat16* p, Vec<float, 8> v) {
-  const __m256i ax = _mm256_and_si256((__m256i)v.raw, _mm256_set1_epi32(0x7fffffff));
-  if (_mm256_cmplt_epu32_mask(_mm256_sub_epi32(ax, _mm256_set1_epi32(1)), _mm256_set1_epi32(0x007fffff)))
-      [[unlikely]]
-    return store_bfloat16_portable<8>(p, v);
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), (__m128i)_mm256_cvtneps_pbh((__m256)v.raw));
-}
-WEFT_SIMD_INLINE void store_bfloat16_native(weft::bfloat16* p, Vec<float, 16> v) {
-  const __m512i ax = _mm512_and_si512((__m512i)v.raw, _mm512_set1_epi32(0x7fffffff));
-  if (_mm512_cmplt_epu32_mask(_mm512_sub_epi32(ax, _mm512_set1_epi32(1)), _mm512_set1_epi32(0x007fffff)))
-      [[unlikely]]
-    return store_bfloat16_portable<16>(p, v);
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), (__m256i)_mm512_cvtneps_pbh((__m512)v.raw));
-}
+// the integer path, so the bits never depend on the build. The test is one vfpclassps (class
+// 0x20: denormal) into a mask register.
+#if defined(__AVX512BF16__) && defined(__AVX512VL__) && defined(__AVX512DQ__)
+#define WEFT_BFLOAT16_NARROW_NATIVE(lanes, F, fpclass_mask, cvtneps_pbh)                                    \
+  WEFT_SIMD_INLINE Lanes<std::uint16_t, lanes> narrow_native(std::type_identity<weft::bfloat16>,           \
+                                                             Vec<float, lanes> v) {                        \
+    if (fpclass_mask((F)v.raw, 0x20)) [[unlikely]]                                                         \
+      return narrow_portable<weft::bfloat16>(v);                                                           \
+    return low_u16<lanes>(cvtneps_pbh((F)v.raw));                                                          \
+  }
+WEFT_BFLOAT16_NARROW_NATIVE(4, __m128, _mm_fpclass_ps_mask, _mm_cvtneps_pbh)
+WEFT_BFLOAT16_NARROW_NATIVE(8, __m256, _mm256_fpclass_ps_mask, _mm256_cvtneps_pbh)
+WEFT_BFLOAT16_NARROW_NATIVE(16, __m512, _mm512_fpclass_ps_mask, _mm512_cvtneps_pbh)
+#undef WEFT_BFLOAT16_NARROW_NATIVE
 #endif
 
 // Arm's BFCVTN converts by FPConvertBF (Arm ARM pseudocode): rounding by FPCR.RMode, subnormal
@@ -645,17 +674,17 @@ WEFT_SIMD_INLINE void store_bfloat16_native(weft::bfloat16* p, Vec<float, 16> v)
 // DZE, OFE, UFE, IXE (8-12) and IDE (15), RMode (22-23), FZ (24), DN (25).
 inline constexpr std::uint64_t kFpcrBfcvtMask = 0x3u | 0x1f00u | 0x8000u | 0x3c00000u;
 WEFT_SIMD_INLINE bool fpcr_is_bfcvt_exact() { return (__builtin_aarch64_get_fpcr64() & kFpcrBfcvtMask) == 0; }
-WEFT_SIMD_INLINE void store_bfloat16_native(weft::bfloat16* p, Vec<float, 4> v) {
+WEFT_SIMD_INLINE Lanes<std::uint16_t, 4> narrow_native(std::type_identity<weft::bfloat16>, Vec<float, 4> v) {
   if (!fpcr_is_bfcvt_exact()) [[unlikely]]
-    return store_bfloat16_portable<4>(p, v);
-  vst1_u16(reinterpret_cast<std::uint16_t*>(p), vreinterpret_u16_bf16(vcvt_bf16_f32((float32x4_t)v.raw)));
+    return narrow_portable<weft::bfloat16>(v);
+  return low_u16<4>(vreinterpret_u16_bf16(vcvt_bf16_f32((float32x4_t)v.raw)));
 }
-WEFT_SIMD_INLINE void store_bfloat16_native(weft::bfloat16* p, Vec<float, 8> v) {
+WEFT_SIMD_INLINE Lanes<std::uint16_t, 8> narrow_native(std::type_identity<weft::bfloat16>, Vec<float, 8> v) {
   if (!fpcr_is_bfcvt_exact()) [[unlikely]]
-    return store_bfloat16_portable<8>(p, v);
+    return narrow_portable<weft::bfloat16>(v);
   const bfloat16x8_t lo = vcvtq_low_bf16_f32((float32x4_t)lower_half(v).raw);      // BFCVTN
   const bfloat16x8_t both = vcvtq_high_bf16_f32(lo, (float32x4_t)upper_half(v).raw);  // BFCVTN2
-  vst1q_u16(reinterpret_cast<std::uint16_t*>(p), vreinterpretq_u16_bf16(both));
+  return low_u16<8>(vreinterpretq_u16_bf16(both));
 }
 #endif
 
@@ -673,35 +702,47 @@ WEFT_SIMD_INLINE Vec<float, N> load_float(const weft::half* p) {
   }
 }
 
-/// N bfloat16 values, widened to float exactly.
+/// N bfloat16 values, widened to float exactly: a bfloat16 is the top half of a float.
 template <int N>
 WEFT_SIMD_INLINE Vec<float, N> load_float(const weft::bfloat16* p) {
-  return detail::from_ubits<float, N>(detail::load_u16_widened<N>(p).raw << 16);
+  const void* bits = p;
+  if constexpr (requires { detail::load_u16_zero_extended(bits, detail::lanes_t<N>{}); })
+    return detail::from_ubits<float, N>(detail::load_u16_zero_extended(bits, detail::lanes_t<N>{}).raw << 16);
+  else return detail::from_ubits<float, N>(detail::load_u16_widened<N>(p).raw << 16);
 }
 
-/// N floats rounded to binary16 (bit-identical to weft::half(float)).
-template <int N>
-WEFT_SIMD_INLINE void store_float(weft::half* p, Vec<float, N> v) {
-  if constexpr (requires { detail::store_half_native(p, v); }) {
-    detail::store_half_native(p, v);
-  } else if constexpr (N > native_lanes<float>) {
-    store_float(p, detail::lower_half(v));
-    store_float(p + N / 2, detail::upper_half(v));
-  } else {
-    detail::store_half_portable<N>(p, v);
-  }
+namespace detail {
+
+// The bits of N floats rounded to H: the ISA's conversion where it has one for N lanes, a
+// register at a time above the native width, else integer code.
+template <class H, int N>
+WEFT_SIMD_INLINE Lanes<std::uint16_t, N> narrow(Vec<float, N> v) {
+  if constexpr (requires { narrow_native(std::type_identity<H>{}, v); })
+    return narrow_native(std::type_identity<H>{}, v);
+  else if constexpr (N > native_lanes<float>) return concat_u16(narrow<H>(lower_half(v)), narrow<H>(upper_half(v)));
+  else return narrow_portable<H>(v);
 }
 
-/// N floats rounded to bfloat16 (bit-identical to weft::bfloat16(float)).
-template <int N>
-WEFT_SIMD_INLINE void store_float(weft::bfloat16* p, Vec<float, N> v) {
-  if constexpr (requires { detail::store_bfloat16_native(p, v); }) {
-    detail::store_bfloat16_native(p, v);
-  } else if constexpr (N > native_lanes<float>) {
-    store_float(p, detail::lower_half(v));
-    store_float(p + N / 2, detail::upper_half(v));
+}  // namespace detail
+
+/// N floats rounded to H, binary16 or bfloat16 (bit-identical to H(float)).
+template <int N, class H>
+  requires weft::is_16bit_float_v<H>
+WEFT_SIMD_INLINE void store_float(H* p, Vec<float, N> v) {
+  const auto h = detail::narrow<H>(v);
+  std::memcpy(static_cast<void*>(p), &h.raw, sizeof(h.raw));
+}
+
+/// store_float with a non-temporal store (Vec::stream, as N/2 int32 lanes): p aligned to 2N
+/// bytes. Follow a run of streams by stream_fence().
+template <int N, class H>
+  requires weft::is_16bit_float_v<H>
+WEFT_SIMD_INLINE void stream_float(H* p, Vec<float, N> v) {
+  if constexpr (N >= 4) {
+    using Pairs = Vec<std::int32_t, N / 2>;
+    Pairs{(typename Pairs::Raw)detail::narrow<H>(v).raw}.stream(reinterpret_cast<std::int32_t*>(p));
   } else {
-    detail::store_bfloat16_portable<N>(p, v);
+    store_float(p, v);
   }
 }
 

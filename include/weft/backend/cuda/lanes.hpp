@@ -89,8 +89,8 @@ struct LaneTarget {
   WEFT_HOST_DEVICE static Value<Want, V> convert(const Lanes<From, V>& x) {
     return convert_lanes<lane_value_t<Want>>(x);
   }
-  /// op lane by lane, each result as R.
-  template <class R, class C, int V, class Op, class... Vs>
+  /// op lane by lane, each result as R (D, the op's dtype, picks nothing here).
+  template <class R, class C, int V, class D, class Op, class... Vs>
   WEFT_HOST_DEVICE static Lanes<R, V> apply(const Op& op, const Vs&... v) {
     Lanes<R, V> out;
     WEFT_UNROLL
