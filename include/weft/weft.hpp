@@ -40,6 +40,7 @@
 #include "weft/nn/gelu.hpp"
 #include "weft/nn/layer_norm_backward.hpp"
 #include "weft/nn/sdpa.hpp"
+#include "weft/nn/attention_pattern.hpp"
 #include "weft/optim/optim.hpp"
 
 #endif  // !WEFT_COMPILER_UNSUPPORTED

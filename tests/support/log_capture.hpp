@@ -87,15 +87,21 @@ class LogCapture {
   int saved_ = -1;
 };
 
-/// What `statement` logs under `+fusion` (every kernel run, at debug level).
+/// What `statement` logs with the logs set to `spec` (WEFT_LOGS's syntax); the logs are off after.
 template <class F>
-std::string fusion_log_of(F&& statement) {
-  weft::set_logs("+fusion");
+std::string log_of(const char* spec, F&& statement) {
+  weft::set_logs(spec);
   LogCapture capture;
   statement();
   std::string text = capture.text();
   weft::set_logs("");
   return text;
+}
+
+/// What `statement` logs under `+fusion` (every kernel run, at debug level).
+template <class F>
+std::string fusion_log_of(F&& statement) {
+  return log_of("+fusion", statement);
 }
 
 }  // namespace weft_test

@@ -243,7 +243,7 @@ struct MatmulBlocks {
 };
 
 /// The shape of an operand node: a leaf's view's, a dense node's, the broadcast of a pointwise
-/// expression's leaves; an expression over dense nodes is evaluated to know it.
+/// expression's leaves and dense nodes (their shape() runs no product).
 template <class X>
 Shape operand_shape(const X& x) {
   if constexpr (is_instance_v<X, Leaf>) {
@@ -251,12 +251,13 @@ Shape operand_shape(const X& x) {
     return x.tensor.shape();
   } else if constexpr (DenseNode<X>) {
     return x.shape();
-  } else if constexpr (dense_nodes_v<X> > 0) {
-    return materialize(x).shape();
   } else {
     Shape shape;
     bool ok = true;
-    for_each_leaf(x, [&](const auto& leaf) { ok = ok && broadcast_into(shape, leaf.tensor.shape()); });
+    visit_nodes(x, [&](const auto& n) {
+      if constexpr (DenseNode<std::remove_cvref_t<decltype(n)>>) ok = ok && broadcast_into(shape, n.shape());
+      else if constexpr (requires { n.tensor.shape(); }) ok = ok && broadcast_into(shape, n.tensor.shape());
+    });
     return ok ? shape : materialize(x).shape();  // eval's checks name the shapes that do not broadcast
   }
 }
