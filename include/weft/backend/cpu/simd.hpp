@@ -477,11 +477,36 @@ namespace detail {
 template <int N>
 struct lanes_t {};
 
+// N 16-bit lanes zero-extended to 32 bits in one instruction (vpmovzxwd) where the ISA has it.
+// GCC 12 lowers __builtin_convertvector of 8 or 16 lanes to 128-bit pieces put back together
+// (6 instructions for 16 lanes on AVX-512; bfloat16's a * sigmoid(b) + c * d loads 4 packets).
+// The all-lanes masked AVX-512 form: the unmasked one trips -Wuninitialized in GCC 12's headers.
+#if defined(__SSE4_1__)
+WEFT_SIMD_INLINE Lanes<std::uint32_t, 4> load_u16_zero_extended(const void* p, lanes_t<4>) {
+  return {(raw_t<std::uint32_t, 4>)_mm_cvtepu16_epi32(_mm_loadl_epi64(static_cast<const __m128i*>(p)))};
+}
+#endif
+#if defined(__AVX2__)
+WEFT_SIMD_INLINE Lanes<std::uint32_t, 8> load_u16_zero_extended(const void* p, lanes_t<8>) {
+  return {(raw_t<std::uint32_t, 8>)_mm256_cvtepu16_epi32(_mm_loadu_si128(static_cast<const __m128i*>(p)))};
+}
+#endif
+#if defined(__AVX512F__)
+WEFT_SIMD_INLINE Lanes<std::uint32_t, 16> load_u16_zero_extended(const void* p, lanes_t<16>) {
+  return {(raw_t<std::uint32_t, 16>)_mm512_maskz_cvtepu16_epi32(__mmask16(0xffff),
+                                                               _mm256_loadu_si256(static_cast<const __m256i*>(p)))};
+}
+#endif
+
 template <int N>
 WEFT_SIMD_INLINE Lanes<std::uint32_t, N> load_u16_widened(const void* p) {
-  raw_t<std::uint16_t, N> h;
-  std::memcpy(&h, p, sizeof(h));
-  return {__builtin_convertvector(h, raw_t<std::uint32_t, N>)};
+  if constexpr (requires { load_u16_zero_extended(p, lanes_t<N>{}); }) {
+    return load_u16_zero_extended(p, lanes_t<N>{});
+  } else {
+    raw_t<std::uint16_t, N> h;
+    std::memcpy(&h, p, sizeof(h));
+    return {__builtin_convertvector(h, raw_t<std::uint32_t, N>)};
+  }
 }
 template <int N>
 WEFT_SIMD_INLINE Lanes<std::uint16_t, N> narrow_u32(const raw_t<std::uint32_t, N>& v) {
@@ -503,29 +528,6 @@ WEFT_SIMD_INLINE Lanes<std::uint16_t, 2 * N> concat_u16(const Lanes<std::uint16_
   std::memcpy(reinterpret_cast<char*>(&r.raw) + sizeof(lo.raw), &hi.raw, sizeof(hi.raw));
   return r;
 }
-
-// load_u16_widened in one instruction (vpmovzxwd) where the ISA has it for N lanes. GCC 12 lowers
-// __builtin_convertvector of 8 or 16 lanes to 128-bit pieces put back together (6 instructions
-// for 16 lanes on AVX-512, and bfloat16's a * sigmoid(b) + c * d loads 4 packets). The half
-// loads keep load_u16_widened: beside vcvtph2ps this form made the half sigmoid kernel 2.4x
-// slower on Sapphire Rapids (GCC 12), for a reason not found. The all-lanes masked AVX-512 form:
-// the unmasked one trips -Wuninitialized in GCC 12's headers.
-#if defined(__SSE4_1__)
-WEFT_SIMD_INLINE Lanes<std::uint32_t, 4> load_u16_zero_extended(const void* p, lanes_t<4>) {
-  return {(raw_t<std::uint32_t, 4>)_mm_cvtepu16_epi32(_mm_loadl_epi64(static_cast<const __m128i*>(p)))};
-}
-#endif
-#if defined(__AVX2__)
-WEFT_SIMD_INLINE Lanes<std::uint32_t, 8> load_u16_zero_extended(const void* p, lanes_t<8>) {
-  return {(raw_t<std::uint32_t, 8>)_mm256_cvtepu16_epi32(_mm_loadu_si128(static_cast<const __m128i*>(p)))};
-}
-#endif
-#if defined(__AVX512F__)
-WEFT_SIMD_INLINE Lanes<std::uint32_t, 16> load_u16_zero_extended(const void* p, lanes_t<16>) {
-  return {(raw_t<std::uint32_t, 16>)_mm512_maskz_cvtepu16_epi32(__mmask16(0xffff),
-                                                               _mm256_loadu_si256(static_cast<const __m256i*>(p)))};
-}
-#endif
 
 // binary16 bits (in 32-bit lanes) to float: shift the exponent and mantissa
 // into place and rebias (127 - 15); subnormals are mantissa * 2^-24; inf and
@@ -594,19 +596,21 @@ WEFT_SIMD_INLINE Vec<float, N> load_half_portable(const weft::half* p) {
 template <int N>
 WEFT_SIMD_INLINE Vec<float, N> restore_signaling_nans(Vec<float, N> f, const weft::half* p) {
   using U = raw_t<std::uint32_t, N>;
-  using I = raw_t<std::int32_t, N>;
   U quiet_from_half = (load_u16_widened<N>(p).raw << 13) & 0x00400000u;
   U bits = to_ubits(f).raw;
-  I nan = (I)(f.raw != f.raw);
   U fixed = (bits & ~0x00400000u) | quiet_from_half;
-  return from_ubits<float, N>((bits & (U)~nan) | (fixed & (U)nan));
+  return from_ubits<float, N>(f.raw != f.raw ? fixed : bits);
 }
+// The NaN selects of restore_signaling_nans and canonicalize_nans_for_half are vector ?: (a
+// blend under a mask register on AVX-512). As and / andnot / or of the comparison's all-ones
+// lanes, GCC 12 built those lanes with vpternlogd $0xff on a register last written at the end of
+// the previous packet: a false dependency that chained the packets of a float16 kernel (the
+// tanh kernel 2.0 ns per element in cache against 0.6 without it, Sapphire Rapids).
 template <int N>
 WEFT_SIMD_INLINE Vec<float, N> canonicalize_nans_for_half(Vec<float, N> v) {
   using I = raw_t<std::int32_t, N>;
-  I nan = (I)(v.raw != v.raw);
   I quiet = ((I)v.raw & std::numeric_limits<std::int32_t>::min()) | 0x7fc00000;
-  return {(typename Vec<float, N>::Raw)((((I)v.raw) & ~nan) | (quiet & nan))};
+  return {(typename Vec<float, N>::Raw)(v.raw != v.raw ? quiet : (I)v.raw)};
 }
 WEFT_SIMD_INLINE Vec<float, 4> load_half_native(const weft::half* p, lanes_t<4>) {
   Vec<float, 4> f{(Vec<float, 4>::Raw)_mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)))};
@@ -705,10 +709,7 @@ WEFT_SIMD_INLINE Vec<float, N> load_float(const weft::half* p) {
 /// N bfloat16 values, widened to float exactly: a bfloat16 is the top half of a float.
 template <int N>
 WEFT_SIMD_INLINE Vec<float, N> load_float(const weft::bfloat16* p) {
-  const void* bits = p;
-  if constexpr (requires { detail::load_u16_zero_extended(bits, detail::lanes_t<N>{}); })
-    return detail::from_ubits<float, N>(detail::load_u16_zero_extended(bits, detail::lanes_t<N>{}).raw << 16);
-  else return detail::from_ubits<float, N>(detail::load_u16_widened<N>(p).raw << 16);
+  return detail::from_ubits<float, N>(detail::load_u16_widened<N>(p).raw << 16);
 }
 
 namespace detail {
