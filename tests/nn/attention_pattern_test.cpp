@@ -144,6 +144,22 @@ TEST_CASE("attention pattern: every recognized form matches the ops one by one i
       }
 }
 
+TEST_CASE("attention pattern: a bfloat16 formula is recognized, and its error is within its op-by-op run's") {
+  WEFT_TEST_RNG(rng);
+  using weft::bfloat16;
+  const Inputs<bfloat16> in = random_inputs<bfloat16>(rng, Shape{2, 2}, 37, 45, 16, 8, false);
+  const Inputs<double> ind = in_double(in);
+  Tensor<bfloat16> out;
+  const std::string log =
+      log_of("sdpa", [&] { out = weft::matmul(weft::softmax(weft::matmul(in.q, in.kt()) * kScale + in.mask, -1), in.v); });
+  CHECK_MESSAGE(log.find("recognized as attention (") != std::string::npos, log);
+  const std::vector<double> ref = values_of(one_by_one<double>(weft::matmul(ind.q, ind.kt()) * kScale + ind.mask, ind.v));
+  const std::vector<double> naive = values_of(one_by_one<bfloat16>(weft::matmul(in.q, in.kt()) * kScale + in.mask, in.v));
+  double size = 0;
+  for (double x : ref) size = std::max(size, std::fabs(x));
+  CHECK(max_abs_diff(values_of(out), ref) <= 4 * max_abs_diff(naive, ref) + 8 * eps_of<bfloat16>() * size);
+}
+
 TEST_CASE("attention pattern: the recognized path allocates what nn::sdpa_forward does, no L x S tensor") {
   WEFT_TEST_RNG(rng);
   const Inputs<float> in = random_inputs<float>(rng, Shape{2, 2}, 64, 96, 16, 16, false);

@@ -305,27 +305,26 @@ struct Matmul : Expr<Matmul<A, B>> {
     detail::matmul_impl<value_type>(va, vb, out);
     return true;
   }
-  /// The product as finished blocks for an epilogue: float and double on the CPU, both operands
+  /// The product as finished blocks for an epilogue: float and double (the FMA GEMM's types; for
+  /// others there is no epilogue_blocks, so no epilogue is instantiated) on the CPU, both operands
   /// of 2+ dims (no dim dropped), a product where that pays (cpu::gemm_fma_epilogue_pays); empty
   /// elsewhere. Evaluates operand expressions, checks.
-  std::optional<detail::MatmulBlocks<value_type>> epilogue_blocks() const {
-    if constexpr (std::is_same_v<value_type, float> || std::is_same_v<value_type, double>) {
-      const TensorView<const value_type> va = detail::materialize(a), vb = detail::materialize(b);
-      const detail::MatmulShapes s = detail::checked_matmul_shapes(va, vb);
-      if (!va.device().is_cpu() || va.dim() < 2 || vb.dim() < 2) return std::nullopt;
+  std::optional<detail::MatmulBlocks<value_type>> epilogue_blocks() const
+    requires(std::is_same_v<value_type, float> || std::is_same_v<value_type, double>)
+  {
+    const TensorView<const value_type> va = detail::materialize(a), vb = detail::materialize(b);
+    const detail::MatmulShapes s = detail::checked_matmul_shapes(va, vb);
+    if (!va.device().is_cpu() || va.dim() < 2 || vb.dim() < 2) return std::nullopt;
 #if !defined(__CUDA_ARCH__)
-      if (!detail::cpu::gemm_fma_epilogue_pays(s.n, s.k, s.m)) {
-        log(LogComponent::fusion, LogLevel::debug, "matmul ", s.n, " x ", s.k, " x ", s.m,
-                    ": the product runs first (Eigen's GEMM), then the expression around it");
-        return std::nullopt;
-      }
-#endif
-      Shape ta = s.batch, tb = s.batch;
-      ta.push_back(s.n), ta.push_back(s.k), tb.push_back(s.k), tb.push_back(s.m);
-      return detail::MatmulBlocks<value_type>{va.expand(ta), vb.expand(tb), s};
-    } else {
+    if (!detail::cpu::gemm_fma_epilogue_pays(s.n, s.k, s.m)) {
+      log(LogComponent::fusion, LogLevel::debug, "matmul ", s.n, " x ", s.k, " x ", s.m,
+          ": the product runs first (Eigen's GEMM), then the expression around it");
       return std::nullopt;
     }
+#endif
+    Shape ta = s.batch, tb = s.batch;
+    ta.push_back(s.n), ta.push_back(s.k), tb.push_back(s.k), tb.push_back(s.m);
+    return detail::MatmulBlocks<value_type>{va.expand(ta), vb.expand(tb), s};
   }
 };
 
