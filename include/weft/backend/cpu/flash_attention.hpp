@@ -13,6 +13,7 @@
 /// of its group and every query block that sees it: p = 2^(s2 - lse log2 e) recomputed,
 ///   dV += p^T dO;  dP = dO V^T;  dS = p (dP - D), D = rowsum(dO out);  dK += dS^T Q scale;
 ///   dQ += dS K scale (dQ is shared by the key blocks: one accumulator per thread, summed at the end).
+/// A weight above kDominantWeight gets dP - D = dO (v - out) in double instead (see dominant_ds).
 #pragma once
 
 #include <algorithm>
@@ -320,6 +321,49 @@ void flash_forward_cpu(const FlashProblem<T>& fp, T* out, double* lse) {
   }
 }
 
+/// Weights above this get their dS from dominant_ds: at most 1 / kDominantWeight keys of a row.
+inline constexpr double kDominantWeight = 0.1;
+
+/// sum_e a_e b_e in double, for rows of n elements with strides as and bs.
+template <class T>
+double row_dot(const T* a, std::int64_t as, const T* b, std::int64_t bs, std::int64_t n) {
+  double sum = 0;
+  for (std::int64_t e = 0; e < n; ++e) sum += double(math_t<T>(a[e * as])) * double(math_t<T>(b[e * bs]));
+  return sum;
+}
+
+/// dS_j = p_j (dP_j keep_j - D) for the keys j of one row (query i, keys from j0) whose weight p_j
+/// is above kDominantWeight, as p_j dO . (keep_j v_j - out) summed in double (keep_j = 1 without
+/// dropout). Why: D = dO . out and dP_j = dO . v_j come from different float sums (a loop and the
+/// block GEMM), each off by ~eps sum_e |dO_e v_e|, so their difference is off by that much, where
+/// a naive run's D = sum_k p_k dP_k reuses its own dP and the common error cancels: for a row whose
+/// weight p_j is near 1, dP_j - D is ~(1 - p_j) dP_j, tiny, and flash's error in it (times |k| into
+/// dq, times |q| into dk) measured up to 7.5x PyTorch's float math backend's (bench/sdpa_accuracy.py).
+/// dO . (v_j - out) has small terms when v_j ~ out and is exactly 0 when out = v_j (a row that sees
+/// one key: the true dS is 0, as a naive run gives). Lighter weights scale dP's error down by p_j,
+/// as in a naive run, and keep the GEMM's. Cost: one vector max per row and block, and at most
+/// 1 / kDominantWeight dot products of Ev per row over all its key blocks.
+template <class T>
+void dominant_ds(const FlashProblem<T>& fp, const SdpaRows<T>& out, const SdpaRows<T>& dout, std::int64_t bh,
+                 std::int64_t i, std::int64_t j0, const math_t<T>* p, math_t<T>* ds, math_t<T>* factors) {
+  using Acc = math_t<T>;
+  const SdpaShape& s = fp.s;
+  const std::int64_t keys = std::min(FlashProblem<T>::kB, s.S - j0), bhk = fp.kv_head(bh);
+  if (fp.dropout.active()) fp.dropout.factors(std::uint64_t((bh * s.L + i) * s.S + j0), keys, factors);
+  const T* o = out.row(bh, i);
+  const T* d = dout.row(bh, i);
+  for (std::int64_t j = 0; j < keys; ++j) {
+    if (!(p[j] > Acc(kDominantWeight))) continue;
+    const double keep = fp.dropout.active() ? double(factors[j]) : 1.0;
+    const T* v = fp.v.row(bhk, j0 + j);
+    double sum = 0;
+    for (std::int64_t e = 0; e < s.Ev; ++e)
+      sum += double(math_t<T>(d[e * dout.col_stride])) *
+             (keep * double(math_t<T>(v[e * fp.v.col_stride])) - double(math_t<T>(o[e * out.col_stride])));
+    ds[j] = Acc(double(p[j]) * sum);
+  }
+}
+
 /// FlashAttention-2's backward pass. out, dout: the forward output and its gradient (rows);
 /// lse: (batch Hq, L) contiguous, in double: a float lse of magnitude ~10 is off by up to
 /// 5e-7, an error every recomputed weight of its row shares, and which measured 3-7x the
@@ -337,17 +381,13 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
   const std::int64_t units = kv_heads * fp.key_blocks;
   const Acc scale = Acc(s.scale), c = fp.c();
 
-  // D = rowsum(dO * out), one per query row.
+  // D = rowsum(dO * out), one per query row, summed in double: a float sum is off by
+  // ~eps sum_e |dO_e out_e|, an error that every dS of the row shares.
   std::vector<Acc> D(std::size_t(heads * s.L));
   WEFT_PRAGMA_OMP(omp parallel for schedule(static) num_threads(cpu::threads_for(heads * s.L * Ev)))
-  for (std::int64_t hr = 0; hr < heads * s.L; ++hr) {
-    const T* a = out.row(hr / s.L, hr % s.L);
-    const T* b = dout.row(hr / s.L, hr % s.L);
-    Acc sum = 0;
-    for (std::int64_t e = 0; e < Ev; ++e)
-      sum += Acc(math_t<T>(a[e * out.col_stride])) * Acc(math_t<T>(b[e * dout.col_stride]));
-    D[std::size_t(hr)] = sum;
-  }
+  for (std::int64_t hr = 0; hr < heads * s.L; ++hr)
+    D[std::size_t(hr)] =
+        Acc(row_dot(out.row(hr / s.L, hr % s.L), out.col_stride, dout.row(hr / s.L, hr % s.L), dout.col_stride, Ev));
   const std::vector<Acc> packed = fp.pack_kv(false);
   const Acc* kt_all = packed.data();
   const int threads =
@@ -437,6 +477,8 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
             } else {
               for (std::int64_t j = 0; j < kB; ++j) d[j] = pr[j] * (d[j] - Di);
             }
+            if (Row::max(pr, kB) > Acc(kDominantWeight))
+              dominant_ds(fp, out, dout, bh, i0 + r, j0, pr, d, factors.data());
           }
           Row::fill(ds.data() + rows * kB, (kB - rows) * kB, Acc(0));
           // dK += dS^T Q;  dQ += dS K (both times scale, applied once at the end)
