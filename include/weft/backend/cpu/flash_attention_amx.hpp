@@ -241,14 +241,6 @@ inline void round_scaled(const float* x, std::int64_t n, float a, bfloat16* dst)
   for (; e < n; ++e) dst[e] = bfloat16(x[e] * a);
 }
 
-/// dst[j] = bf16(x[j]) for j < n (a multiple of 32), round to nearest even (vcvtne2ps2bf16).
-inline void round_row(const float* x, std::int64_t n, std::uint16_t* dst) {
-  for (std::int64_t j = 0; j < n; j += 32) {
-    const __m512bh v = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(x + j + 16), _mm512_loadu_ps(x + j));
-    _mm512_storeu_si512(dst + j, (__m512i)v);
-  }
-}
-
 /// 2^x for x <= 0 (a weight's exponent s - m): 2^x = 2^k 2^f, k = round(x), f = x - k in
 /// [-1/2, 1/2], 2^f by a degree-5 polynomial (a relative minimax fit on [-1/2, 1/2]; measured max
 /// relative error 1.9e-7 evaluated in float, about 1.6 ulp), 2^k by vscalefps. x is clamped at
@@ -270,55 +262,58 @@ inline __m512 exp2_weight(__m512 x) {
   return _mm512_scalef_ps(p, k);
 }
 
-/// One query row's online-softmax step over the NV x 16 scores of a key block, held in registers
-/// (one pass over memory, a pair of rows at a time so that one row's reductions overlap the
-/// other's arithmetic). x: the row's scores (scaled and masked already when `scaled`, else times
-/// c here); m, l: its running max and sum; o_row: its fp32 output accumulator (Evp floats),
-/// rescaled when the max moves; writes the weights 2^(x - m) rounded to bf16 to p_row.
+/// One query row's online-softmax step over the NV x 16 scores of a key chunk, held in registers
+/// (one pass over memory). x: the row's raw scores q.k, weighed as x c (c > 0), or its scores
+/// already scaled and masked when `scaled` (weighed as x); m: its running max (of the weighed
+/// scores); l16: its running sum as 16 partial sums (reduced once, at the end); o_row: its fp32
+/// output accumulator (Evp floats), rescaled when the max moves. Writes the weights
+/// 2^(x c - m) rounded to bf16 to p_row. With c > 0, max(x c) = c max(x) (rounding is monotonic),
+/// so the exponent is one fma(x, c, -m) per score: one rounding instead of the two of
+/// (x c) - m, and one instruction fewer (flash_backward_amx recomputes the weights the same way).
 template <int NV>
-inline void online_softmax_row(const float* x, bool scaled, float c, float& m, float& l, float* o_row,
+inline void online_softmax_row(const float* x, bool scaled, float c, float& m, float* l16, float* o_row,
                                std::int64_t Evp, std::uint16_t* p_row) {
   __m512 v[NV];
-  const __m512 cv = _mm512_set1_ps(scaled ? 1.0f : c);
+  const float weigh = scaled ? 1.0f : c;
   __m512 mv = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
   WEFT_HOST_UNROLL(16)
   for (int i = 0; i < NV; ++i) {
-    v[i] = _mm512_mul_ps(_mm512_loadu_ps(x + 16 * i), cv);
+    v[i] = _mm512_loadu_ps(x + 16 * i);
     mv = _mm512_max_ps(mv, v[i]);
   }
-  const float m_new = std::max(m, _mm512_reduce_max_ps(mv));
+  const float m_new = std::max(m, _mm512_reduce_max_ps(mv) * weigh);
   if (m_new == -std::numeric_limits<float>::infinity()) {  // no key seen yet: weights 0
     for (int i = 0; i < NV; i += 2) _mm512_storeu_si512(p_row + 16 * i, _mm512_setzero_si512());
     return;
   }
-  const __m512 shift = _mm512_set1_ps(m_new);
-  __m512 sum = _mm512_setzero_ps();
+  const __m512 wv = _mm512_set1_ps(weigh), shift = _mm512_set1_ps(-m_new);
+  // 0 when m was -inf; 1 (no call) when the max did not move, most chunks after the first few.
+  const float alpha = m_new == m ? 1.0f : std::exp2(m - m_new);
+  __m512 sum = _mm512_mul_ps(_mm512_loadu_ps(l16), _mm512_set1_ps(alpha));
   WEFT_HOST_UNROLL(16)
   for (int i = 0; i < NV; ++i) {
-    v[i] = exp2_weight(_mm512_sub_ps(v[i], shift));
+    v[i] = exp2_weight(_mm512_fmadd_ps(v[i], wv, shift));
     sum = _mm512_add_ps(sum, v[i]);
   }
   WEFT_HOST_UNROLL(8)
   for (int i = 0; i < NV; i += 2) _mm512_storeu_si512(p_row + 16 * i, (__m512i)_mm512_cvtne2ps_pbh(v[i + 1], v[i]));
-  // 0 when m was -inf; 1 (no call) when the max did not move, most blocks after the first few.
-  const float alpha = m_new == m ? 1.0f : std::exp2(m - m_new);
   if (alpha != 1.0f) FlashRow<float>::scale(o_row, Evp, alpha);
-  l = l * alpha + _mm512_reduce_add_ps(sum);
+  _mm512_storeu_ps(l16, sum);
   m = m_new;
 }
 
 /// online_softmax_row for n (a multiple of 32, <= 256) scores.
-inline void online_softmax_row(std::int64_t n, const float* x, bool scaled, float c, float& m, float& l, float* o_row,
+inline void online_softmax_row(std::int64_t n, const float* x, bool scaled, float c, float& m, float* l16, float* o_row,
                                std::int64_t Evp, std::uint16_t* p_row) {
   switch (n / 32) {
-    case 1: return online_softmax_row<2>(x, scaled, c, m, l, o_row, Evp, p_row);
-    case 2: return online_softmax_row<4>(x, scaled, c, m, l, o_row, Evp, p_row);
-    case 3: return online_softmax_row<6>(x, scaled, c, m, l, o_row, Evp, p_row);
-    case 4: return online_softmax_row<8>(x, scaled, c, m, l, o_row, Evp, p_row);
-    case 5: return online_softmax_row<10>(x, scaled, c, m, l, o_row, Evp, p_row);
-    case 6: return online_softmax_row<12>(x, scaled, c, m, l, o_row, Evp, p_row);
-    case 7: return online_softmax_row<14>(x, scaled, c, m, l, o_row, Evp, p_row);
-    default: return online_softmax_row<16>(x, scaled, c, m, l, o_row, Evp, p_row);
+    case 1: return online_softmax_row<2>(x, scaled, c, m, l16, o_row, Evp, p_row);
+    case 2: return online_softmax_row<4>(x, scaled, c, m, l16, o_row, Evp, p_row);
+    case 3: return online_softmax_row<6>(x, scaled, c, m, l16, o_row, Evp, p_row);
+    case 4: return online_softmax_row<8>(x, scaled, c, m, l16, o_row, Evp, p_row);
+    case 5: return online_softmax_row<10>(x, scaled, c, m, l16, o_row, Evp, p_row);
+    case 6: return online_softmax_row<12>(x, scaled, c, m, l16, o_row, Evp, p_row);
+    case 7: return online_softmax_row<14>(x, scaled, c, m, l16, o_row, Evp, p_row);
+    default: return online_softmax_row<16>(x, scaled, c, m, l16, o_row, Evp, p_row);
   }
 }
 
@@ -357,7 +352,7 @@ inline void flash_forward_amx(const FlashProblem<bfloat16>& fp, bfloat16* out, d
   {
     const cpu::GemmAmxKernel::Thread tiles;
     std::vector<std::uint16_t> qs(std::size_t(kB * Ep)), p(std::size_t(kStrip * kChunk));
-    std::vector<float> sc(std::size_t(kStrip * kChunk)), o(std::size_t(kB * Evp)), m(kB), l(kB);
+    std::vector<float> sc(std::size_t(kStrip * kChunk)), o(std::size_t(kB * Evp)), m(kB), l16(std::size_t(kB * 16));
     WEFT_PRAGMA_OMP(omp for schedule(dynamic, 1))
     for (std::int64_t u = 0; u < units; ++u) {
       const std::int64_t bh = u / fp.query_blocks, i0 = u % fp.query_blocks * kB, rows = std::min(kB, s.L - i0);
@@ -365,7 +360,7 @@ inline void flash_forward_amx(const FlashProblem<bfloat16>& fp, bfloat16* out, d
       amx::pack_a(fp.q, bh, i0, rows, E, qs.data(), Ep, kB);
       Row::fill(o.data(), kB * Evp, 0.0f);
       Row::fill(m.data(), kB, -std::numeric_limits<float>::infinity());
-      Row::fill(l.data(), kB, 0.0f);
+      Row::fill(l16.data(), kB * 16, 0.0f);
       const amx::PackedB kt{kt_all.data() + bhk * kt_size, e_steps * amx::kTile, amx::kTile};
       const std::int64_t kb_end = fp.key_block_end(i0, rows);
       for (std::int64_t kb = 0; kb < kb_end; kb += kChunk / kB) {
@@ -382,6 +377,7 @@ inline void flash_forward_amx(const FlashProblem<bfloat16>& fp, bfloat16* out, d
           amx::tile_gemm(kStrip, keys, e_steps, qs.data() + r0 * Ep, Ep, kb_t, sc.data(), kChunk, false);
           bool masked[kChunk / kB] = {}, any_masked = false;
           for (std::int64_t b = 0; b * kB < keys; ++b) any_masked |= masked[b] = fp.needs_mask(i0 + r0, j0 + b * kB);
+          const bool prescale = any_masked || !(c > 0);  // see online_softmax_row
           for (std::int64_t r = 0; r < kStrip; ++r) {
             float* row = sc.data() + r * kChunk;
             std::uint16_t* p_row = p.data() + r * kChunk;
@@ -389,20 +385,22 @@ inline void flash_forward_amx(const FlashProblem<bfloat16>& fp, bfloat16* out, d
               std::fill(p_row, p_row + keys, std::uint16_t(0));
               continue;
             }
-            if (any_masked) {
+            if (prescale) {
               Row::scale(row, keys, c);
               for (std::int64_t b = 0; b * kB < keys; ++b)
                 if (masked[b]) fp.mask_row(row + b * kB, bh, i0 + r0 + r, j0 + b * kB, bias_unit);
             }
-            amx::online_softmax_row(keys, row, any_masked, c, m[r0 + r], l[r0 + r], o.data() + (r0 + r) * Evp, Evp, p_row);
+            amx::online_softmax_row(keys, row, prescale, c, m[r0 + r], l16.data() + (r0 + r) * 16, o.data() + (r0 + r) * Evp,
+                                    Evp, p_row);
           }
           amx::tile_gemm(kStrip, Evp, keys / 32, p.data(), kChunk, vb, o.data() + r0 * Evp, Evp, true);
         }
       }
       for (std::int64_t r = 0; r < rows; ++r) {
-        amx::round_scaled(o.data() + r * Evp, Ev, l[r] > 0 ? 1.0f / l[r] : 0.0f, out + (bh * s.L + i0 + r) * Ev);
+        const float l = _mm512_reduce_add_ps(_mm512_loadu_ps(l16.data() + r * 16));
+        amx::round_scaled(o.data() + r * Evp, Ev, l > 0 ? 1.0f / l : 0.0f, out + (bh * s.L + i0 + r) * Ev);
         lse[bh * s.L + i0 + r] =
-            l[r] > 0 ? double(m[r]) * to_natural + std::log(double(l[r])) : std::numeric_limits<double>::infinity();
+            l > 0 ? double(m[r]) * to_natural + std::log(double(l)) : std::numeric_limits<double>::infinity();
       }
     }
   }
@@ -510,21 +508,22 @@ inline void flash_backward_amx(const FlashProblem<bfloat16>& fp, const SdpaRows<
           const amx::PackedB dot{do_t.data() + at * Evp, Evp / 32 * amx::kTile, amx::kTile};
           amx::tile_gemm(kB, kB, Ep / 32, kr.data(), Ep, qt, st.data(), kB, false);
           amx::tile_gemm(kB, kB, Evp / 32, vr.data(), Evp, dot, dpt.data(), kB, false);
-          const bool masked = fp.needs_mask(i0, j0);
+          const bool masked = fp.needs_mask(i0, j0), prescale = masked || !(c > 0);
           for (std::int64_t jr = 0; jr < kB; ++jr) {
             float* x = st.data() + jr * kB;
             float* dp = dpt.data() + jr * kB;
-            if (masked) {
+            if (prescale) {
               FlashRow<float>::scale(x, kB, c);
-              mask_key_row(fp, x, bh, j0 + jr, i0, bias_unit);
+              if (masked) mask_key_row(fp, x, bh, j0 + jr, i0, bias_unit);
             }
-            const __m512 cv = _mm512_set1_ps(masked ? 1.0f : c);
+            // The forward's exponent fma(x, c, -m), here fma(x, c, -hi) - lo (online_softmax_row).
+            const __m512 cv = _mm512_set1_ps(prescale ? 1.0f : c);
             for (std::int64_t q = 0; q < kB; q += 32) {
               __m512 p[2], ds[2];
               for (int h = 0; h < 2; ++h) {
                 const std::size_t at_q = std::size_t(at + q + 16 * h);
-                const __m512 sx = _mm512_mul_ps(_mm512_loadu_ps(x + q + 16 * h), cv);
-                p[h] = amx::exp2_weight(_mm512_sub_ps(_mm512_sub_ps(sx, _mm512_loadu_ps(&hi[at_q])), _mm512_loadu_ps(&lo[at_q])));
+                const __m512 t = _mm512_fmadd_ps(_mm512_loadu_ps(x + q + 16 * h), cv, _mm512_sub_ps(_mm512_setzero_ps(), _mm512_loadu_ps(&hi[at_q])));
+                p[h] = amx::exp2_weight(_mm512_sub_ps(t, _mm512_loadu_ps(&lo[at_q])));
                 ds[h] = _mm512_mul_ps(p[h], _mm512_sub_ps(_mm512_loadu_ps(dp + q + 16 * h), _mm512_loadu_ps(&D[at_q])));
               }
               _mm512_storeu_si512(pt.data() + jr * kB + q, (__m512i)_mm512_cvtne2ps_pbh(p[1], p[0]));
