@@ -250,8 +250,9 @@ struct SoftmaxMatmul : Expr<SoftmaxMatmul<P, V>> {
     if (std::optional<Tensor<value_type>> out = attention()) return std::move(*out);
     return unfused().evaluate();
   }
-  /// The product written into `out` (contiguous, of its shape); false, with nothing written, where
-  /// the unfused product cannot write there (the caller copies it in).
+  /// The product written into `out` (contiguous, of its shape): attention's output copied in, or
+  /// the unfused product's GEMM writing there; false, with nothing written, where that GEMM cannot
+  /// (the caller copies the product in).
   bool evaluate_into(const TensorView<value_type>& out) const {
     if (std::optional<Tensor<value_type>> r = attention()) {
       TensorView<value_type> into = out;
@@ -264,10 +265,12 @@ struct SoftmaxMatmul : Expr<SoftmaxMatmul<P, V>> {
  private:
   /// Attention's output where the formula matches, else empty; logs which.
   std::optional<Tensor<value_type>> attention() const {
-    const std::string formula = detail::attention_formula(kForm, weights.dim);
+    auto say = [&](const auto&... parts) {  // formatted only when the sdpa log is on
+      if (log_enabled(LogComponent::sdpa))
+        log_write(LogComponent::sdpa, weft::detail::cat(detail::attention_formula(kForm, weights.dim), parts...));
+    };
     auto miss = [&](const std::string& why) {
-      log(LogComponent::sdpa, LogLevel::info, formula, ": not recognized as attention: ", why,
-          "; runs as written (scores, softmax and product, each a tensor)");
+      say(": not recognized as attention: ", why, "; runs as written (scores, softmax and product, each a tensor)");
       return std::nullopt;
     };
     if constexpr (kForm.miss != nullptr) {
@@ -275,8 +278,8 @@ struct SoftmaxMatmul : Expr<SoftmaxMatmul<P, V>> {
     } else {
       detail::AttentionCall<value_type> c = detail::attention_call<kForm>(weights, v);
       if (!c.miss.empty()) return miss(c.miss);
-      log(LogComponent::sdpa, LogLevel::info, formula, ": recognized as attention (q ", c.q.shape(), ", k ",
-          c.k.shape(), " = (k^T).transpose(-2, -1), v ", c.v.shape(), ", scale ", *c.options.scale,
+      say(": recognized as attention (q ", c.q.shape(), ", k ", c.k.shape(), " = (k^T).transpose(-2, -1), v ",
+          c.v.shape(), ", scale ", *c.options.scale,
           kForm.mask == detail::MaskForm::where ? ", bool mask" : kForm.mask != detail::MaskForm::none ? ", float mask" : "",
           ") -> nn::sdpa_forward, no L x S tensor");
       return scaled_dot_product_attention(c.q, c.k, c.v, c.options);
