@@ -3,16 +3,17 @@
 ///
 /// A bfloat16 keeps 8 significant bits. simd::exp / sigmoid / tanh are accurate to ~2 float ulps
 /// (2^-22) and sigmoid and tanh divide, which made bfloat16 chains compute-bound: y = a *
-/// sigmoid(b) + c * d ran at 65% of copy bandwidth on Sapphire Rapids. The forms here have a
-/// relative error <= 2^-17 (exp) and <= 2^-14 (sigmoid, tanh, silu): over every float input,
-/// 2^-17.26, 2^-14.15, 2^-14.49 and 2^-14.15 on AVX-512, less elsewhere (a division instead of
-/// a reciprocal estimate); tests/backend/cpu/bf16_math_test.cpp checks every bfloat16 input.
+/// sigmoid(b) + c * d ran at 61-66% of copy bandwidth on Sapphire Rapids (77-85% with these
+/// forms, one-instruction loads and streaming stores; docs/benchmarks.md). The forms have a relative error <= 2^-17 (exp) and <= 2^-14
+/// (sigmoid, tanh, silu): over every float input, 2^-17.26, 2^-14.15, 2^-14.49 and 2^-14.15 on
+/// AVX-512, less elsewhere (a division instead of a reciprocal estimate);
+/// tests/backend/cpu/bf16_math_test.cpp checks every bfloat16 input.
 /// Rounded to bfloat16 such a value is within 1 ulp of the correctly rounded result (that needs
 /// an error below half an ulp, 2^-9 relative at worst), and is the correctly rounded one for all
 /// but 2 (exp), 9 (sigmoid), 2 (tanh) and 76 (silu) of the 65536 bfloat16 inputs on AVX-512.
 #pragma once
 
-#include <cstdint>
+#include <utility>
 
 #include "weft/backend/cpu/simd.hpp"
 #include "weft/expr/ops.hpp"
