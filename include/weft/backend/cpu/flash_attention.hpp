@@ -193,6 +193,18 @@ struct FlashProblem {
   }
 };
 
+/// This OpenMP thread's slice of `size` elements of a buffer of one slice per thread (dq's
+/// accumulators: the buffer itself without OpenMP).
+template <class A>
+A* thread_slice(std::vector<A>& buffer, std::int64_t size) {
+#if defined(_OPENMP)
+  return buffer.data() + omp_get_thread_num() * size;
+#else
+  (void)size;
+  return buffer.data();
+#endif
+}
+
 /// Vectorized passes over one kB-wide row of scores.
 template <class Acc>
 struct FlashRow {
@@ -412,11 +424,7 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
 
   WEFT_PRAGMA_OMP(omp parallel num_threads(threads))
   {
-#if defined(_OPENMP)
-    Acc* dq_mine = dq_acc.data() + omp_get_thread_num() * dq_size;
-#else
-    Acc* dq_mine = dq_acc.data();
-#endif
+    Acc* dq_mine = thread_slice(dq_acc, dq_size);
     std::vector<Acc> kr(std::size_t(kB * Ep)), vt(std::size_t(std::max<std::int64_t>(Ev, 1) * kB)),
         dk_acc(std::size_t(kB * Ep)), dv_acc(std::size_t(kB * Evp)), p(std::size_t(kB * kB)), pd(std::size_t(kB * kB)), ds(std::size_t(kB * kB)),
         factors(kB);

@@ -480,11 +480,7 @@ inline void flash_backward_amx(const FlashProblem<bfloat16>& fp, const SdpaRows<
 
   WEFT_PRAGMA_OMP(omp parallel num_threads(threads))
   {
-#if defined(_OPENMP)
-    float* dq_mine = dq_acc.data() + omp_get_thread_num() * dq_size;
-#else
-    float* dq_mine = dq_acc.data();
-#endif
+    float* dq_mine = thread_slice(dq_acc, dq_size);
     const cpu::GemmAmxKernel::Thread tiles;
     std::vector<std::uint16_t> kr(std::size_t(kB * Ep)), vr(std::size_t(kB * Evp)), ktr(std::size_t(Ep * kB)),
         pt(std::size_t(kB * kB)), dst(std::size_t(kB * kB)), ds_i(std::size_t(kB * kB));
