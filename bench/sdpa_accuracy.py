@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""fp32 attention gradients of weft (flash and math) beside PyTorch's, against a float64 reference.
+"""Attention outputs and gradients of weft (flash and math) beside PyTorch's, against a float64 reference.
 
-  python3 bench/sdpa_accuracy.py --exe BUILD/bench/sdpa_accuracy [--cases 300] [--seed 1] [--show 10]
+  python3 bench/sdpa_accuracy.py --exe BUILD/bench/sdpa_accuracy [--dtype fp32|bf16] [--cases 300] [--seed 1] [--show 10]
+
+--dtype bf16 rounds every input to bfloat16 and runs both libraries in bf16; the yardstick is then
+PyTorch's own bf16 error (its CPU flash kernel where it accepts the problem, else its math
+backend): FlashAttention's rule, within 2x of it.
 
 Draws random problems (batch, heads with and without GQA, L != S, E and Ev up to 160, causal
 upper-left and lower-right, bool and float masks, default and custom scales, inputs of standard
@@ -98,6 +102,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--show", type=int, default=10)
     ap.add_argument("--keep", help="directory to keep the inputs and weft's results in")
+    ap.add_argument("--dtype", choices=("fp32", "bf16"), default="fp32")
     args = ap.parse_args()
     torch.set_num_threads(2)
     gen = torch.Generator().manual_seed(args.seed)
@@ -106,13 +111,16 @@ def main():
     cases, tensors = [], {}
     for i in range(args.cases):
         o, t = draw(gen, i)
+        if args.dtype == "bf16":  # bf16 values, stored as float32 (exact)
+            t = {n: x.to(torch.bfloat16).float() if x.dtype == torch.float32 else x for n, x in t.items()}
         cases.append(o)
         for n, x in t.items():
             tensors[f"{i}.{n}"] = x
     inputs, results = os.path.join(work, "inputs.safetensors"), os.path.join(work, "weft.safetensors")
-    # One line per case for the C++ side: B Hq H L S E Ev kind scale (0: default) gqa.
+    # One line per case for the C++ side: B Hq H L S E Ev kind scale (0: default) gqa dtype.
     meta = {str(i): " ".join(str(x) for x in (o["B"], o["Hq"], o["H"], o["L"], o["S"], o["E"], o["Ev"], o["kind"],
-                                               o["scale"] or 0, int(o["gqa"]))) for i, o in enumerate(cases)}
+                                               o["scale"] or 0, int(o["gqa"]), args.dtype)) for i, o in enumerate(cases)}
+    dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float32
     save_file(tensors, inputs, metadata=meta)
     subprocess.run([args.exe, inputs, results], check=True)
     weft = load_file(results)
@@ -121,22 +129,26 @@ def main():
     for i, o in enumerate(cases):
         t = {n: tensors[f"{i}.{n}"] for n in ("q", "k", "v", "dout", "mask") if f"{i}.{n}" in tensors}
         ref = torch_run(o, t, torch.float64, SDPBackend.MATH)
-        tm = torch_run(o, t, torch.float32, SDPBackend.MATH)
+        tm = torch_run(o, t, dtype, SDPBackend.MATH)
         try:
-            tf = torch_run(o, t, torch.float32, SDPBackend.FLASH_ATTENTION)
+            tf = torch_run(o, t, dtype, SDPBackend.FLASH_ATTENTION)
         except RuntimeError:  # a problem torch's CPU flash kernel refuses
             tf = None
         row = {"case": i, "opts": o}
         for n in NAMES:
             e_tm = max_err(tm[n], ref[n])
             e_tf = max_err(tf[n], ref[n]) if tf is not None else math.nan
+            # fp32: against torch's math backend; bf16: against torch's own bf16 kernel (flash where it runs).
+            yard = e_tf if args.dtype == "bf16" and not math.isnan(e_tf) else e_tm
             row[n] = {"torch_math": e_tm, "torch_flash": e_tf,
-                      **{b: ratio(max_err(weft[f"{i}.{b}.{n}"], ref[n]), e_tm) for b in ("flash", "math")}}
+                      **{b: ratio(max_err(weft[f"{i}.{b}.{n}"], ref[n]), yard) for b in ("flash", "math")}}
             # Torch's flash kernel against torch math: how far a flash implementation commonly is.
             row[n]["torch_flash_ratio"] = ratio(e_tf, e_tm)
         rows.append(row)
 
-    print(f"{len(rows)} cases (seed {args.seed}); ratio = error / torch fp32 math's error")
+    print(f"{len(rows)} cases (seed {args.seed}, {args.dtype}); ratio = error / "
+          + ("torch bf16's error (its flash kernel where it runs, else math)" if args.dtype == "bf16"
+             else "torch fp32 math's error"))
     print(f"{'':6} {'backend':11} {'worst':>8} {'p99':>8} {'median':>8} {'> 2':>6} {'> 1.5':>6} {'inf':>6}")
     for n in NAMES:
         for b in ("flash", "math", "torch_flash_ratio"):
@@ -144,6 +156,11 @@ def main():
             above = lambda x: sum(v > x for v in r)
             print(f"{n:6} {b[:11]:11} {r[-1]:8.2f} {r[int(0.99 * (len(r) - 1))]:8.2f} {r[len(r) // 2]:8.2f} "
                   f"{above(2):6d} {above(1.5):6d} {above(1e300):6d}")
+    if args.dtype == "bf16":  # FlashAttention's rule proper: where torch's own bf16 flash kernel runs
+        ran = [row for row in rows if not math.isnan(row["dq"]["torch_flash"])]
+        print(f"\nweft flash over the {len(ran)} cases torch's bf16 flash kernel runs (worst, > 2): " +
+              ", ".join(f"{n} {max(row[n]['flash'] for row in ran):.2f} {sum(row[n]['flash'] > 2 for row in ran)}"
+                        for n in NAMES))
     worst = sorted(rows, key=lambda row: -max(row[n]["flash"] for n in ("dq", "dk", "dv")))[:args.show]
     print("\nworst flash gradient cases:")
     for row in worst:

@@ -344,6 +344,21 @@ double row_dot(const T* a, std::int64_t as, const T* b, std::int64_t bs, std::in
   return sum;
 }
 
+/// dP_j keep_j - D for query i (flattened head bh) and key j, as dO . (keep v_j - out) summed in
+/// double (dominant_ds says why).
+template <class T>
+double dominant_dp_minus_d(const FlashProblem<T>& fp, const SdpaRows<T>& out, const SdpaRows<T>& dout,
+                           std::int64_t bh, std::int64_t i, std::int64_t j, double keep) {
+  const T* o = out.row(bh, i);
+  const T* d = dout.row(bh, i);
+  const T* v = fp.v.row(fp.kv_head(bh), j);
+  double sum = 0;
+  for (std::int64_t e = 0; e < fp.s.Ev; ++e)
+    sum += double(math_t<T>(d[e * dout.col_stride])) *
+           (keep * double(math_t<T>(v[e * fp.v.col_stride])) - double(math_t<T>(o[e * out.col_stride])));
+  return sum;
+}
+
 /// dS_j = p_j (dP_j keep_j - D) for the keys j of one row (query i, keys from j0) whose weight p_j
 /// is above kDominantWeight, as p_j dO . (keep_j v_j - out) summed in double (keep_j = 1 without
 /// dropout). Why: D = dO . out and dP_j = dO . v_j come from different float sums (a loop and the
@@ -360,19 +375,12 @@ void dominant_ds(const FlashProblem<T>& fp, const SdpaRows<T>& out, const SdpaRo
                  std::int64_t i, std::int64_t j0, const math_t<T>* p, math_t<T>* ds, math_t<T>* factors) {
   using Acc = math_t<T>;
   const SdpaShape& s = fp.s;
-  const std::int64_t keys = std::min(FlashProblem<T>::kB, s.S - j0), bhk = fp.kv_head(bh);
+  const std::int64_t keys = std::min(FlashProblem<T>::kB, s.S - j0);
   if (fp.dropout.active()) fp.dropout.factors(std::uint64_t((bh * s.L + i) * s.S + j0), keys, factors);
-  const T* o = out.row(bh, i);
-  const T* d = dout.row(bh, i);
   for (std::int64_t j = 0; j < keys; ++j) {
     if (!(p[j] > Acc(kDominantWeight))) continue;
     const double keep = fp.dropout.active() ? double(factors[j]) : 1.0;
-    const T* v = fp.v.row(bhk, j0 + j);
-    double sum = 0;
-    for (std::int64_t e = 0; e < s.Ev; ++e)
-      sum += double(math_t<T>(d[e * dout.col_stride])) *
-             (keep * double(math_t<T>(v[e * fp.v.col_stride])) - double(math_t<T>(o[e * out.col_stride])));
-    ds[j] = Acc(double(p[j]) * sum);
+    ds[j] = Acc(double(p[j]) * dominant_dp_minus_d(fp, out, dout, bh, i, j0 + j, keep));
   }
 }
 

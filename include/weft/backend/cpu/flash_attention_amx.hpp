@@ -425,7 +425,8 @@ inline void mask_key_row(const FlashProblem<bfloat16>& fp, float* row, std::int6
 /// transposed orientation (see the file comment). Needs flash_amx_available() and no dropout.
 /// Per (key/value head, key block) unit, over every query head of its group and every query
 /// block that sees it:
-///   s^T = k q^T;  p^T = 2^(s^T c - lse log2 e);  dP^T = v dO^T;  dS^T = p^T (dP^T - D);
+///   s^T = k q^T;  p^T = 2^(s^T c - lse log2 e);  dP^T = v dO^T;  dS^T = p^T (dP^T - D)
+///   (dO . (v - out) in double for weights above kDominantWeight, as flash_backward_cpu);
 ///   dV += p^T dO;  dK += dS^T q;  dq^T += k^T dS^T   (dK and dq times scale at the end).
 inline void flash_backward_amx(const FlashProblem<bfloat16>& fp, const SdpaRows<bfloat16>& out,
                                const SdpaRows<bfloat16>& dout, const double* lse, bfloat16* dq, bfloat16* dk,
@@ -521,6 +522,19 @@ inline void flash_backward_amx(const FlashProblem<bfloat16>& fp, const SdpaRows<
                 const __m512 t = _mm512_fmadd_ps(_mm512_loadu_ps(x + q + 16 * h), cv, _mm512_sub_ps(_mm512_setzero_ps(), _mm512_loadu_ps(&hi[at_q])));
                 p[h] = amx::exp2_weight(_mm512_sub_ps(t, _mm512_loadu_ps(&lo[at_q])));
                 ds[h] = _mm512_mul_ps(p[h], _mm512_sub_ps(_mm512_loadu_ps(dp + q + 16 * h), _mm512_loadu_ps(&D[at_q])));
+                // Dominant weights: dS = p dO . (v - out) in double (dominant_ds says why).
+                if (__mmask16 dominant = _mm512_cmp_ps_mask(p[h], _mm512_set1_ps(float(kDominantWeight)), _CMP_GT_OQ)) {
+                  alignas(64) float pw[16], dw[16];
+                  _mm512_store_ps(pw, p[h]);
+                  _mm512_store_ps(dw, ds[h]);
+                  for (; dominant; dominant &= dominant - 1) {
+                    const int lane = __builtin_ctz(dominant);
+                    const std::int64_t i = i0 + q + 16 * h + lane;
+                    if (i < s.L && j0 + jr < s.S)
+                      dw[lane] = float(double(pw[lane]) * dominant_dp_minus_d(fp, out, dout, bh, i, j0 + jr, 1.0));
+                  }
+                  ds[h] = _mm512_load_ps(dw);
+                }
               }
               _mm512_storeu_si512(pt.data() + jr * kB + q, (__m512i)_mm512_cvtne2ps_pbh(p[1], p[0]));
               _mm512_storeu_si512(dst.data() + jr * kB + q, (__m512i)_mm512_cvtne2ps_pbh(ds[1], ds[0]));
