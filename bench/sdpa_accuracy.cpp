@@ -41,8 +41,9 @@ int main(int argc, char** argv) {
   }
   const weft::io::SafeTensors in(argv[1]);
   std::vector<weft::io::NamedTensor> results;
-  for (const auto& [id, line] : in.metadata()) {
-    std::istringstream opts(line);
+  for (const auto& entry : in.metadata()) {
+    const std::string& id = entry.first;  // not a structured binding: clang 16 cannot capture one under OpenMP
+    std::istringstream opts(entry.second);
     long long B, Hq, H, L, S, E, Ev;
     std::string kind, dtype = "fp32";
     double scale;
