@@ -312,7 +312,10 @@ inline bool disjoint_boxes(const TensorRef& a, const TensorRef& b) {
     if (lo.strides()[d] > 0) dims[n++] = d;
     else if (lo.shape()[d] > 1 || hi.shape()[d] > 1) return false;
   }
-  std::sort(dims, dims + n, [&](int x, int y) { return lo.strides()[x] > lo.strides()[y]; });
+  // Largest stride first: an insertion sort of n <= kMaxRank dims (std::sort's unguarded insertion
+  // step tripped GCC 12's -Warray-bounds here: it cannot see that n <= kMaxRank).
+  for (int i = 1; i < n; ++i)
+    for (int j = i; j > 0 && lo.strides()[dims[j - 1]] < lo.strides()[dims[j]]; --j) std::swap(dims[j - 1], dims[j]);
   std::int64_t delta = hi.offset - lo.offset;
   for (int i = 0; i < n; ++i) c[i] = delta / lo.strides()[dims[i]], delta -= c[i] * lo.strides()[dims[i]];
   if (delta != 0) return false;
