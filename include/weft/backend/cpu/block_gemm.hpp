@@ -31,11 +31,17 @@ inline __attribute__((always_inline)) void block_gemm_tile(const T* a, std::int6
                                                            std::int64_t ldb, T* c, std::int64_t ldc, std::int64_t K) {
   constexpr int R = BlockGemmTile<T>::kRows, NV = BlockGemmTile<T>::kVecs, W = BlockGemmTile<T>::kLanes;
   using V = simd::Vec<T, W>;
+  // The products of this call sum from 0 and are added to C once at the end (C + sum_k a b
+  // rather than (C + a0 b0) + a1 b1 + ...): callers that accumulate many calls into one C (the
+  // flash backward's dV and dK over query blocks, the packed GEMM over k slices) then add
+  // partial sums of similar size, a blocked summation whose rounding error grows with the number
+  // of calls, not of terms (flash's fp32 dv: 13 -> 9 of 200 random cases above 2x torch's fp32
+  // math error, bench/sdpa_accuracy.py). Same loads and adds as loading C first.
   V acc[R][NV];
 WEFT_HOST_UNROLL(8)
   for (int r = 0; r < R; ++r)
 WEFT_HOST_UNROLL(4)
-    for (int v = 0; v < NV; ++v) acc[r][v] = kAccumulate ? V::load(c + r * ldc + v * W) : V::broadcast(T(0));
+    for (int v = 0; v < NV; ++v) acc[r][v] = V::broadcast(T(0));
   for (std::int64_t k = 0; k < K; ++k) {
     V bk[NV];
 WEFT_HOST_UNROLL(4)
@@ -54,7 +60,10 @@ WEFT_HOST_UNROLL(4)
 WEFT_HOST_UNROLL(8)
   for (int r = 0; r < R; ++r)
 WEFT_HOST_UNROLL(4)
-    for (int v = 0; v < NV; ++v) acc[r][v].store(c + r * ldc + v * W);
+    for (int v = 0; v < NV; ++v) {
+      if constexpr (kAccumulate) acc[r][v] = V::load(c + r * ldc + v * W) + acc[r][v];
+      acc[r][v].store(c + r * ldc + v * W);
+    }
 }
 
 /// C (M x N) (+)= A (M x K) B (K x N) with M a multiple of kRows and N of kCols (callers pad
