@@ -44,11 +44,12 @@ weft_install_deps() {
 # and OpenMP runtimes) and qemu user emulation to run the result; for weft::dist's suite OpenMPI
 # (mpirun, and the headers and mpicxx that Meson's MPI dependency finds); for the consumer
 # projects CMake (weft itself builds with Meson only); for its clang build clang >= 15 with
-# LLVM's OpenMP runtime (clang-16 from Debian unless one is there; weft_clang names it).
+# LLVM's OpenMP runtime and the sanitizer runtimes (clang-16 from Debian unless one is there;
+# weft_clang names it).
 weft_install_test_deps() {
   local missing=()
   command -v cmake >/dev/null 2>&1 || missing+=(cmake)
-  weft_clang >/dev/null || missing+=(clang-16 libomp-16-dev)
+  weft_clang >/dev/null || missing+=(clang-16 libomp-16-dev libclang-rt-16-dev)
   command -v aarch64-linux-gnu-g++ >/dev/null 2>&1 || missing+=(g++-aarch64-linux-gnu)
   command -v qemu-aarch64 >/dev/null 2>&1 || missing+=(qemu-user)
   command -v mpirun >/dev/null 2>&1 || missing+=(openmpi-bin)
@@ -57,12 +58,14 @@ weft_install_test_deps() {
 }
 
 # weft_clang: prints the newest versioned clang++ from 15 on (clang++-19 ... clang++-15, with
-# its clang and LLVM's OpenMP header) as "CXX CC"; fails when there is none.
+# its clang, LLVM's OpenMP header and the sanitizer runtimes: Debian's clang-N only recommends
+# libclang-rt-N-dev) as "CXX CC"; fails when there is none.
 weft_clang() {
   local v
   for v in 19 18 17 16 15; do
     if command -v "clang++-$v" >/dev/null 2>&1 && command -v "clang-$v" >/dev/null 2>&1 &&
-      [[ -f "/usr/lib/llvm-$v/lib/clang/$v/include/omp.h" || -f "/usr/lib/llvm-$v/include/omp.h" ]]; then
+      [[ -f "/usr/lib/llvm-$v/lib/clang/$v/include/omp.h" || -f "/usr/lib/llvm-$v/include/omp.h" ]] &&
+      compgen -G "/usr/lib/llvm-$v/lib/clang/$v/lib/linux/libclang_rt.asan-*.a" >/dev/null; then
       echo "clang++-$v clang-$v"
       return 0
     fi
