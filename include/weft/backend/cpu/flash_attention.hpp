@@ -205,6 +205,23 @@ A* thread_slice(std::vector<A>& buffer, std::int64_t size) {
 #endif
 }
 
+/// dq (batch Hq, L, E, contiguous) = scale sum_t slice_t[at(bh, i, e)] over the `threads` slices
+/// of `slice` elements each (thread_slice), summed in thread order: the same bits for any schedule
+/// of the rows.
+template <class A, class T, class At>
+void sum_thread_slices(const std::vector<A>& acc, int threads, std::int64_t slice, std::int64_t heads,
+                       std::int64_t L, std::int64_t E, A scale, At at, T* dq) {
+  WEFT_PRAGMA_OMP(omp parallel for schedule(static) num_threads(weft::detail::cpu::threads_for(heads * L * E)))
+  for (std::int64_t hr = 0; hr < heads * L; ++hr) {
+    const std::int64_t bh = hr / L, i = hr % L;
+    for (std::int64_t e = 0; e < E; ++e) {
+      A sum = 0;
+      for (int t = 0; t < threads; ++t) sum += acc[std::size_t(t * slice + at(bh, i, e))];
+      dq[hr * E + e] = T(sum * scale);
+    }
+  }
+}
+
 /// Vectorized passes over one kB-wide row of scores.
 template <class Acc>
 struct FlashRow {
@@ -510,15 +527,8 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
       }
     }
   }
-  WEFT_PRAGMA_OMP(omp parallel for schedule(static) num_threads(cpu::threads_for(heads * s.L * E)))
-  for (std::int64_t hr = 0; hr < heads * s.L; ++hr) {
-    const std::int64_t bh = hr / s.L, i = hr % s.L;
-    for (std::int64_t e = 0; e < E; ++e) {
-      Acc sum = 0;
-      for (int t = 0; t < threads; ++t) sum += dq_acc[std::size_t(t * dq_size + (bh * Lp + i) * Ep + e)];
-      dq[hr * E + e] = T(sum * scale);
-    }
-  }
+  sum_thread_slices(dq_acc, threads, dq_size, heads, s.L, E, scale,
+                    [=](std::int64_t bh, std::int64_t i, std::int64_t e) { return (bh * Lp + i) * Ep + e; }, dq);
 }
 
 }  // namespace WEFT_BACKEND_ABI

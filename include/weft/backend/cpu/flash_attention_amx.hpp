@@ -555,15 +555,9 @@ inline void flash_backward_amx(const FlashProblem<bfloat16>& fp, const SdpaRows<
       }
     }
   }
-  WEFT_PRAGMA_OMP(omp parallel for schedule(static) num_threads(cpu::threads_for(heads * s.L * E)))
-  for (std::int64_t hr = 0; hr < heads * s.L; ++hr) {
-    const std::int64_t bh = hr / s.L, i = hr % s.L;
-    for (std::int64_t e = 0; e < E; ++e) {
-      float sum = 0;
-      for (int t = 0; t < threads; ++t) sum += dq_acc[std::size_t(t * dq_size + (bh * Ep + e) * Lp + i)];
-      dq[hr * E + e] = bfloat16(sum * scale);
-    }
-  }
+  // dq^T's accumulators: element (bh, e, i).
+  sum_thread_slices(dq_acc, threads, dq_size, heads, s.L, E, scale,
+                    [=](std::int64_t bh, std::int64_t i, std::int64_t e) { return (bh * Ep + e) * Lp + i; }, dq);
 }
 
 #endif  // WEFT_FLASH_AMX
