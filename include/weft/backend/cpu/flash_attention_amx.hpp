@@ -465,11 +465,8 @@ inline void flash_backward_amx(const FlashProblem<bfloat16>& fp, const SdpaRows<
         const double shift = lse[bh * s.L + i0 + r] / fp.to_natural();
         hi[std::size_t(at + r)] = float(shift);
         lo[std::size_t(at + r)] = std::isinf(shift) ? 0.0f : float(shift - double(float(shift)));
-        const bfloat16* o = out.row(bh, i0 + r);
-        const bfloat16* d = dout.row(bh, i0 + r);
-        float sum = 0;
-        for (std::int64_t e = 0; e < Ev; ++e) sum += float(o[e * out.col_stride]) * float(d[e * dout.col_stride]);
-        D[std::size_t(at + r)] = sum;
+        D[std::size_t(at + r)] =
+            float(row_dot(out.row(bh, i0 + r), out.col_stride, dout.row(bh, i0 + r), dout.col_stride, Ev));
       }
     }
   }
