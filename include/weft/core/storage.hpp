@@ -5,13 +5,13 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 
 #include "weft/core/config.hpp"
 #include "weft/core/device.hpp"
 #include "weft/core/error.hpp"
+#include "weft/core/host_memory.hpp"
 
 #if defined(__CUDACC__)
 #include "weft/core/cuda_device.hpp"
@@ -24,11 +24,11 @@ namespace weft {
 /// (detail::borrow: from_blob, from_dlpack, from_eigen).
 class Storage {
  public:
-  using Release = void (*)(void*, Device);
+  using Release = void (*)(void* data, std::size_t bytes, Device);
   Storage(void* data, std::size_t bytes, Device device, Release release)
       : data_(data), bytes_(bytes), device_(device), release_(release) {}
   ~Storage() {
-    if (release_ && data_) release_(data_, device_);
+    if (release_ && data_) release_(data_, bytes_, device_);
   }
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -63,16 +63,12 @@ inline void count_copy(std::int64_t elements) {
   tensor_counters().elements_copied.fetch_add(elements, std::memory_order_relaxed);
 }
 
-/// Host buffers are 64-byte aligned so that every SIMD width can use aligned
-/// (and non-temporal) stores on them.
-inline constexpr std::size_t kHostAlignment = 64;
-
-inline void release_host(void* p, Device) { std::free(p); }
+inline void release_host(void* p, std::size_t bytes, Device) { release_host_buffer(p, bytes); }
 
 inline namespace WEFT_BACKEND_ABI {
 
 #if defined(__CUDACC__)
-inline void release_cuda(void* p, Device d) {
+inline void release_cuda(void* p, std::size_t, Device d) {
   CudaDeviceGuard guard(d.index());
   cudaFree(p);
 }
@@ -86,9 +82,8 @@ inline void release_cuda(void* p, Device d) {
 inline std::shared_ptr<Storage> allocate(std::size_t bytes, Device device) {
   tensor_counters().allocations.fetch_add(1, std::memory_order_relaxed);
   if (device.is_cpu()) {
-    std::size_t rounded = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
-    void* p = rounded ? std::aligned_alloc(kHostAlignment, rounded) : nullptr;
-    if (rounded && !p) fail("empty", "cannot allocate ", bytes, " bytes on the host");
+    void* p = allocate_host_buffer(bytes);
+    if (bytes && !p) fail("empty", "cannot allocate ", bytes, " bytes on the host");
     return std::make_shared<Storage>(p, bytes, device, &release_host);
   }
 #if defined(__CUDACC__)
