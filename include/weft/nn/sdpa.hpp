@@ -10,6 +10,7 @@
 #include "weft/nn/sdpa_cuda.hpp"
 #include "weft/backend/cpu/flash_attention.hpp"
 #include "weft/backend/cpu/flash_attention_amx.hpp"
+#include "weft/backend/cpu/flash_attention_bfmmla.hpp"
 #include "weft/nn/sdpa_math.hpp"
 #include "weft/nn/sdpa_options.hpp"
 #include "weft/nn/sdpa_problem.hpp"
@@ -59,9 +60,16 @@ bool flash_on_amx(const SdpaShape& s) {
   return std::is_same_v<T, bfloat16> && s.dropout_p == 0 && flash_amx_available();
 }
 
+/// Whether the flash backend runs bfloat16 with its block products on BFMMLA
+/// (flash_attention_bfmmla.hpp): every bfloat16 problem of a FEAT_BF16 build.
+template <class T>
+constexpr bool flash_on_bfmmla() {
+  return std::is_same_v<T, bfloat16> && flash_bfmmla_available();
+}
+
 /// The backend that runs: flash unless a SdpaBackendGuard excludes it. The `sdpa` log says
-/// which one ran ("amx-bf16 tiles" when flash's block products run on AMX) and why flash was
-/// refused.
+/// which one ran ("amx-bf16 tiles" when flash's block products run on AMX, "neon-bfmmla" on
+/// BFMMLA) and why flash was refused.
 template <class T>
 SdpaBackend choose_backend(const char* op, const TensorView<const T>& q, const TensorView<const T>& k,
                            const TensorView<const T>& v, const SdpaShape& s, const SdpaOptions& o) {
@@ -73,7 +81,10 @@ SdpaBackend choose_backend(const char* op, const TensorView<const T>& q, const T
   if (log_enabled(LogComponent::sdpa))
     log_write(LogComponent::sdpa,
               weft::detail::cat(op, ": ", backend_name(chosen), " backend (cpu",
-                                flash && flash_on_amx<T>(s) ? ", amx-bf16 tiles" : "",
+                                !flash                ? ""
+                                : flash_on_amx<T>(s)  ? ", amx-bf16 tiles"
+                                : flash_on_bfmmla<T>() ? ", neon-bfmmla"
+                                                       : "",
                                 ", ", sdpa_describe(q, k, v, s, o), ")",
                                 flash ? "" : "; flash refused: excluded by SdpaBackendGuard"));
   return chosen;
@@ -138,6 +149,12 @@ SdpaOutput<typename Q::value_type> sdpa_forward(const Q& query, const K& key, co
         return r;
       }
 #endif
+#if WEFT_GEMM_BFMMLA
+    if constexpr (std::is_same_v<T, bfloat16>) {
+      detail::flash_forward_cpu<T, detail::bfmmla::ForwardProducts>(problem, r.out.data(), r.lse.data());
+      return r;
+    }
+#endif
     detail::flash_forward_cpu(problem, r.out.data(), r.lse.data());
   }
   return r;
@@ -199,6 +216,13 @@ SdpaGradients<typename Q::value_type> sdpa_backward(const D& grad_out, const Q& 
         detail::flash_backward_amx(problem, outr, doutr, lse_v.data(), g.dq.data(), g.dk.data(), g.dv.data());
         return g;
       }
+#endif
+#if WEFT_GEMM_BFMMLA
+    if constexpr (std::is_same_v<T, bfloat16>) {
+      detail::flash_backward_cpu<T, detail::bfmmla::BackwardProducts>(problem, outr, doutr, lse_v.data(), g.dq.data(),
+                                                                      g.dk.data(), g.dv.data());
+      return g;
+    }
 #endif
     detail::flash_backward_cpu(problem, outr, doutr, lse_v.data(), g.dq.data(), g.dk.data(), g.dv.data());
   }

@@ -276,10 +276,43 @@ struct FlashRow {
   }
 };
 
+/// The forward pass's block products in Acc on block_gemm_panels: K^T and V of every key block
+/// packed once (FlashProblem::pack_kv), each query block converted to Acc by its thread. Other
+/// block products (flash_attention_bfmmla.hpp) provide the same members.
+template <class T>
+struct FloatForwardProducts {
+  using Acc = math_t<T>;
+  static constexpr std::int64_t kB = FlashProblem<T>::kB;
+  const FlashProblem<T>& fp;
+  const std::vector<Acc> packed = fp.pack_kv(true);
+  const Acc* v_all = packed.data() + fp.s.batches * fp.s.H * fp.key_blocks * fp.s.E * kB;
+
+  /// One thread's operands: its query block.
+  struct Thread {
+    const FloatForwardProducts& g;
+    std::vector<Acc> qs = std::vector<Acc>(std::size_t(kB * std::max<std::int64_t>(g.fp.s.E, 1)));
+
+    /// Query rows [i0, i0 + rows) of flattened head bh, the left operand of scores.
+    void load_queries(std::int64_t bh, std::int64_t i0, std::int64_t rows) {
+      pack_rows(g.fp.q, bh, i0, rows, g.fp.s.E, Acc(1), qs.data(), g.fp.s.E, kB);
+    }
+    /// sc (kB x kB, row-major) = q k^T against key block blk (flattened: bhk key_blocks + kb).
+    void scores(std::int64_t blk, Acc* sc) const {
+      const std::int64_t E = g.fp.s.E;
+      cpu::block_gemm_panels<Acc, false>(kB, kB, E, qs.data(), E, 1, g.packed.data() + blk * E * kB, sc, kB);
+    }
+    /// o (kB x Evp, row-major) += p v, p (kB x kB) row-major.
+    void add_pv(std::int64_t blk, const Acc* p, Acc* o) const {
+      const std::int64_t Evp = g.fp.Evp;
+      cpu::block_gemm_panels<Acc, true>(kB, Evp, kB, p, kB, 1, g.v_all + blk * kB * Evp, o, Evp);
+    }
+  };
+};
+
 /// FlashAttention-2's forward pass: out (batch Hq, L, Ev) and lse (batch Hq, L), both contiguous;
 /// lse = +inf on a row that sees no key (FlashAttention's convention: the backward pass's
-/// 2^(s - lse) is then 0 there).
-template <class T>
+/// 2^(s - lse) is then 0 there). Products: the block products (FloatForwardProducts' members).
+template <class T, class Products = FloatForwardProducts<T>>
 void flash_forward_cpu(const FlashProblem<T>& fp, T* out, double* lse) {
   using Acc = math_t<T>;
   using Row = FlashRow<Acc>;
@@ -287,9 +320,7 @@ void flash_forward_cpu(const FlashProblem<T>& fp, T* out, double* lse) {
   const SdpaShape& s = fp.s;
   const std::int64_t heads = s.batches * s.Hq, units = heads * fp.query_blocks;
   if (units == 0) return;
-  const std::vector<Acc> packed = fp.pack_kv(true);
-  const Acc* kt_all = packed.data();
-  const Acc* v_all = kt_all + s.batches * s.H * fp.key_blocks * s.E * kB;
+  const Products products{fp};
   const std::int64_t E = s.E, Evp = fp.Evp;
   const Acc c = fp.c(), bias_unit = fp.bias_unit();
   const double to_natural = fp.to_natural();
@@ -298,21 +329,21 @@ void flash_forward_cpu(const FlashProblem<T>& fp, T* out, double* lse) {
 
   WEFT_PRAGMA_OMP(omp parallel num_threads(threads))
   {
-    std::vector<Acc> qs(std::size_t(kB * std::max<std::int64_t>(E, 1))), sc(std::size_t(kB * kB)),
-        o(std::size_t(kB * Evp)), m(kB), l(kB), factors(kB);
+    typename Products::Thread operands{products};
+    std::vector<Acc> sc(std::size_t(kB * kB)), o(std::size_t(kB * Evp)), m(kB), l(kB), factors(kB);
     // Causal rows do less work the earlier they are: hand out blocks one at a time.
     WEFT_PRAGMA_OMP(omp for schedule(dynamic, 1))
     for (std::int64_t u = 0; u < units; ++u) {
       const std::int64_t bh = u / fp.query_blocks, i0 = u % fp.query_blocks * kB, rows = std::min(kB, s.L - i0);
       const std::int64_t bhk = fp.kv_head(bh);
-      pack_rows(fp.q, bh, i0, rows, E, Acc(1), qs.data(), E, kB);
+      operands.load_queries(bh, i0, rows);
       Row::fill(o.data(), kB * Evp, Acc(0));
       Row::fill(m.data(), kB, neg_inf);
       Row::fill(l.data(), kB, Acc(0));
       const std::int64_t kb_end = fp.key_block_end(i0, rows);
       for (std::int64_t kb = 0; kb < kb_end; ++kb) {
         const std::int64_t j0 = kb * kB, blk = bhk * fp.key_blocks + kb;
-        cpu::block_gemm_panels<Acc, false>(kB, kB, E, qs.data(), E, 1, kt_all + blk * E * kB, sc.data(), kB);
+        operands.scores(blk, sc.data());
         const bool masked = fp.needs_mask(i0, j0);
         for (std::int64_t r = 0; r < rows; ++r) {
           Acc* row = sc.data() + r * kB;
@@ -337,7 +368,7 @@ void flash_forward_cpu(const FlashProblem<T>& fp, T* out, double* lse) {
           m[r] = m_new;
           if (fp.dropout.active()) fp.drop_row(row, factors.data(), bh, i0 + r, j0);
         }
-        cpu::block_gemm_panels<Acc, true>(kB, Evp, kB, sc.data(), kB, 1, v_all + blk * kB * Evp, o.data(), Evp);
+        operands.add_pv(blk, sc.data(), o.data());
       }
       for (std::int64_t r = 0; r < rows; ++r) {
         const Acc inv = l[r] > 0 ? Acc(1) / l[r] : Acc(0);
@@ -401,12 +432,76 @@ void dominant_ds(const FlashProblem<T>& fp, const SdpaRows<T>& out, const SdpaRo
   }
 }
 
+/// The backward pass's block products in Acc on block_gemm_panels. Q and dO of every query head
+/// packed once, (batch Hq, Lp, Ep) and (batch Hq, Lp, Evp): every key block reads all of them
+/// (packing them per block pair cost ~15% of the pass). Twice: in rows, the A operand of a block
+/// GEMM (q k^T, dO V^T), and per query block in block_gemm_panels' column panels, its B operand
+/// (dS^T Q, p^T dO): a 512-byte row stride thrashed L1 at E = 128. K^T of every key block packed
+/// once (FlashProblem::pack_kv); K and V^T per key block by its thread.
+template <class T>
+struct FloatBackwardProducts {
+  using Acc = math_t<T>;
+  static constexpr std::int64_t kB = FlashProblem<T>::kB;
+  const FlashProblem<T>& fp;
+  const SdpaRows<T>& dout;
+  const std::int64_t Lp = fp.query_blocks * kB, Ep = fp.Ep, Evp = fp.Evp;
+  std::vector<Acc> q_all = std::vector<Acc>(std::size_t(fp.s.batches * fp.s.Hq * Lp * Ep)),
+                   do_all = std::vector<Acc>(std::size_t(fp.s.batches * fp.s.Hq * Lp * Evp)),
+                   q_panels = std::vector<Acc>(q_all.size()), do_panels = std::vector<Acc>(do_all.size());
+  const std::vector<Acc> kt_all = fp.pack_kv(false);
+
+  FloatBackwardProducts(const FlashProblem<T>& problem, const SdpaRows<T>& grad_out) : fp(problem), dout(grad_out) {
+    const SdpaShape& s = fp.s;
+    WEFT_PRAGMA_OMP(omp parallel for schedule(static) num_threads(cpu::threads_for(s.batches * s.Hq * Lp * (Ep + Evp))))
+    for (std::int64_t u = 0; u < s.batches * s.Hq * fp.query_blocks; ++u) {
+      const std::int64_t bh = u / fp.query_blocks, i0 = u % fp.query_blocks * kB, rows = std::min(kB, s.L - i0);
+      pack_rows(fp.q, bh, i0, rows, s.E, Acc(1), q_all.data() + (bh * Lp + i0) * Ep, Ep, kB);
+      pack_rows(dout, bh, i0, rows, s.Ev, Acc(1), do_all.data() + (bh * Lp + i0) * Evp, Evp, kB);
+      pack_rows_panels(fp.q, bh, i0, rows, s.E, q_panels.data() + (bh * Lp + i0) * Ep, kB, Ep);
+      pack_rows_panels(dout, bh, i0, rows, s.Ev, do_panels.data() + (bh * Lp + i0) * Evp, kB, Evp);
+    }
+  }
+
+  /// One thread's operands: its key block's K (as B panels), V^T and K^T.
+  struct Thread {
+    const FloatBackwardProducts& g;
+    std::vector<Acc> kr = std::vector<Acc>(std::size_t(kB * g.Ep)),
+                     vt = std::vector<Acc>(std::size_t(std::max<std::int64_t>(g.fp.s.Ev, 1) * kB));
+    const Acc* kt = nullptr;
+
+    /// Keys [j0, j0 + keys) of key/value head bhk, key block u = bhk key_blocks + j0 / kB.
+    void load_keys(std::int64_t u, std::int64_t bhk, std::int64_t j0, std::int64_t keys) {
+      kt = g.kt_all.data() + u * g.fp.s.E * kB;
+      pack_rows_panels(g.fp.k, bhk, j0, keys, g.fp.s.E, kr.data(), kB, g.Ep);
+      pack_transposed_panels(g.fp.v, bhk, j0, keys, g.fp.s.Ev, vt.data(), kB);
+    }
+    /// The query block at row `at` = bh Lp + i0 of the packed queries against the loaded keys:
+    /// s (kB x kB, row-major) = q k^T, the forward pass's scores bit for bit.
+    void scores(std::int64_t at, Acc* s) const {
+      cpu::block_gemm_panels<Acc, false>(kB, kB, g.fp.s.E, g.q_all.data() + at * g.Ep, g.Ep, 1, kt, s, kB);
+    }
+    /// dp (kB x kB) = dO v^T.
+    void dp(std::int64_t at, Acc* dp) const {
+      cpu::block_gemm_panels<Acc, false>(kB, kB, g.fp.s.Ev, g.do_all.data() + at * g.Evp, g.Evp, 1, vt.data(), dp, kB);
+    }
+    /// dv (kB x Evp) += w^T dO, w (kB x kB) the weights (after dropout).
+    void add_dv(std::int64_t at, const Acc* w, Acc* dv) const {
+      cpu::block_gemm_panels<Acc, true>(kB, g.Evp, kB, w, 1, kB, g.do_panels.data() + at * g.Evp, dv, g.Evp);
+    }
+    /// dk (kB x Ep) += dS^T q and dq (kB x Ep, row-major) += dS k.
+    void add_dk_dq(std::int64_t at, const Acc* ds, Acc* dk, Acc* dq) const {
+      cpu::block_gemm_panels<Acc, true>(kB, g.Ep, kB, ds, 1, kB, g.q_panels.data() + at * g.Ep, dk, g.Ep);
+      cpu::block_gemm_panels<Acc, true>(kB, g.Ep, kB, ds, kB, 1, kr.data(), dq, g.Ep);
+    }
+  };
+};
+
 /// FlashAttention-2's backward pass. out, dout: the forward output and its gradient (rows);
 /// lse: (batch Hq, L) contiguous, in double: a float lse of magnitude ~10 is off by up to
 /// 5e-7, an error every recomputed weight of its row shares, and which measured 3-7x the
 /// gradient error of a naive float implementation (whose per-weight errors average out). Writes dq (batch Hq, L, E), dk (batch H, S, E), dv (batch H, S, Ev),
-/// all contiguous.
-template <class T>
+/// all contiguous. Products: the block products (FloatBackwardProducts' members).
+template <class T, class Products = FloatBackwardProducts<T>>
 void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const SdpaRows<T>& dout,
                         const double* lse, T* dq, T* dk, T* dv) {
   using Acc = math_t<T>;
@@ -425,24 +520,9 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
   for (std::int64_t hr = 0; hr < heads * s.L; ++hr)
     D[std::size_t(hr)] =
         Acc(row_dot(out.row(hr / s.L, hr % s.L), out.col_stride, dout.row(hr / s.L, hr % s.L), dout.col_stride, Ev));
-  const std::vector<Acc> packed = fp.pack_kv(false);
-  const Acc* kt_all = packed.data();
+  const Products products{fp, dout};
   const int threads =
       int(std::max<std::int64_t>(1, std::min<std::int64_t>(units, cpu::threads_for(units * kB * s.L * (E + Ev)))));
-  // Q and dO of every query head packed once, (batch Hq, Lp, Ep) and (batch Hq, Lp, Evp): every key
-  // block reads all of them (packing them per block pair cost ~15% of the pass). Twice: in rows,
-  // the A operand of a block GEMM (q k^T, dO V^T), and per query block in block_gemm_panels'
-  // column panels, its B operand (dS^T Q, p^T dO): a 512-byte row stride thrashed L1 at E = 128.
-  std::vector<Acc> q_all(std::size_t(heads * Lp * Ep)), do_all(std::size_t(heads * Lp * Evp)),
-      q_panels(q_all.size()), do_panels(do_all.size());
-  WEFT_PRAGMA_OMP(omp parallel for schedule(static) num_threads(cpu::threads_for(heads * Lp * (Ep + Evp))))
-  for (std::int64_t u = 0; u < heads * fp.query_blocks; ++u) {
-    const std::int64_t bh = u / fp.query_blocks, i0 = u % fp.query_blocks * kB, rows = std::min(kB, s.L - i0);
-    pack_rows(fp.q, bh, i0, rows, E, Acc(1), q_all.data() + (bh * Lp + i0) * Ep, Ep, kB);
-    pack_rows(dout, bh, i0, rows, Ev, Acc(1), do_all.data() + (bh * Lp + i0) * Evp, Evp, kB);
-    pack_rows_panels(fp.q, bh, i0, rows, E, q_panels.data() + (bh * Lp + i0) * Ep, kB, Ep);
-    pack_rows_panels(dout, bh, i0, rows, Ev, do_panels.data() + (bh * Lp + i0) * Evp, kB, Evp);
-  }
   // One dQ accumulator per thread ((batch Hq, Lp, Ep)), summed in a fixed order at the end.
   const std::int64_t dq_size = heads * Lp * Ep;
   std::vector<Acc> dq_acc(std::size_t(threads * dq_size), Acc(0));
@@ -450,27 +530,21 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
   WEFT_PRAGMA_OMP(omp parallel num_threads(threads))
   {
     Acc* dq_mine = thread_slice(dq_acc, dq_size);
-    std::vector<Acc> kr(std::size_t(kB * Ep)), vt(std::size_t(std::max<std::int64_t>(Ev, 1) * kB)),
-        dk_acc(std::size_t(kB * Ep)), dv_acc(std::size_t(kB * Evp)), p(std::size_t(kB * kB)), pd(std::size_t(kB * kB)), ds(std::size_t(kB * kB)),
+    typename Products::Thread operands{products};
+    std::vector<Acc> dk_acc(std::size_t(kB * Ep)), dv_acc(std::size_t(kB * Evp)), p(std::size_t(kB * kB)), pd(std::size_t(kB * kB)), ds(std::size_t(kB * kB)),
         factors(kB);
     WEFT_PRAGMA_OMP(omp for schedule(dynamic, 1))
     for (std::int64_t u = 0; u < units; ++u) {
       const std::int64_t bhk = u / fp.key_blocks, kb = u % fp.key_blocks, j0 = kb * kB;
       const std::int64_t keys = std::min(kB, s.S - j0);
-      const Acc* kt = kt_all + u * E * kB;
-      pack_rows_panels(fp.k, bhk, j0, keys, E, kr.data(), kB, Ep);
-      pack_transposed_panels(fp.v, bhk, j0, keys, Ev, vt.data(), kB);
+      operands.load_keys(u, bhk, j0, keys);
       Row::fill(dk_acc.data(), kB * Ep, Acc(0));
       Row::fill(dv_acc.data(), kB * Evp, Acc(0));
       for (std::int64_t g = 0; g < s.group; ++g) {
         const std::int64_t bh = bhk / s.H * s.Hq + bhk % s.H * s.group + g;
         for (std::int64_t qb = fp.query_block_begin(kb); qb < fp.query_blocks; ++qb) {
-          const std::int64_t i0 = qb * kB, rows = std::min(kB, s.L - i0);
-          const Acc* qr = q_all.data() + (bh * Lp + i0) * Ep;
-          const Acc* dor = do_all.data() + (bh * Lp + i0) * Evp;
-          const Acc* qp = q_panels.data() + (bh * Lp + i0) * Ep;
-          const Acc* dop = do_panels.data() + (bh * Lp + i0) * Evp;
-          cpu::block_gemm_panels<Acc, false>(kB, kB, E, qr, Ep, 1, kt, p.data(), kB);
+          const std::int64_t i0 = qb * kB, rows = std::min(kB, s.L - i0), at = bh * Lp + i0;
+          operands.scores(at, p.data());
           const bool masked = fp.needs_mask(i0, j0);
           for (std::int64_t r = 0; r < kB; ++r) {
             Acc* row = p.data() + r * kB;
@@ -496,9 +570,9 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
             weights = pd.data();
           }
           // dV += weights^T dO
-          cpu::block_gemm_panels<Acc, true>(kB, Evp, kB, weights, 1, kB, dop, dv_acc.data(), Evp);
+          operands.add_dv(at, weights, dv_acc.data());
           // dP = dO V^T, then dS = p (dP keep - D) in place
-          cpu::block_gemm_panels<Acc, false>(kB, kB, Ev, dor, Evp, 1, vt.data(), ds.data(), kB);
+          operands.dp(at, ds.data());
           for (std::int64_t r = 0; r < rows; ++r) {
             Acc* d = ds.data() + r * kB;
             const Acc* pr = p.data() + r * kB;
@@ -515,8 +589,7 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
           }
           Row::fill(ds.data() + rows * kB, (kB - rows) * kB, Acc(0));
           // dK += dS^T Q;  dQ += dS K (both times scale, applied once at the end)
-          cpu::block_gemm_panels<Acc, true>(kB, Ep, kB, ds.data(), 1, kB, qp, dk_acc.data(), Ep);
-          cpu::block_gemm_panels<Acc, true>(kB, Ep, kB, ds.data(), kB, 1, kr.data(), dq_mine + (bh * Lp + i0) * Ep, Ep);
+          operands.add_dk_dq(at, ds.data(), dk_acc.data(), dq_mine + at * Ep);
         }
       }
       for (std::int64_t r = 0; r < keys; ++r) {
