@@ -91,17 +91,31 @@ inline void pack_panels(const SdpaRows<bfloat16>& src, std::int64_t bh, std::int
 }
 
 /// Row panels of the kB x kB fp32 block x (row-major), or of x^T when `transposed`, each value
-/// rounded once to bfloat16 (nearest even, simd::store_float): 8 values, a register of the
-/// panel, a conversion.
+/// rounded once to bfloat16 (nearest even, simd::store_float): a panel register (rows r, r + 1
+/// by 4 k) is one conversion of 8 values. x's rows r, r + 1 give it directly; for x^T, a 4 x 4
+/// transpose (4 loads, 8 TRN) of x's rows k..k + 3 at columns r..r + 3 gives two registers.
 inline void round_panels(const float* x, bool transposed, std::uint16_t* dst) {
-  using V = simd::Vec<float, 8>;
+  using V4 = simd::Vec<float, 4>;
   constexpr std::int64_t steps = kB / Kernel::kStep;
-  for (std::int64_t r = 0; r < kB; r += 2)
-    for (std::int64_t k = 0; k < kB; k += Kernel::kStep) {
-      alignas(32) float pair[8];  // rows r and r + 1, keys or queries k..k + 3
-      for (int h = 0; h < 2; ++h)
-        for (int q = 0; q < 4; ++q) pair[4 * h + q] = transposed ? x[(k + q) * kB + r + h] : x[(r + h) * kB + k + q];
-      simd::store_float<8>(reinterpret_cast<bfloat16*>(dst + panel_at(r, k, steps)), V::load(pair));
+  auto store = [&](std::int64_t r, std::int64_t k, V4 lo, V4 hi) {
+    simd::store_float<8>(reinterpret_cast<bfloat16*>(dst + panel_at(r, k, steps)), simd::detail::concat(lo, hi));
+  };
+  for (std::int64_t k = 0; k < kB; k += Kernel::kStep)
+    for (std::int64_t r = 0; r < kB; r += 4) {
+      if (!transposed) {
+        for (std::int64_t h = 0; h < 4; h += 2)
+          store(r + h, k, V4::load(x + (r + h) * kB + k), V4::load(x + (r + h + 1) * kB + k));
+        continue;
+      }
+      // x(k + i, r + j) for i, j < 4; TRN pairs rows 0-1 and 2-3 by 32 bits, then by 64 bits:
+      // column j of the 4 x 4 block (x^T's row r + j, k..k + 3).
+      const float* a = x + k * kB + r;
+      const float32x4_t a0 = vld1q_f32(a), a1 = vld1q_f32(a + kB), a2 = vld1q_f32(a + 2 * kB), a3 = vld1q_f32(a + 3 * kB);
+      const float64x2_t t0 = vreinterpretq_f64_f32(vtrn1q_f32(a0, a1)), t1 = vreinterpretq_f64_f32(vtrn2q_f32(a0, a1)),
+                        t2 = vreinterpretq_f64_f32(vtrn1q_f32(a2, a3)), t3 = vreinterpretq_f64_f32(vtrn2q_f32(a2, a3));
+      auto column = [&](float64x2_t u) { return V4{(V4::Raw)vreinterpretq_f32_f64(u)}; };
+      store(r, k, column(vtrn1q_f64(t0, t2)), column(vtrn1q_f64(t1, t3)));
+      store(r + 2, k, column(vtrn2q_f64(t0, t2)), column(vtrn2q_f64(t1, t3)));
     }
 }
 
