@@ -99,7 +99,8 @@ TensorView<T> block_of(const TensorView<T>& view, const Shape& full, const std::
 // nvcc's device pass has no CPU executor (backend/run.hpp): there every statement is staged.
 #if !defined(__CUDA_ARCH__)
 /// One statement over a block, on the calling thread: no checks (the whole statement passed
-/// them), no log. `stream`: non-temporal stores (a block of a destination too large to stay in cache).
+/// them), no log. `stream`: non-temporal stores (a block of a destination too large to stay in
+/// cache), where the block's rows are whole aligned packets (rows_aligned).
 template <class Stmt>
 void run_block_statement(Stmt& stmt, bool stream = false) {
   OperandStorage<Stmt> operands;
@@ -109,7 +110,9 @@ void run_block_statement(Stmt& stmt, bool stream = false) {
     using Kernel = PointwiseKernel<kLinear, Stmt>;
     BuildContext<typename Kernel::Shared> ctx;
     ctx.space = &space;
-    cpu::run_pointwise(Kernel(space, std::move(ctx), stmt), space, 1, stream);
+    const bool streaming =
+        stream && space.inner() % cpu::lanes_v<Kernel> == 0 && rows_aligned(space, k.tensor(k.outputs[0]));
+    cpu::run_pointwise(Kernel(space, std::move(ctx), stmt), space, 1, streaming);
   };
   if (space.linear) run.template operator()<true>();
   else run.template operator()<false>();
@@ -164,6 +167,9 @@ bool run_as_epilogue(const char* op, Stmt& stmt) {
         log_kernel<PointwiseKernel<false, decltype(whole)>>(space, where, whole);
       }
       if (shape.numel() == 0) return true;
+      // A destination too large to stay in cache takes non-temporal stores: its lines are not read
+      // before being overwritten (fp32 4096 x 4096 GELU epilogue: see docs/dense.md).
+      const bool stream = shape.numel() * std::int64_t(sizeof(typename Stmt::dest_type)) >= kStreamingBytes;
       blocks->run([&](const std::int64_t* coords, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1,
                       const T* block, std::int64_t ld) {
         const int r = full.rank();
@@ -180,7 +186,7 @@ bool run_as_epilogue(const char* op, Stmt& stmt) {
             [&](const auto&) { return product; });
         Assignment<typename Stmt::dest_type, decltype(block_rhs)> part{
             block_of(stmt.dst, full, coords, i0, i1, j0, j1), nullptr, block_rhs};
-        run_block_statement(part);
+        run_block_statement(part, stream);
       });
       return true;
     }

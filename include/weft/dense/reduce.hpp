@@ -295,6 +295,14 @@ struct SingleReducerKind : ReductionKind {
   void reduce_rows(const E& block, int dim, O* out) const {
     reduce_block(block, dim, typename Derived::template reducer_t<typename E::value_type>{}, out);
   }
+  /// The reduction of one row at a time of `input` (its reductions read as RowValue nodes), as a
+  /// callable from the row's kept coordinates to its value (as O); `rows` builds the folds
+  /// (backend/row_epilogue.hpp: RowFolds).
+  template <class O, class E, class Rows>
+  auto row_reduction(const E& input, Rows& rows, const void*) const {
+    auto fold = rows.fold(typename Derived::template reducer_t<typename E::value_type>{}, input);
+    return [fold](const std::int64_t* row) mutable { return O(fold(row)); };
+  }
   /// The reduction written straight into `out` (contiguous, of the output's shape): false,
   /// with nothing written, where out is on another device or overlaps the input's tensors (the
   /// caller copies a new tensor in), or the input holds dense nodes.

@@ -16,8 +16,8 @@ namespace weft {
 /// A reduction of expression E over `dims` (an empty list: every dim). Kind names the op and
 /// carries its parameters; it evaluates (`evaluate(x, dims, keepdim)`), gives the output's shape,
 /// says whether the reduction can hand out row values (`rows(input, dim)`: one dim, a floating
-/// CPU input) and reduces one block of rows (`reduce_rows<O>(block, dim, out)`) with the reducer
-/// and numerics of its eager form (dense/reduce.hpp, dense/statistics.hpp).
+/// CPU input) and reduces one block of rows (`reduce_rows<O>(block, dim, out)`) or one row at a
+/// time (`row_reduction<O>(input, rows)`) with the reducer and numerics of its eager form (dense/reduce.hpp, dense/statistics.hpp).
 template <class Kind, class E>
 struct Reduced : Expr<Reduced<Kind, E>> {
   using value_type = typename Kind::template result_t<typename E::value_type>;
@@ -58,6 +58,22 @@ struct Reduced : Expr<Reduced<Kind, E>> {
   template <class I>
   void reduce_rows(const I& block, int dim, value_type* out) const {
     if constexpr (is_floating_v<typename E::value_type>) kind.template reduce_rows<value_type>(block, dim, out);
+  }
+  /// The mean reduction the row path of this one reads (var and std: their first pass, shared with
+  /// an equal mean in the statement), where the kind has one.
+  auto row_mean() const
+    requires requires(const Kind& k) { k.row_mean(x, dims); }
+  {
+    return kind.row_mean(x, dims);
+  }
+  /// One row at a time: a callable from a row's kept coordinates to its value, `input` the node's
+  /// input with its own reductions read as RowValue nodes; `rows` builds the folds
+  /// (backend/row_epilogue.hpp); `mean`: row_mean()'s value for the row, where there is one.
+  template <class I, class Rows>
+  auto row_reduction(const I& input, Rows& rows, const void* mean) const {
+    if constexpr (is_floating_v<typename E::value_type>)
+      return kind.template row_reduction<value_type>(input, rows, mean);
+    else return [](const std::int64_t*) { return value_type{}; };  // never run: rows() refuses the input
   }
   /// Whether `o` computes the same values (same op, parameters, dims and input tensors): a row
   /// epilogue computes them once. Never for inputs holding dense nodes (not compared).

@@ -94,6 +94,38 @@ struct VarianceKind : ReductionKind {
     variance_passes<kStd>(op, cast<math_t<typename E::value_type>>(block), &dims, correction, true,
                           [&](const auto& deviations, const auto& red) { reduce_block(deviations, dim, red, out); });
   }
+  /// The row path's first pass as a reduction node of its own, `mean(x, dim, true)`, so that a
+  /// row epilogue computes it once with an equal mean of the statement (the layer-norm formula
+  /// reads both): for float and double, whose mean in math_t is mean's own value (16-bit floats
+  /// keep var's mean in float, unrounded: row_reduction computes it).
+  template <class E>
+    requires std::is_same_v<math_t<typename E::value_type>, typename E::value_type>
+  Reduced<MeanKind, E> row_mean(const E& x, const std::vector<std::int64_t>& dims) const {
+    return {{}, {{"mean", false, true}}, x, dims, true};
+  }
+  /// One row at a time (SingleReducerKind::row_reduction), as variance_passes: the row's mean
+  /// (`mean`: row_mean's value for the row, where there is one; else computed here, into a value
+  /// of the thread's own), then the squared deviations from it.
+  template <class O, class E, class Rows>
+  auto row_reduction(const E& input, Rows& rows, const void* mean) const {
+    using V = typename E::value_type;
+    using Acc = math_t<V>;
+    const auto x = cast<Acc>(input);
+    VarianceReducer<Acc, kStd> red;
+    red.divisor = Acc(std::max(0.0, double(rows.row_length()) - correction));
+    if constexpr (std::is_same_v<Acc, V>) {
+      auto deviation_fold = rows.fold(red, x - RowValue<Acc>{{}, static_cast<const Acc*>(mean)});
+      return [deviation_fold](const std::int64_t* row) mutable { return O(deviation_fold(row)); };
+    } else {
+      Acc* own_mean = rows.template new_value<Acc>();
+      auto mean_fold = rows.fold(SumReducer<Acc, true>{}, x);
+      auto deviation_fold = rows.fold(red, x - RowValue<Acc>{{}, own_mean});
+      return [mean_fold, deviation_fold, own_mean](const std::int64_t* row) mutable {
+        *own_mean = mean_fold(row);
+        return O(deviation_fold(row));
+      };
+    }
+  }
 };
 
 }  // namespace WEFT_BACKEND_ABI

@@ -38,13 +38,15 @@ inline constexpr std::size_t dense_nodes_v =
 inline namespace WEFT_BACKEND_ABI {
 
 /// E's tree with every single-tensor Leaf's view replaced by on_leaf(view) and every dense node
-/// by a Leaf over on_dense(node) (a TensorView<const value_type>, or something converting to one);
+/// by a Leaf over on_dense(node) (a TensorView<const value_type>, or something converting to one),
+/// or by on_dense(node) itself where that is an expression node (a row epilogue's RowValue);
 /// numbers and lists stay. Operands are rewritten left to right.
 template <class E, class OnLeaf, class OnDense>
 auto rewrite_leaves(const E& e, const OnLeaf& on_leaf, const OnDense& on_dense) {
   if constexpr (DenseNode<E>) {
     using T = typename E::value_type;
-    return Leaf<T>{{}, TensorView<const T>(on_dense(e))};
+    if constexpr (Expression<decltype(on_dense(e))>) return on_dense(e);
+    else return Leaf<T>{{}, TensorView<const T>(on_dense(e))};
   } else if constexpr (is_instance_v<E, Leaf>) {
     return E{{}, on_leaf(e.tensor)};
   } else if constexpr (is_map_v<E>) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/// @file Expression nodes: Leaf (a tensor), Scalar (a number), Map (an op over operands), Cast, and the list operands
-/// of foreach (ListLeaf, ListScalar). Each names its operand types (`children`); expr/tree.hpp walks trees through them.
+/// @file Expression nodes: Leaf (a tensor), Scalar (a number), RowValue (a row epilogue's value per row), Map (an op
+/// over operands), Cast, and the list operands of foreach (ListLeaf, ListScalar). Each names its operand types (`children`); expr/tree.hpp walks trees through them.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +28,16 @@ struct Scalar : Expr<Scalar<S>> {
   using value_type = S;
   using children = detail::TypeList<>;
   S value;
+};
+
+/// One value per row of a row epilogue (backend/row_epilogue.hpp): a reduction with a kept dim,
+/// computed for the row being run and read from `*source` when the kernel moves to a row, then
+/// broadcast along it like a number.
+template <Element T>
+struct RowValue : Expr<RowValue<T>> {
+  using value_type = T;
+  using children = detail::TypeList<>;
+  const T* source;
 };
 
 template <class S>

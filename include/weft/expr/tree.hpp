@@ -105,6 +105,8 @@ bool same_tree(const Node& a, const Node& b) {
   } else if constexpr (requires { a.tensor; }) {
     return a.tensor.data() == b.tensor.data() && a.tensor.shape() == b.tensor.shape() &&
            a.tensor.strides() == b.tensor.strides();
+  } else if constexpr (requires { a.source; }) {
+    return a.source == b.source;
   } else if constexpr (requires { a.list; }) {
     return a.list.id() == b.list.id();
   } else if constexpr (requires { a.values; }) {

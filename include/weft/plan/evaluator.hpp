@@ -84,6 +84,11 @@ struct Cursor {
     else return row + j * inner;
   }
   WEFT_HOST_DEVICE std::int64_t step() const { return kLinear ? 1 : inner; }
+  /// at(j) where the caller knows the row is contiguous (inner is 1): no stride arithmetic.
+  WEFT_HOST_DEVICE T* unit(std::int64_t j) const {
+    if constexpr (kLinear) return data + j;
+    else return row + j;
+  }
   /// A single tensor's cursor stays put when a foreach kernel selects tensor k.
   template <class Table>
   WEFT_HOST_DEVICE void select(std::int64_t, const Table&) {}
@@ -241,6 +246,18 @@ struct Evaluator<Scalar<S>, Want, kLinear, Shared> : NumberRead<Want> {
   WEFT_HOST_DEVICE void select(std::int64_t, const Table&) {}
 };
 
+/// A row epilogue's value for the current row, read from its source when the kernel moves to a row
+/// (seek) and broadcast along it: pass 1 has just computed it (backend/row_epilogue.hpp).
+template <class T, class Want, bool kLinear, class Shared>
+struct Evaluator<RowValue<T>, Want, kLinear, Shared> : NumberRead<Want> {
+  const T* source;
+
+  Evaluator(const RowValue<T>& node, BuildContext<Shared>&) : source(node.source) {}
+  WEFT_HOST_DEVICE void seek(const std::int64_t*) { this->value = convert_value<Want>(math_t<T>(*source)); }
+  template <class Table>
+  WEFT_HOST_DEVICE void select(std::int64_t, const Table&) {}
+};
+
 /// Reads tensor k of a list (select(k) picks the tensor; members are contiguous).
 template <class T, class Want, bool kLinear, class Shared>
 struct Evaluator<ListLeaf<T>, Want, kLinear, Shared> : CursorRead<ListCursor<const T>, T, Want> {
@@ -261,20 +278,42 @@ struct Evaluator<ListScalar<S>, Want, kLinear, Shared> : NumberRead<Want> {
   }
 };
 
+template <class N>
+using node_value_t = std::conditional_t<std::is_same_v<typename N::value_type, bool>, bool, typename N::compute_type>;
+
+/// The scalar path's cache: one value per shared node.
+template <class List>
+struct scalar_cache;
+template <class... Ns>
+struct scalar_cache<TypeList<Ns...>> {
+  using type = Tuple<node_value_t<Ns>...>;
+};
+
+/// Whether a tree's value is the same along a row of a row epilogue: it reads row values and
+/// numbers only, no tensor (`rsqrt(var + eps)` in the layer-norm formula).
+template <class N>
+inline constexpr bool row_invariant_v =
+    tree_sum<N>([]<class M>(std::type_identity<M>) { return is_instance_v<M, RowValue> ? 1 : 0; }) > 0 &&
+    tree_all<N>([]<class M>(std::type_identity<M>) { return !is_leaf_v<M>; });
+
 /// op(children...) in the op's compute type; a shared node computes once per
-/// element and later occurrences read the per-element cache.
+/// element and later occurrences read the per-element cache. A row-invariant node
+/// (row_invariant_v) computes once per row, when the kernel moves to it, and is broadcast.
 template <class Op, class... Args, class Want, bool kLinear, class Shared>
 struct Evaluator<Map<Op, Args...>, Want, kLinear, Shared> {
   using Node = Map<Op, Args...>;
   using C = typename Node::compute_type;
   using R = std::conditional_t<std::is_same_v<typename Node::value_type, bool>, bool, C>;
-  static constexpr int kSlot = index_in<Node, Shared>;
+  static constexpr bool kRowInvariant = row_invariant_v<Node>;
+  static constexpr int kSlot = kRowInvariant ? -1 : index_in<Node, Shared>;
+  struct NoValue {};
 
   // Declared first: the role is decided before the children are built, so
   // roles follow evaluation order (a node, then its operands left to right).
   CacheRole role;
   [[no_unique_address]] Op op;
   Tuple<Evaluator<Args, C, kLinear, Shared>...> children;
+  [[no_unique_address]] std::conditional_t<kRowInvariant, R, NoValue> row_value{};
 
   Evaluator(const Node& node, BuildContext<Shared>& ctx)
       : role(decide_role(node, ctx)),
@@ -283,6 +322,10 @@ struct Evaluator<Map<Op, Args...>, Want, kLinear, Shared> {
 
   WEFT_HOST_DEVICE void seek(const std::int64_t* outer) {
     for_each_in(children, [&](auto& c) { c.seek(outer); });
+    if constexpr (kRowInvariant) {
+      typename scalar_cache<Shared>::type cache{};
+      row_value = compute(0, cache, std::index_sequence_for<Args...>{});
+    }
   }
   template <class Table>
   WEFT_HOST_DEVICE void select(std::int64_t k, const Table& table) {
@@ -291,7 +334,9 @@ struct Evaluator<Map<Op, Args...>, Want, kLinear, Shared> {
 
   template <class Cache>
   WEFT_HOST_DEVICE Want coeff(std::int64_t j, Cache& cache) const {
-    if constexpr (kSlot >= 0) {
+    if constexpr (kRowInvariant) {
+      return convert_value<Want>(row_value);
+    } else if constexpr (kSlot >= 0) {
       if (role == CacheRole::load) return convert_value<Want>(get<kSlot>(cache));
       R v = compute(j, cache, std::index_sequence_for<Args...>{});
       if (role == CacheRole::store) get<kSlot>(cache) = v;
@@ -307,7 +352,9 @@ struct Evaluator<Map<Op, Args...>, Want, kLinear, Shared> {
   WEFT_VECTOR_PATH
   template <class Target, int N, class Cache>
   WEFT_HOST_DEVICE typename Target::template Value<Want, N> vector(std::int64_t j, Cache& cache) const {
-    if constexpr (kSlot >= 0) {
+    if constexpr (kRowInvariant) {
+      return Target::template broadcast<Want, N>(convert_value<Want>(row_value));
+    } else if constexpr (kSlot >= 0) {
       if (role == CacheRole::load) return Target::template convert<Want>(get<kSlot>(cache));
       typename Target::template Value<R, N> v = compute_vector<Target, N>(j, cache, std::index_sequence_for<Args...>{});
       if (role == CacheRole::store) get<kSlot>(cache) = v;

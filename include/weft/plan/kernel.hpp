@@ -62,16 +62,6 @@ using shared_nodes_t = typename select_shared<concat_t<maps_in_t<Exprs>...>,
 template <class T>
 using dest_value_t = std::conditional_t<std::is_same_v<T, bool>, bool, math_t<T>>;
 
-template <class N>
-using node_value_t = std::conditional_t<std::is_same_v<typename N::value_type, bool>, bool, typename N::compute_type>;
-
-template <class List>
-struct scalar_cache;
-template <class... Ns>
-struct scalar_cache<TypeList<Ns...>> {
-  using type = Tuple<node_value_t<Ns>...>;
-};
-
 /// The vector path's cache: one vector value of Target (N elements) per shared node.
 template <class Target, class List, int N>
 struct vector_cache;

@@ -190,6 +190,20 @@ struct PacketTarget {
   }
 };
 
+/// PacketTarget for a kernel whose every tensor operand walks its rows with stride 1 (a row
+/// epilogue's row path, backend/row_epilogue.hpp): plain packet loads and stores, with no stride
+/// test per packet.
+struct ContiguousRowTarget : PacketTarget {
+  template <class Want, int L, class Cursor>
+  static Value<Want, L> load(const Cursor& c, std::int64_t j) {
+    return load_packet<Want, L>(c.unit(j), 1);
+  }
+  template <class T, int L, class Cursor, class Lane>
+  static void store(const Cursor& c, std::int64_t j, simd::Vec<Lane, L> v, bool stream) {
+    store_packet<T, L>(c.unit(j), 1, v, stream);
+  }
+};
+
 }  // namespace cpu
 }  // namespace weft::detail
 

@@ -55,24 +55,25 @@ inline constexpr int lanes_v = std::max<int>(1, simd::kBytes / int(KernelPackets
 /// lists of small tensors are mostly tails (10,000 x 100 floats through x * 0.5 + tanh(x), one
 /// thread: 1.15 -> 0.72 ms). Two widths, not every power of two down to 2: each is one more
 /// instantiation of every kernel's packet path (compile time).
-template <int L, class Kernel>
+template <int L, class Target, class Kernel>
 inline void run_tail(Kernel& kernel, std::int64_t& j, std::int64_t stop, bool stream) {
   if constexpr (L / 2 >= 2) {
-    if (j + L / 2 <= stop) kernel.template run_vector<PacketTarget, L / 2>(j, stream), j += L / 2;
+    if (j + L / 2 <= stop) kernel.template run_vector<Target, L / 2>(j, stream), j += L / 2;
   }
   if constexpr (L / 4 >= 2) {
-    if (j + L / 4 <= stop) kernel.template run_vector<PacketTarget, L / 4>(j, stream), j += L / 4;
+    if (j + L / 4 <= stop) kernel.template run_vector<Target, L / 4>(j, stream), j += L / 4;
   }
 }
 
 /// Elements [j, stop) of the kernel's current row: packets of L lanes, the tail's packets, the
-/// rest (under L/4) scalar.
-template <class Kernel>
+/// rest (under L/4) scalar. Target: PacketTarget, or ContiguousRowTarget where every operand's
+/// row is contiguous.
+template <class Target = PacketTarget, class Kernel>
 inline void run_row(Kernel& kernel, std::int64_t j, std::int64_t stop, bool stream) {
   constexpr int L = lanes_v<Kernel>;
   if constexpr (KernelPackets<Kernel>::capable) {
-    for (; j + L <= stop; j += L) kernel.template run_vector<PacketTarget, L>(j, stream);
-    run_tail<L>(kernel, j, stop, stream);
+    for (; j + L <= stop; j += L) kernel.template run_vector<Target, L>(j, stream);
+    run_tail<L, Target>(kernel, j, stop, stream);
   }
   for (; j < stop; ++j) kernel.run_scalar(j);
 }

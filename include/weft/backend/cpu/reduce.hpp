@@ -62,8 +62,9 @@ inline constexpr int packet_width_v = 1;
 template <class T, int N>
 inline constexpr int packet_width_v<simd::Vec<T, N>> = N;
 
-/// Everything the reduction loops need besides the evaluator.
-template <class Red, class Ev, class Shared>
+/// Everything the reduction loops need besides the evaluator. Target: how packets are read
+/// (PacketTarget; ContiguousRowTarget where every operand's row is contiguous).
+template <class Red, class Ev, class Shared, class Target = PacketTarget>
 struct ReduceContext {
   using Acc = typename Red::acc_type;
   Red red;
@@ -76,8 +77,8 @@ struct ReduceContext {
       typename scalar_cache<Shared>::type cache{};
       return ev.coeff(j, cache);
     } else {
-      typename vector_cache<PacketTarget, Shared, packet_width_v<Item>>::type cache{};
-      return ev.template vector<PacketTarget, packet_width_v<Item>>(j, cache);
+      typename vector_cache<Target, Shared, packet_width_v<Item>>::type cache{};
+      return ev.template vector<Target, packet_width_v<Item>>(j, cache);
     }
   }
   template <class Item>
@@ -100,13 +101,69 @@ struct ReduceContext {
     }
   }
 
+  /// One output's partial fold in the inner layout: kReduceAccumulators packet accumulators whose
+  /// blocks of kReduceBlockSteps steps join a Cascade, and the elements left over from packet
+  /// rows (row tails) folded into blocks of their own.
+  template <class Main>
+  struct InnerFold {
+    Main acc[kReduceAccumulators];
+    int steps = 0;
+    Cascade<Main> blocks;
+    Acc tail;
+    int tail_steps = 0;
+    Cascade<Acc> tail_blocks;
+  };
+  template <class Main>
+  InnerFold<Main> start_fold() const {
+    InnerFold<Main> f;
+    for (Main& a : f.acc) a = splat<Main>(red.identity());
+    f.tail = red.identity();
+    return f;
+  }
+
+  /// Folds elements [j, stop) of the evaluator's current row into f: packets of type Main (or
+  /// scalars), then the row's tail as scalars.
+  template <class Main>
+  void fold_run(Ev& ev, InnerFold<Main>& f, std::int64_t j, std::int64_t stop) const {
+    constexpr int W = width<Main>();
+    constexpr int K = kReduceAccumulators;
+    auto combine = [this](auto a, auto b) { return red.combine(a, b); };
+    auto flush = [&] {
+      f.blocks.push(combine(combine(f.acc[0], f.acc[1]), combine(f.acc[2], f.acc[3])), combine);
+      for (int k = 0; k < K; ++k) f.acc[k] = splat<Main>(red.identity());
+      f.steps = 0;
+    };
+    for (; j + K * W <= stop; j += K * W) {
+      for (int k = 0; k < K; ++k) f.acc[k] = red.combine(f.acc[k], red.transform(load<Main>(ev, j + k * W)));
+      if (++f.steps == kReduceBlockSteps) flush();
+    }
+    for (; j + W <= stop; j += W) {
+      f.acc[0] = red.combine(f.acc[0], red.transform(load<Main>(ev, j)));
+      if (++f.steps == kReduceBlockSteps) flush();
+    }
+    for (; j < stop; ++j) {
+      f.tail = red.combine(f.tail, red.transform(load<Acc>(ev, j)));
+      if (++f.tail_steps == kReduceBlockSteps) {
+        f.tail_blocks.push(f.tail, combine);
+        f.tail = red.identity();
+        f.tail_steps = 0;
+      }
+    }
+  }
+
+  /// The total of a fold (not finalized).
+  template <class Main>
+  Acc fold_total(const InnerFold<Main>& f) const {
+    auto combine = [this](auto a, auto b) { return red.combine(a, b); };
+    Main last = combine(combine(f.acc[0], f.acc[1]), combine(f.acc[2], f.acc[3]));
+    return red.combine(horizontal(f.blocks.total(last, combine)), f.tail_blocks.total(f.tail, combine));
+  }
+
   /// Reduced elements [r0, r1) of output `o` in the inner layout (kept dims
   /// outer, reduced dims inner): rows of the innermost reduced dim, read as
   /// packets of type Main (or scalars) into kReduceAccumulators accumulators.
   template <class Main>
   Acc reduce_inner(Ev& ev, std::int64_t o, std::int64_t r0, std::int64_t r1) const {
-    constexpr int W = width<Main>();
-    constexpr int K = kReduceAccumulators;
     const ReducePlan& p = *plan;
     const int nk = p.nk(), nr = p.nr();
     std::int64_t kept[kMaxRank] = {}, reduced[kMaxRank] = {}, outer[kMaxRank] = {};
@@ -116,48 +173,15 @@ struct ReduceContext {
     unravel(o, kept, nk, outer);
     unravel(r0 / inner, reduced, nr - 1, outer + nk);
     std::int64_t j = r0 % inner;
-
-    auto combine = [this](auto a, auto b) { return red.combine(a, b); };
-    const Main identity = splat<Main>(red.identity());
-    Main acc[K];
-    for (int k = 0; k < K; ++k) acc[k] = identity;
-    int steps = 0;
-    Cascade<Main> blocks;
-    auto flush = [&] {
-      Main b = combine(combine(acc[0], acc[1]), combine(acc[2], acc[3]));
-      blocks.push(b, combine);
-      for (int k = 0; k < K; ++k) acc[k] = identity;
-      steps = 0;
-    };
-    // Elements left over from packet rows (row tails) fold into their own blocks.
-    Acc tail = red.identity();
-    int tail_steps = 0;
-    Cascade<Acc> tail_blocks;
-
+    InnerFold<Main> f = start_fold<Main>();
     for (std::int64_t i = r0; i < r1; j = 0) {
       ev.seek(outer);
       const std::int64_t stop = std::min(inner, j + (r1 - i));
       i += stop - j;
-      for (; j + K * W <= stop; j += K * W) {
-        for (int k = 0; k < K; ++k) acc[k] = red.combine(acc[k], red.transform(load<Main>(ev, j + k * W)));
-        if (++steps == kReduceBlockSteps) flush();
-      }
-      for (; j + W <= stop; j += W) {
-        acc[0] = red.combine(acc[0], red.transform(load<Main>(ev, j)));
-        if (++steps == kReduceBlockSteps) flush();
-      }
-      for (; j < stop; ++j) {
-        tail = red.combine(tail, red.transform(load<Acc>(ev, j)));
-        if (++tail_steps == kReduceBlockSteps) {
-          tail_blocks.push(tail, combine);
-          tail = red.identity();
-          tail_steps = 0;
-        }
-      }
+      fold_run(ev, f, j, stop);
       for (int d = nk + nr - 2; d >= nk && ++outer[d] == reduced[d - nk]; --d) outer[d] = 0;
     }
-    Main last = combine(combine(acc[0], acc[1]), combine(acc[2], acc[3]));
-    return red.combine(horizontal(blocks.total(last, combine)), tail_blocks.total(tail, combine));
+    return fold_total(f);
   }
 
   /// kColumnGroups column groups of output row `ko`, starting at columns at[],
@@ -277,6 +301,49 @@ inline CpuReduceWork plan_cpu_reduce(const ReducePlan& plan, const std::vector<S
   return w;
 }
 
+/// What reducer Red reads expression E as: packets of W lanes (Main) when the expression has them
+/// and its lanes are the accumulator's, else scalars (W = 1).
+template <class Red, class E>
+struct ReducePackets {
+  using Acc = typename Red::acc_type;
+  using V = std::conditional_t<std::is_same_v<typename E::value_type, bool>, bool, math_t<typename E::value_type>>;
+  static constexpr bool kPackets = packet_capable_v<E> && !std::is_same_v<Acc, bool> && std::is_same_v<lane_t<V>, Acc>;
+  static constexpr int L = std::max<int>(1, simd::kBytes / int(std::max(lane_bytes_v<E>, sizeof(Acc))));
+  static constexpr int W = kPackets && L > 1 ? L : 1;
+  using Main = std::conditional_t<(W > 1), simd::Vec<Acc, W>, Acc>;
+};
+
+/// Reducer `red` over expression `e`, one row of `plan` at a time (a row epilogue's pass 1,
+/// backend/row_epilogue.hpp): the evaluators are built once, over `space` (plan.inner_space()),
+/// and a row (one output of the plan) is folded as run_reduce folds it. Every tensor e reads
+/// walks the row with stride 1.
+template <class Red, class E>
+struct RowFold {
+  using Shared = shared_nodes_t<E>;
+  using Ev = Evaluator<E, typename Red::acc_type, false, Shared>;
+  ReduceContext<Red, Ev, Shared, ContiguousRowTarget> ctx;
+  Ev ev;
+
+  RowFold(const Red& red, const E& e, const ReducePlan& plan, const IterationSpace& space)
+      : ctx{red, &plan}, ev(build(e, space)) {}
+  /// The finalized value of the row at `outer` (its kept coordinates in `space`).
+  typename Red::acc_type operator()(const std::int64_t* outer) {
+    using Main = typename ReducePackets<Red, E>::Main;
+    const std::int64_t n = ctx.plan->n_red;
+    ev.seek(outer);
+    auto f = ctx.template start_fold<Main>();
+    ctx.fold_run(ev, f, 0, n);
+    return ctx.red.finalize(ctx.fold_total(f), n);
+  }
+
+ private:
+  static Ev build(const E& e, const IterationSpace& space) {
+    BuildContext<Shared> b;
+    b.space = &space;
+    return Ev(e, b);
+  }
+};
+
 /// Runs reducer `red` over expression `expr` as planned and writes
 /// out[o] = O(finalize(total_o)) for every output o of the contiguous `out`.
 /// `strides`: every operand's strides broadcast to plan.full (layout choice). `single_thread`: on
@@ -287,12 +354,8 @@ void run_reduce(const Red& red, const E& expr, const ReducePlan& plan, const std
   using Acc = typename Red::acc_type;
   using Shared = shared_nodes_t<E>;
   using Ev = Evaluator<E, Acc, false, Shared>;
-  using V = std::conditional_t<std::is_same_v<typename E::value_type, bool>, bool, math_t<typename E::value_type>>;
-  // Packets when the expression has them and its lanes are the accumulator's.
-  constexpr bool kPackets = packet_capable_v<E> && !std::is_same_v<Acc, bool> && std::is_same_v<lane_t<V>, Acc>;
-  constexpr int L = std::max<int>(1, simd::kBytes / int(std::max(lane_bytes_v<E>, sizeof(Acc))));
-  using Main = std::conditional_t<kPackets && (L > 1), simd::Vec<Acc, L>, Acc>;
-  constexpr int W = kPackets && L > 1 ? L : 1;
+  using Main = typename ReducePackets<Red, E>::Main;
+  constexpr int W = ReducePackets<Red, E>::W;
   using Ctx = ReduceContext<Red, Ev, Shared>;
   const Ctx ctx{red, &plan};
 
