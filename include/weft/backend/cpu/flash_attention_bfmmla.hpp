@@ -42,7 +42,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include "weft/backend/cpu/flash_attention.hpp"
