@@ -13,8 +13,9 @@
 //
 //   gemm  y = gelu(matmul(x, w) + b), fp32, 4096x1024 times 1024x4096 (w as stored and as
 //         a transposed view), GPT-2's fc layer (1024x768 times 768x3072, w^T), its projection
-//         (1024x3072 times 3072x768: deeper than wide, which the size rule leaves unfused) and
-//         256^3 (the smallest product the rule fuses): the GEMM
+//         (1024x3072 times 3072x768: deeper than wide, which the size rule leaves unfused),
+//         256^3 (the smallest product the rule fuses), and 4096x1024x4096 in bf16 where the CPU
+//         has a native bf16 GEMM (AMX; its epilogue rides on that GEMM's blocks): the GEMM
 //         alone (y = matmul(x, w) into a preallocated y: Eigen's SGEMM), fused (the epilogue
 //         on each output block of weft's FMA GEMM), the GEMM then one pass in place, and
 //         eager (product, + b, gelu: three new tensors). GFLOP/s and the overhead over the
@@ -38,6 +39,7 @@
 #include <algorithm>
 #include <string>
 #include <tuple>
+#include <type_traits>
 
 #include "bench_common.hpp"
 
@@ -161,22 +163,24 @@ struct GemmResult {
 };
 
 /// y = gelu(matmul(x, w) + b) over x (n x k), w (k x m, or its transpose stored m x k: a linear
-/// layer's weight, read through a transposed view), b (m), fp32: the GEMM alone (y = matmul(x, w)
-/// into a preallocated y: Eigen's SGEMM), weft's FMA GEMM with the cheapest epilogue (y =
-/// matmul(x, w) + 0: what the gelu and bias add to it), fused (the epilogue on each output block of weft's FMA
-/// GEMM, the output written once), one extra pass (the product into y, then y = gelu(y + b) in
-/// place: what an unfused library at its best does) and eager (PyTorch eager's shape: the
+/// layer's weight, read through a transposed view), b (m), fp32 or bf16: the GEMM alone (y =
+/// matmul(x, w) into a preallocated y: Eigen's SGEMM for fp32, the native bf16 GEMM (AMX) for
+/// bf16), the epilogue GEMM with the cheapest epilogue (y = matmul(x, w) + 0: what the gelu and
+/// bias add to it; fp32: weft's FMA GEMM, bf16: the same native GEMM), fused (the epilogue on each
+/// output block, the output written once), one extra pass (the product into y, then y = gelu(y +
+/// b) in place: what an unfused library at its best does) and eager (PyTorch eager's shape: the
 /// product, then + b into a new tensor, then gelu into another).
+template <class T>
 GemmResult bench_gemm(CpuContext& ctx, std::int64_t n, std::int64_t k, std::int64_t m, bool transposed_weight,
                       const char* workload) {
-  const weft::Tensor<float> x = make_tensor<float>({n, k}, 11, -1.0f, 1.0f), b = make_tensor<float>({m}, 13);
-  const weft::Tensor<float> w_stored = transposed_weight ? make_tensor<float>({m, k}, 12, -1.0f, 1.0f)
-                                                         : make_tensor<float>({k, m}, 12, -1.0f, 1.0f);
-  const weft::TensorView<const float> w = transposed_weight ? w_stored.transpose(0, 1) : w_stored.view();
-  weft::Tensor<float> y_gemm = make_tensor<float>({n, m}, 14), y_fused = make_tensor<float>({n, m}, 15),
-                      y_pass = make_tensor<float>({n, m}, 16), y_identity = make_tensor<float>({n, m}, 17), y_eager;
+  const weft::Tensor<T> x = make_tensor<T>({n, k}, 11, -1.0f, 1.0f), b = make_tensor<T>({m}, 13);
+  const weft::Tensor<T> w_stored = transposed_weight ? make_tensor<T>({m, k}, 12, -1.0f, 1.0f)
+                                                     : make_tensor<T>({k, m}, 12, -1.0f, 1.0f);
+  const weft::TensorView<const T> w = transposed_weight ? w_stored.transpose(0, 1) : w_stored.view();
+  weft::Tensor<T> y_gemm = make_tensor<T>({n, m}, 14), y_fused = make_tensor<T>({n, m}, 15),
+                  y_pass = make_tensor<T>({n, m}, 16), y_identity = make_tensor<T>({n, m}, 17), y_eager;
   Variant gemm{"gemm alone: y = matmul(x, w)", [&] { return time_ms([&] { y_gemm = weft::matmul(x, w); }); }};
-  Variant identity{"fused: matmul + 0 (FMA gemm)", [&] {
+  Variant identity{std::is_same_v<T, float> ? "fused: matmul + 0 (FMA gemm)" : "fused: matmul + 0", [&] {
                      return time_ms([&] { y_identity = weft::matmul(x, w) + 0.0f; });
                    }};
   Variant fused{"fused: gelu(matmul + b)", [&] {
@@ -190,8 +194,8 @@ GemmResult bench_gemm(CpuContext& ctx, std::int64_t n, std::int64_t k, std::int6
                    }};
   Variant eager{"eager: 3 ops, new tensors", [&] {
                   return time_ms([&] {
-                    const weft::Tensor<float> p = weft::matmul(x, w);
-                    const weft::Tensor<float> q = p + b;
+                    const weft::Tensor<T> p = weft::matmul(x, w);
+                    const weft::Tensor<T> q = p + b;
                     y_eager = weft::gelu(q);
                   });
                 }};
@@ -199,13 +203,14 @@ GemmResult bench_gemm(CpuContext& ctx, std::int64_t n, std::int64_t k, std::int6
   measure(timed, ctx.warmup, ctx.gemm_reps);
   const double flops = 2.0 * double(n) * double(k) * double(m);
   for (const Variant* v : timed)  // (JSON rows; GB/s there counts the output written once)
-    ctx.report->rows.push_back(Row{workload, v->name, n * m, double(sizeof(float)), v->med(), v->min()});
+    ctx.report->rows.push_back(Row{workload, v->name, n * m, double(sizeof(T)), v->med(), v->min()});
   for (const Variant* v : timed)
     std::printf("%-34s %-28s %10.2f %10.2f %8.1f GFLOP/s  %+6.1f%% vs gemm alone\n", workload, v->name.c_str(),
                 v->med(), v->min(), flops / (v->med() * 1e-3) / 1e9, 100.0 * (v->med() / gemm.med() - 1));
   const double diff = std::max(max_abs_diff(y_fused, y_pass), max_abs_diff(y_eager, y_pass));
-  // The two GEMMs sum in different orders: |diff| <= k 2^-24 sum |x w| (~ k 2^-24 k/4 here) times gelu's slope.
-  const double tol = double(k) * 0x1p-24 * double(k) * 0.5;
+  // fp32: the two GEMMs sum in different orders: |diff| <= k 2^-24 sum |x w| (~ k 2^-24 k/4 here)
+  // times gelu's slope. bf16: one GEMM, each product rounded once either way: equal.
+  const double tol = std::is_same_v<T, float> ? double(k) * 0x1p-24 * double(k) * 0.5 : 0.0;
   std::printf("%-34s check: max|fused - unfused| = %.3g (tolerance %.3g)%s\n", "", diff, tol,
               diff <= tol ? "" : "  <-- MISMATCH");
   if (!(diff <= tol)) ctx.report->notes.push_back(std::string(workload) + ": results disagree");
@@ -222,12 +227,19 @@ std::vector<Target> section_gemm(CpuContext& ctx) {
     const char* name;
   };
   const Case cases[] = {{4096, 1024, 4096, false, "gemm 4096x1024x4096"},
+                        {4096, 1024, 4096, false, "gemm 4096x1024x4096 bf16"},
                         {4096, 1024, 4096, true, "gemm 4096x1024x4096, w^T"},
                         {1024, 768, 3072, true, "gemm 1024x768x3072, w^T (GPT-2 fc)"},
                         {1024, 3072, 768, true, "gemm 1024x3072x768, w^T (deep: unfused)"},
                         {256, 256, 256, false, "gemm 256x256x256"}};
   for (const Case& c : cases) {
-    const GemmResult r = bench_gemm(ctx, c.n, c.k, c.m, c.transposed, c.name);
+    const bool bf16 = std::string(c.name).ends_with("bf16");
+    if (bf16 && !weft::detail::cpu::bf16_gemm_native()) {
+      std::printf("%-34s skipped: this CPU has no native bf16 GEMM (AMX, BFMMLA); bf16 does not fuse there\n\n", c.name);
+      continue;
+    }
+    const GemmResult r = bf16 ? bench_gemm<weft::bfloat16>(ctx, c.n, c.k, c.m, c.transposed, c.name)
+                              : bench_gemm<float>(ctx, c.n, c.k, c.m, c.transposed, c.name);
     std::printf("\n");
     // Overhead of the epilogue over the GEMM alone: gemm / fused >= 1 / 1.1.
     targets.push_back(make_target(std::string(c.name) + ": fused, gemm / it", 1 / 1.1, "x", r.gemm, r.fused));

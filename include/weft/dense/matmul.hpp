@@ -203,13 +203,15 @@ Tensor<T> matmul_impl(const TensorView<const T>& a, const TensorView<const T>& b
   return out;
 }
 
-/// A float or double product on the CPU whose GEMM hands out finished output blocks (the epilogue
-/// path of backend/dense_statements.hpp): the operands expanded to (batch..., n, k) and (batch...,
-/// k, m), read in place through their strides by the FMA GEMM (cpu/gemm_fma.hpp).
+/// A product on the CPU whose GEMM hands out finished output blocks (the epilogue path of
+/// backend/dense_statements.hpp): the operands expanded to (batch..., n, k) and (batch..., k, m);
+/// float and double read in place through their strides by the FMA GEMM (cpu/gemm_fma.hpp),
+/// bfloat16 row-major (rows lda / ldb apart) by the native bfloat16 GEMM (cpu/gemm_bf16.hpp).
 template <class T>
 struct MatmulBlocks {
   TensorView<const T> a, b;
   MatmulShapes s;
+  std::int64_t lda = 0, ldb = 0;  // row strides of a and b, for the bfloat16 GEMMs (which read rows)
 
   Shape shape() const { return s.out; }
   /// Whether the GEMM reads bytes of `range` (then it cannot write them while it runs).
@@ -217,8 +219,10 @@ struct MatmulBlocks {
     return overlaps(byte_range(tensor_ref(a)), range) || overlaps(byte_range(tensor_ref(b)), range);
   }
   std::string describe() const {
-    return cat("GEMM ", s.batch.rank() ? cat(s.batch, " x ") : std::string(), s.n, " x ", s.k, " x ", s.m, " (",
-               cpu::gemm_fma_isa(), " FMA)");
+    std::string gemm = cat(cpu::gemm_fma_isa(), " FMA");
+    if constexpr (std::is_same_v<T, bfloat16>) gemm = cpu::bf16_gemm_path();
+    return cat("GEMM ", s.batch.rank() ? cat(s.batch, " x ") : std::string(), s.n, " x ", s.k, " x ", s.m, " (", gemm,
+               ")");
   }
   /// f(batch coords, i0, i1, j0, j1, block, ld) for every finished block of the product.
   template <class F>
@@ -229,13 +233,20 @@ struct MatmulBlocks {
       return cpu::StridedMatrix<T>{v.data(), v.strides()[r - 2], v.strides()[r - 1]};
     };
     auto batch_strides = [&](const TensorView<const T>& v) { return Strides(v.strides().begin(), v.strides().end() - 2); };
-    cpu::gemm_fma_blocks<T>(matrix(a), batch_strides(a), matrix(b), batch_strides(b), s.batch, s.n, s.k, s.m,
-                            [&](std::int64_t bi, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1,
-                                const T* block, std::int64_t ld) {
-                              std::int64_t coords[kMaxRank] = {};
-                              unravel(bi, s.batch.begin(), s.batch.rank(), coords);
-                              f(coords, i0, i1, j0, j1, block, ld);
-                            });
+    auto finish = [&](std::int64_t bi, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1,
+                      const T* block, std::int64_t ld) {
+      std::int64_t coords[kMaxRank] = {};
+      unravel(bi, s.batch.begin(), s.batch.rank(), coords);
+      f(coords, i0, i1, j0, j1, block, ld);
+    };
+    if constexpr (std::is_same_v<T, bfloat16>) {
+#if WEFT_GEMM_AMX || WEFT_GEMM_BFMMLA
+      cpu::gemm_bf16_blocks(a.data(), lda, batch_strides(a), b.data(), ldb, batch_strides(b), s.batch, s.n, s.k, s.m,
+                            finish);
+#endif
+    } else {
+      cpu::gemm_fma_blocks<T>(matrix(a), batch_strides(a), matrix(b), batch_strides(b), s.batch, s.n, s.k, s.m, finish);
+    }
 #else
     (void)f;
 #endif
@@ -305,26 +316,36 @@ struct Matmul : Expr<Matmul<A, B>> {
     detail::matmul_impl<value_type>(va, vb, out);
     return true;
   }
-  /// The product as finished blocks for an epilogue: float and double (the FMA GEMM's types; for
-  /// others there is no epilogue_blocks, so no epilogue is instantiated) on the CPU, both operands
-  /// of 2+ dims (no dim dropped), a product where that pays (cpu::gemm_fma_epilogue_pays); empty
-  /// elsewhere. Evaluates operand expressions, checks.
+  /// The product as finished blocks for an epilogue, on the CPU, both operands of 2+ dims (no dim
+  /// dropped): float and double on the FMA GEMM (operands read through their strides) where that
+  /// pays (cpu::gemm_fma_epilogue_pays); bfloat16 on the native GEMM (AMX, BFMMLA: the same GEMM
+  /// as without the epilogue, so it always pays; operands with rows not contiguous are copied, as
+  /// there). Empty elsewhere (other dtypes have no epilogue_blocks, so no epilogue is
+  /// instantiated). Evaluates operand expressions, checks.
   std::optional<detail::MatmulBlocks<value_type>> epilogue_blocks() const
-    requires(std::is_same_v<value_type, float> || std::is_same_v<value_type, double>)
+    requires(std::is_same_v<value_type, float> || std::is_same_v<value_type, double> ||
+             std::is_same_v<value_type, bfloat16>)
   {
     const TensorView<const value_type> va = detail::materialize(a), vb = detail::materialize(b);
     const detail::MatmulShapes s = detail::checked_matmul_shapes(va, vb);
     if (!va.device().is_cpu() || va.dim() < 2 || vb.dim() < 2) return std::nullopt;
+    if constexpr (std::is_same_v<value_type, bfloat16>) {
+      if (!detail::matmul_bf16_native<value_type>()) return std::nullopt;
+      const detail::MatrixOperand<value_type> ma = detail::matrix_operand(va, true, s.batch, s.n, s.k, false);
+      const detail::MatrixOperand<value_type> mb = detail::matrix_operand(vb, false, s.batch, s.k, s.m, false);
+      return detail::MatmulBlocks<value_type>{ma.view, mb.view, s, ma.ld, mb.ld};
+    } else {
 #if !defined(__CUDA_ARCH__)
-    if (!detail::cpu::gemm_fma_epilogue_pays(s.n, s.k, s.m)) {
-      log(LogComponent::fusion, LogLevel::debug, "matmul ", s.n, " x ", s.k, " x ", s.m,
-          ": the product runs first (Eigen's GEMM), then the expression around it");
-      return std::nullopt;
-    }
+      if (!detail::cpu::gemm_fma_epilogue_pays(s.n, s.k, s.m)) {
+        log(LogComponent::fusion, LogLevel::debug, "matmul ", s.n, " x ", s.k, " x ", s.m,
+            ": the product runs first (Eigen's GEMM), then the expression around it");
+        return std::nullopt;
+      }
 #endif
-    Shape ta = s.batch, tb = s.batch;
-    ta.push_back(s.n), ta.push_back(s.k), tb.push_back(s.k), tb.push_back(s.m);
-    return detail::MatmulBlocks<value_type>{va.expand(ta), vb.expand(tb), s};
+      Shape ta = s.batch, tb = s.batch;
+      ta.push_back(s.n), ta.push_back(s.k), tb.push_back(s.k), tb.push_back(s.m);
+      return detail::MatmulBlocks<value_type>{va.expand(ta), vb.expand(tb), s};
+    }
   }
 };
 

@@ -104,9 +104,12 @@ TEST_CASE("matmul bfloat16: tile edges, odd and large k, within the fp32-accumul
   // Two output blocks of the native kernel in both directions and three k slices, once (sized by
   // the kernel: the reference is most of the time under qemu).
   using K = weft::detail::cpu::GemmBf16Kernel;
-  if (weft::detail::cpu::bf16_gemm_native())
+  if (weft::detail::cpu::bf16_gemm_native()) {
     check_matmul_bf16(bf16_operand(rng, Shape{K::kBlockRows + 34, 1100}, 0),
                       bf16_operand(rng, Shape{1100, K::kBlockCols + 14}, 0));
+    // An output of 8 MiB and more streams through the block buffer (rows of 2051: off the lines).
+    check_matmul_bf16(bf16_operand(rng, Shape{2048, 2}, 0), bf16_operand(rng, Shape{2, 2051}, 0));
+  }
 #endif
 }
 
@@ -175,7 +178,7 @@ TEST_CASE("matmul bfloat16: the native GEMM runs exactly when the build targets 
 }
 
 #if WEFT_GEMM_AMX || WEFT_GEMM_BFMMLA
-TEST_CASE("gemm_packed with the native kernel: strided operands, 1 and 2 threads, writes exactly the elements of a poisoned output") {
+TEST_CASE("gemm_packed with the native kernel: strided operands, 1 and 2 threads, stored directly or streamed through the block buffer, writes exactly the elements of a poisoned output") {
   namespace cpu = weft::detail::cpu;
   if (!cpu::bf16_gemm_native()) return;  // the OS refuses AMX tile data: matmul runs float
   WEFT_TEST_RNG(rng);
@@ -191,13 +194,19 @@ TEST_CASE("gemm_packed with the native kernel: strided operands, 1 and 2 threads
     const TensorView<bfloat16> b = random_contiguous<bfloat16>(rng, Shape{k, m + 5}, bf16_domain()).narrow(1, 2, m);
     Tensor<bfloat16> base = weft::empty<bfloat16>(Shape{n, m + 7});
     const TensorView<bfloat16> c = base.narrow(1, 3, m);
-    for (int threads : {1, 2}) {
+    for (int run = 0; run < 4; ++run) {
+      const int threads = 1 + run % 2;
+      const bool streamed = run >= 2;  // GemmStreamStore: rows start off 64-byte lines here
       poison(base);
-      cpu::gemm_packed<K>(
-          [&](std::int64_t i0, std::int64_t steps, auto* dst) { K::pack_a(a.data(), a.strides()[0], n, k, i0, steps, dst); },
-          [&](std::int64_t j0, std::int64_t steps, auto* dst) { K::pack_b(b.data(), b.strides()[0], k, m, j0, steps, dst); },
-          n, k, m, threads, cpu::GemmStore<bfloat16>{c.data(), c.strides()[0]});
-      INFO("n ", n, ", k ", k, ", m ", m, ", threads ", threads);
+      auto product = [&](const auto& out) {
+        cpu::gemm_packed<K>(
+            [&](std::int64_t i0, std::int64_t steps, auto* dst) { K::pack_a(a.data(), a.strides()[0], n, k, i0, steps, dst); },
+            [&](std::int64_t j0, std::int64_t steps, auto* dst) { K::pack_b(b.data(), b.strides()[0], k, m, j0, steps, dst); },
+            n, k, m, threads, out);
+      };
+      if (streamed) product(cpu::GemmStreamStore<bfloat16>{c.data(), c.strides()[0]});
+      else product(cpu::GemmStore<bfloat16>{c.data(), c.strides()[0]});
+      INFO("n ", n, ", k ", k, ", m ", m, ", threads ", threads, ", streamed ", streamed);
       check_product(a, b, c, Shape{}, n, k, m);
       // The poisoned columns around c are untouched.
       bool outside_untouched = true;

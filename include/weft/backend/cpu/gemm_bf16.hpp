@@ -39,6 +39,29 @@ inline void gemm_bf16_batched(const weft::bfloat16* a, std::int64_t lda, const S
                               const Shape& batch, std::int64_t n, std::int64_t k, std::int64_t m) {
   gemm_packed_batched<GemmBf16Kernel>(a, lda, a_batch, b, ldb, b_batch, c, batch, n, k, m);
 }
+
+/// gemm_packed_blocks with the native kernel, operands as gemm_bf16_batched's: the product in
+/// finished bfloat16 blocks (each rounded once from its fp32 sums, as gemm_bf16_batched stores
+/// them), for an epilogue. Needs bf16_gemm_native().
+template <class Finish>
+void gemm_bf16_blocks(const weft::bfloat16* a, std::int64_t lda, const Strides& a_batch, const weft::bfloat16* b,
+                      std::int64_t ldb, const Strides& b_batch, const Shape& batch, std::int64_t n, std::int64_t k,
+                      std::int64_t m, const Finish& finish) {
+  using K = GemmBf16Kernel;
+  gemm_packed_blocks<K>(
+      batch, n, k, m,
+      [&](std::int64_t bi, std::int64_t i0, std::int64_t steps, K::Packed* dst) {
+        std::int64_t oa, ob;
+        batch_offsets(bi, batch, a_batch, b_batch, oa, ob);
+        K::pack_a(a + oa, lda, n, k, i0, steps, dst);
+      },
+      [&](std::int64_t bi, std::int64_t j0, std::int64_t steps, K::Packed* dst) {
+        std::int64_t oa, ob;
+        batch_offsets(bi, batch, a_batch, b_batch, oa, ob);
+        K::pack_b(b + ob, ldb, k, m, j0, steps, dst);
+      },
+      finish);
+}
 #endif
 
 }  // namespace weft::detail::cpu

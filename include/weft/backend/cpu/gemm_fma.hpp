@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "weft/backend/cpu/block_gemm.hpp"
 #include "weft/backend/cpu/gemm_packed.hpp"
@@ -115,17 +116,21 @@ void gemm_fma_blocks(const StridedMatrix<T>& a, const Strides& a_batch, const St
                      const Strides& b_batch, const Shape& batch, std::int64_t n, std::int64_t k, std::int64_t m,
                      const Finish& finish) {
   using K = GemmFmaKernel<T>;
-  auto product = [&](std::int64_t bi, int threads) {
+  // a[bi] and b[bi] (batch_offsets is a few multiply-adds, once per packed panel)
+  auto operands = [&](std::int64_t bi) {
     std::int64_t oa, ob;
     batch_offsets(bi, batch, a_batch, b_batch, oa, ob);
-    const StridedMatrix<T> ab{a.data + oa, a.rs, a.cs}, bb{b.data + ob, b.rs, b.cs};
-    auto done = [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const T* block,
-                    std::int64_t ld) { finish(bi, i0, i1, j0, j1, block, ld); };
-    gemm_packed<K>([&](std::int64_t i0, std::int64_t steps, T* dst) { K::pack_a(ab, n, k, i0, steps, dst); },
-                   [&](std::int64_t j0, std::int64_t steps, T* dst) { K::pack_b(bb, k, m, j0, steps, dst); }, n, k,
-                   m, threads, GemmBlockEpilogue<decltype(done)>{done});
+    return std::pair{StridedMatrix<T>{a.data + oa, a.rs, a.cs}, StridedMatrix<T>{b.data + ob, b.rs, b.cs}};
   };
-  for_each_packed_product(batch.numel(), n, k, m, product);
+  gemm_packed_blocks<K>(
+      batch, n, k, m,
+      [&](std::int64_t bi, std::int64_t i0, std::int64_t steps, T* dst) {
+        K::pack_a(operands(bi).first, n, k, i0, steps, dst);
+      },
+      [&](std::int64_t bi, std::int64_t j0, std::int64_t steps, T* dst) {
+        K::pack_b(operands(bi).second, k, m, j0, steps, dst);
+      },
+      finish);
 }
 
 }  // namespace weft::detail::cpu
