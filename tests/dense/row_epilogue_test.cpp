@@ -191,6 +191,56 @@ TEST_CASE("row epilogue: the fused path runs, in place too, and allocates no ful
   weft::set_num_threads(threads_before);
 }
 
+TEST_CASE("row epilogue: the row path on odd, short and long rows, 16-bit, and the block path on single-row blocks") {
+  WEFT_TEST_RNG(rng);
+  const int threads_before = weft::get_num_threads();
+  Domain positive;
+  positive.lo = 0.5, positive.hi = 2;
+  for (const int threads : {1, 2}) {
+    weft::set_num_threads(threads);
+    // Contiguous rows along the last dim: one row at a time, row lengths around the packet widths
+    // (1 to 64 lanes), a row longer than L1, and rows longer than a block of the block path.
+    for (const std::int64_t n : {1, 3, 17, 33, 1000, 140000})
+      for (const RowForm form : {RowForm::normalize, RowForm::layer_norm, RowForm::softmax}) {
+        const std::int64_t rows = n > 100000 ? 2 : 37;
+        INFO("form ", int(form), ", n ", n, ", threads ", threads);
+        const TensorView<float> x = make_view<float>(rng, Shape{rows, n}, positive, Layout::contiguous);
+        TensorView<float> y = make_destination<float>(rng, x.shape(), Layout::contiguous);
+        CHECK(fusion_log_of([&] { row_form_assign(form, y, x, -1); }).find("one row at a time") != std::string::npos);
+        WEFT_CHECK_REPORT(check_output(y, row_form_expecter(form, x, 1)));
+        if (n > 1000) continue;
+        const TensorView<bfloat16> h = make_view<bfloat16>(rng, Shape{rows, n}, positive, Layout::contiguous);
+        Tensor<bfloat16> z;
+        CHECK(row_ran_fused([&] { row_form_assign(form, z, h, 1); }));
+        WEFT_CHECK_REPORT(check_output(z, row_form_expecter(form, h, 1)));
+      }
+    // Along dim 0 of a row-major input (the block path), rows longer than a block: blocks of one
+    // row each.
+    const TensorView<float> tall = make_view<float>(rng, Shape{140000, 3}, positive, Layout::contiguous);
+    TensorView<float> y = make_destination<float>(rng, tall.shape(), Layout::contiguous);
+    CHECK(fusion_log_of([&] { row_form_assign(RowForm::softmax, y, tall, 0); }).find("blocks of 1 rows") !=
+          std::string::npos);
+    WEFT_CHECK_REPORT(check_output(y, row_form_expecter(RowForm::softmax, tall, 0)));
+    // var before mean (its mean computed once with the statement's), and std with no mean of the
+    // statement's: the layer-norm formula's values either way.
+    const TensorView<float> x = make_view<float>(rng, Shape{29, 257}, Domain{}, Layout::contiguous);
+    Tensor<float> ln, scaled;
+    CHECK(row_ran_fused(
+        [&] { ln = weft::rsqrt(weft::var(x, 1, 0.0, true) + 1e-5) * (x - weft::mean(x, 1, true)); }));
+    WEFT_CHECK_REPORT(check_output(ln, row_form_expecter(RowForm::layer_norm, x, 1)));
+    CHECK(row_ran_fused([&] { scaled = x / weft::sqrt(weft::square(weft::std(x, 1, 0.0, true)) + 1e-5); }));
+    WEFT_CHECK_REPORT(check_output(scaled, [&](const std::vector<std::int64_t>& idx) {
+      const RowStats st = row_stats(row_values(x, idx, 1));
+      Expect e;
+      e.want = value_at(x, idx) / std::sqrt(st.var + 1e-5);
+      // var's relative error (n eps, and the mean's), halved by the root, and the root's and square's roundings
+      e.tol = (st.n + 16) * eps_of<float>() * std::fabs(e.want) + 4 * ulp_of<float>(e.want);
+      return e;
+    }));
+  }
+  weft::set_num_threads(threads_before);
+}
+
 TEST_CASE("row epilogue: statements it does not take give the values of the ops one by one") {
   WEFT_TEST_RNG(rng);
   Domain positive;

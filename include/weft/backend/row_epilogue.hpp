@@ -1,24 +1,34 @@
 // SPDX-License-Identifier: MIT
-/// @file Runs a statement that reads reductions with a kept dim (`y = x / sum(x, 1, true)`, the layer-norm formula, softmax) as a row-wise pass pair: per block of rows, pass 1 reduces each row into a small buffer, pass 2 runs the statement over the same rows while they are in cache; the reduction's full-size broadcast is never written.
+/// @file Runs a statement that reads reductions with a kept dim (`y = x / sum(x, 1, true)`, the layer-norm formula, softmax) as a row-wise pass pair: pass 1 reduces each row, pass 2 runs the statement over the same row while it is in cache; the reduction's full-size broadcast is never written.
 ///
 /// The statement's shape is the reductions' input shape `full`, and every reduction reduces one
 /// dim `dim` of it with the dim kept (dense/reduction_node.hpp: weft::Reduced::rows). Then the
 /// value a reduction contributes to element i depends only on i's row (i's coordinates except
-/// along `dim`), and the statement splits into independent blocks of whole rows: every dim but
-/// `dim` and the last other dim (`free_dim`) fixed, a range of `free_dim`, `dim` whole. Per
-/// block, on one thread:
-///   pass 1: every reduction, innermost first (a reduction whose input reads another, as
-///           softmax's sum of exp(x - max), runs after it), reduces the block's rows into its
-///           buffer of one value per row, reading its input restricted to the block (the inner
-///           reductions' buffers as stride-0 views along `dim`);
-///   pass 2: the statement restricted to the block, each reduction a stride-0 view of its buffer,
-///           by one single-threaded pointwise kernel (backend/dense_statements.hpp).
+/// along `dim`), and rows are independent. Two ways to walk them:
+///
+/// The row path, where the destination and every tensor read step `dim` with stride 1 (softmax,
+/// layer_norm, any last-dim statement on contiguous tensors): each thread takes whole rows, and
+/// per row runs pass 1, every reduction's value for the row as a scalar (cpu::RowFold, the
+/// reduction executor's own fold), innermost first (softmax's sum of exp(x - max) after the max),
+/// then pass 2, the statement along the row with each reduction a RowValue node (a number read
+/// when the kernel moves to the row; subexpressions of row values and numbers only, such as
+/// rsqrt(var + eps), computed once per row). Both passes' evaluators are built once per thread,
+/// and a row stays in L1 (L2 for long rows) between them.
+///
+/// The block path, elsewhere (a reduced dim that is not innermost in memory): blocks of whole
+/// rows, every dim but `dim` and the last other dim (`free_dim`) fixed, a range of `free_dim`,
+/// `dim` whole; per block, on one thread, pass 1 reduces the block's rows into a buffer of one
+/// value per row (the inner reductions' buffers read as stride-0 views along `dim`), and pass 2
+/// runs the statement restricted to the block, each reduction a stride-0 view of its buffer, by
+/// one single-threaded pointwise kernel (backend/dense_statements.hpp). A block holds about
+/// kRowBlockElements elements, so pass 2 finds the rows pass 1 read in L2.
+///
 /// Reductions that compute the same values (same op, dims and input tensors: softmax's max
-/// appears twice) share one buffer. A block holds about kRowBlockElements elements, so pass 2
-/// finds the rows pass 1 read in L2. The statement is checked once, whole, with placeholders for
-/// the reductions; anything it or the reductions read may overlap the destination only
-/// elementwise (a block reads its own rows only). Elsewhere (several dims, keepdim false, another
-/// shape, fewer blocks than threads, CUDA) the reductions are evaluated first.
+/// appears twice; var's mean and the statement's mean) are computed once. The statement is checked
+/// once, whole, with placeholders for the reductions; anything it or the reductions read may
+/// overlap the destination only elementwise (a row is read before it is written). Elsewhere
+/// (several dims, keepdim false, another shape, fewer rows or blocks than threads, CUDA) the
+/// reductions are evaluated first.
 #pragma once
 
 #include <algorithm>
@@ -51,8 +61,11 @@ concept RowReductionNode = DenseNode<N> && requires(const N& n) {
   n.same_as(n);
 };
 
-/// Elements per row block: the block's rows stay in L2 between the passes.
-inline constexpr std::int64_t kRowBlockElements = 65536;
+/// Elements per row block (the block path): the block's rows stay in L2 between the passes. Half a
+/// MiB of floats: smaller blocks pay their per-block planning more often (softmax over dim 0 of
+/// 1024 x 4096 floats, 2 threads: 64K-element blocks 1.24x the time of 128K-element ones, 16K
+/// 3.1x; 256K ones 0.92x, but an L2 of 1 MiB would no longer hold them).
+inline constexpr std::int64_t kRowBlockElements = 131072;
 
 /// How a statement of shape `full` is cut into blocks of whole rows along `dim`.
 struct RowBlocks {
@@ -62,13 +75,20 @@ struct RowBlocks {
   std::int64_t pieces = 1;        // blocks per range of free_dim
   std::int64_t count = 1;         // blocks in all
 
-  RowBlocks(const Shape& shape, int reduced) : full(shape), dim(reduced) {
+  /// Blocks of about kRowBlockElements elements, smaller where that gives `threads` a block each.
+  RowBlocks(const Shape& shape, int reduced, int threads) : full(shape), dim(reduced) {
     const int r = full.rank();
     free_dim = dim == r - 1 ? r - 2 : r - 1;
     if (free_dim < 0) return;
     const std::int64_t rows = full[free_dim];
-    per_block = std::clamp<std::int64_t>(kRowBlockElements / std::max<std::int64_t>(full[dim], 1), 1,
-                                         std::max<std::int64_t>(rows, 1));
+    std::int64_t others = 1;  // ranges of free_dim
+    for (int d = 0; d < r; ++d)
+      if (d != dim && d != free_dim) others *= full[d];
+    others = std::max<std::int64_t>(others, 1);
+    const std::int64_t wanted_pieces = (threads + others - 1) / others;
+    per_block = std::clamp<std::int64_t>(std::min(kRowBlockElements / std::max<std::int64_t>(full[dim], 1),
+                                                  (rows + wanted_pieces - 1) / wanted_pieces),
+                                         1, std::max<std::int64_t>(rows, 1));
     pieces = (rows + per_block - 1) / per_block;
     count = pieces;
     for (int d = 0; d < r; ++d)
@@ -124,6 +144,11 @@ struct RowBlockContext {
   std::int64_t rows;
   std::vector<double>* values;  // per buffer (doubles: aligned for any element type)
 };
+
+namespace cpu {
+template <class Red, class E>
+struct RowFold;  // backend/cpu/reduce.hpp (host code: nvcc's device pass never runs a row epilogue)
+}  // namespace cpu
 
 /// One thread's state on the row path (one row at a time, see run_as_row_epilogue): the row space,
 /// the reduction plan over it (kept dims outer, the reduced dim inner), and the values of the
@@ -316,8 +341,11 @@ void run_rows(const RowPass1& pass1, Stmt& stmt, const ReducePlan& plan, int thr
     for (std::int64_t o = 0; o < plan.n_out; ++o) {
       unravel(o, kept, plan.nk(), outer);
       for (auto& step : steps) step(outer);
-      kernel.seek(outer);
-      cpu::run_row<cpu::ContiguousRowTarget>(kernel, 0, n, false);
+      // A copy per row: its row values can live in registers (the kernel's own copy may alias the
+      // destination's stores, so every packet would load them again).
+      Kernel row = kernel;
+      row.seek(outer);
+      cpu::run_row<cpu::ContiguousRowTarget>(row, 0, n, false);
     }
   }
 }
@@ -344,10 +372,10 @@ bool run_as_row_epilogue(const char* op, Stmt& stmt) {
     const Device device = checked.first;
     const Shape& shape = checked.second;
     if (!device.is_cpu() || !(shape == rows.full)) return false;
-    const RowBlocks blocks(shape, rows.dim);
     // Too few rows to share among the threads: the eager reductions split rows, pass 2 elements.
     const int threads = cpu::threads_for(shape.numel());
-    if (blocks.count < threads) return false;
+    if (shape.numel() / std::max<std::int64_t>(shape[rows.dim], 1) < threads) return false;
+    const RowBlocks blocks(shape, rows.dim, threads);
     give_shape(k, 0, whole, shape, device);
     std::destroy_at(&stmt.dst);
     std::construct_at(&stmt.dst, whole.dst);
@@ -374,7 +402,8 @@ bool run_as_row_epilogue(const char* op, Stmt& stmt) {
     std::vector<bool> reduce(std::size_t(shape.rank()), false);
     reduce[std::size_t(rows.dim)] = true;
     const ReducePlan plan = plan_reduction(shape, reduce, strides, 0);
-    const bool by_row = std::all_of(strides.begin(), strides.end(), [&](const Strides& s) { return s[rows.dim] == 1; });
+    const bool by_row = shape[rows.dim] == 1 ||  // (rows of one element: any stride, read at j = 0 only)
+                        std::all_of(strides.begin(), strides.end(), [&](const Strides& s) { return s[rows.dim] == 1; });
     if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code)) {
       const IterationSpace space = plan_statements(k, shape, true).first;
       const std::vector<const void*> seen = printed_inputs(k);  // say which inputs are row values

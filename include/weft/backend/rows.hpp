@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /// @file The row ops (softmax, log_softmax, layer_norm and its backward, cross_entropy and its backward) handed to the executor of the data's device: one call per op,
-/// as backend/run.hpp does for statements, so that dense/ names no backend.
+/// as backend/run.hpp does for statements, so that dense/ names no backend. On the CPU, softmax, log_softmax and layer_norm are their formulas run as row
+/// epilogues (backend/row_epilogue.hpp), not kernels of their own.
 #pragma once
 
 #include <cstdint>
 
 #include "weft/backend/cpu/cross_entropy.hpp"
 #include "weft/backend/cpu/layer_norm.hpp"
-#include "weft/backend/cpu/softmax.hpp"
 #include "weft/core/device.hpp"
 
 #if defined(__CUDACC__)
@@ -22,33 +22,27 @@ inline namespace WEFT_BACKEND_ABI {
 // nvcc's device pass sees no CPU executor (host-only SIMD); a g++ translation unit sees no CUDA one (the op
 // refused CUDA tensors before allocating).
 
-/// softmax (log_softmax with kLog) of contiguous x viewed as (outer, n, inner), over the middle dim, into y.
+/// softmax (log_softmax with kLog) of contiguous x viewed as (outer, n, inner), over the middle dim, into y, on a
+/// CUDA device (the CPU runs softmax's formula as a row epilogue: dense/softmax.hpp).
 template <bool kLog, class T>
 void run_softmax_rows(const T* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t inner, Device device) {
-  if (device.is_cpu()) {
-#if !defined(__CUDA_ARCH__)
-    cpu::run_softmax<kLog>(x, y, outer, n, inner);
-#endif
-  } else {
 #if defined(__CUDACC__)
-    cuda::run_softmax<kLog>(x, y, outer, n, inner, device);
+  cuda::run_softmax<kLog>(x, y, outer, n, inner, device);
+#else
+  (void)x, (void)y, (void)outer, (void)n, (void)inner, (void)device;
 #endif
-  }
 }
 
-/// layer_norm of `rows` contiguous rows of n elements into y; b may be null (no bias).
+/// layer_norm of `rows` contiguous rows of n elements into y, on a CUDA device (the CPU runs layer_norm's formula
+/// as a row epilogue: dense/layer_norm.hpp); b may be null (no bias).
 template <class T>
 void run_layer_norm_rows(const T* x, const T* w, const T* b, T* y, std::int64_t rows, std::int64_t n, double eps,
                          Device device) {
-  if (device.is_cpu()) {
-#if !defined(__CUDA_ARCH__)
-    cpu::run_layer_norm(x, w, b, y, rows, n, eps);
-#endif
-  } else {
 #if defined(__CUDACC__)
-    cuda::run_layer_norm(x, w, b, y, rows, n, eps, device);
+  cuda::run_layer_norm(x, w, b, y, rows, n, eps, device);
+#else
+  (void)x, (void)w, (void)b, (void)y, (void)rows, (void)n, (void)eps, (void)device;
 #endif
-  }
 }
 
 /// layer_norm's gradients over `rows` contiguous rows of n elements: dx (x's shape), dw and db

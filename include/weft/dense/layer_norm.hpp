@@ -6,7 +6,10 @@
 
 #include "weft/backend/rows.hpp"
 #include "weft/dense/factories.hpp"
+#include "weft/dense/fuse.hpp"
 #include "weft/dense/operand.hpp"
+#include "weft/dense/statistics.hpp"
+#include "weft/expr/operators.hpp"
 
 namespace weft {
 namespace detail {
@@ -45,7 +48,21 @@ Tensor<T> layer_norm_impl(const TensorView<const T>& x, const TensorView<const T
   const std::int64_t n = ws.numel();
   if (y.numel() == 0) return y;
   const std::int64_t rows = x.numel() / n;
-  run_layer_norm_rows(xc.data(), wc.data(), bc.defined() ? bc.data() : nullptr, y.data(), rows, n, eps, x.device());
+  if (!x.device().is_cpu()) {
+    run_layer_norm_rows(xc.data(), wc.data(), bc.defined() ? bc.data() : nullptr, y.data(), rows, n, eps, x.device());
+    return y;
+  }
+  // The CPU: the formula over rows of n, in math_t (16-bit floats in float, rounded once), run as
+  // a row epilogue (backend/row_epilogue.hpp: per row the mean, the sum of squared deviations
+  // from it, then the write; rsqrt(var + eps) once per row). var is the biased variance, in two
+  // passes: no cancellation when |mean| >> std.
+  using A = math_t<T>;
+  const auto v = cast<A>(xc.view(Shape{rows, n}));
+  const auto w = cast<A>(wc.view(Shape{n}));
+  const auto normalized = (v - mean(v, 1, true)) * rsqrt(var(v, 1, 0.0, true) + eps) * w;
+  TensorView<T> out = y.view(Shape{rows, n});
+  if (bc.defined()) out = normalized + cast<A>(bc.view(Shape{n}));
+  else out = normalized;
   return y;
 }
 

@@ -11,7 +11,9 @@
 #include "weft/dense/fuse.hpp"
 #include "weft/dense/matmul.hpp"
 #include "weft/dense/operand.hpp"
+#include "weft/dense/reduce.hpp"
 #include "weft/expr/dense.hpp"
+#include "weft/expr/operators.hpp"
 
 namespace weft {
 namespace detail {
@@ -24,14 +26,27 @@ inline constexpr bool has_matmul_v =
 inline namespace WEFT_BACKEND_ABI {
 
 /// softmax (kLog: log_softmax) of x along dim d (checked, wrapped) into y: contiguous, x's shape
-/// and device, not overlapping x.
+/// and device, not overlapping x. On the CPU, the formula in math_t (16-bit floats in float,
+/// rounded once), run as a row epilogue (backend/row_epilogue.hpp: per row the max, the sum of
+/// exp, then the write):
+///   m = amax(x, d),  s = sum(exp(x - m), d),
+///   softmax = exp(x - m) / s,  log_softmax = (x - m) - log s
+/// (not x - (m + log s): m + log s would round at |m|). A row of only -inf has m = -inf and
+/// -inf - -inf = NaN, so it gives NaN, as PyTorch. CUDA: the softmax kernel.
 template <bool kLog, class T>
-void softmax_rows_into(const TensorView<const T>& x, int d, T* y) {
+void softmax_rows_into(const TensorView<const T>& x, int d, TensorView<T> y) {
   if (x.numel() == 0) return;
+  if (x.device().is_cpu()) {
+    const auto v = cast<math_t<T>>(x);
+    const auto shifted = v - amax(v, d, true);
+    if constexpr (kLog) y = shifted - log(sum(exp(shifted), d, true));
+    else y = exp(shifted) / sum(exp(shifted), d, true);
+    return;
+  }
   const TensorView<const T> xc = x.contiguous();
   std::int64_t outer = 1, n = 1, inner = 1;
   for (int k = 0; k < x.dim(); ++k) (k < d ? outer : k == d ? n : inner) *= x.shape()[k];
-  run_softmax_rows<kLog>(xc.data(), y, outer, n, inner, x.device());
+  run_softmax_rows<kLog>(xc.data(), y.data(), outer, n, inner, x.device());
 }
 
 template <bool kLog, class T>
@@ -40,7 +55,7 @@ Tensor<T> softmax_impl(const char* op, const TensorView<const T>& x, std::int64_
                                   "weft::softmax(weft::cast<float>(x), dim)");
   const int d = check_along_dim(op, x, &dim);
   Tensor<T> y = empty<T>(x.shape(), x.device());
-  softmax_rows_into<kLog>(x, d, y.data());
+  softmax_rows_into<kLog>(x, d, y.view());
   return y;
 }
 
@@ -83,7 +98,7 @@ struct Softmax : Expr<Softmax<X>> {
     if (v.device() != out.device() ||
         detail::overlaps(detail::byte_range(detail::tensor_ref(v)), detail::byte_range(detail::tensor_ref(out))))
       return false;
-    detail::softmax_rows_into<false>(v, d, out.data());
+    detail::softmax_rows_into<false>(v, d, out);
     return true;
   }
 };

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /// @file The math attention backend: matmul + softmax + matmul in a chosen precision, materializing the L x S weights (the reference).
 ///
-/// Built from the executors behind weft::matmul (Eigen's GEMM) and weft::softmax, called
-/// directly on dense buffers, and plain loops for the scale, the mask and the dropout: the same
-/// arithmetic as composing the public ops, without a pointwise kernel per step (each costs
-/// every translation unit that calls attention seconds of compile time). Precision U: every
+/// Built from the executor behind weft::matmul (Eigen's GEMM), called directly on dense buffers,
+/// and plain loops for the scale, the mask, the softmax (its sum in double) and the dropout: the
+/// arithmetic of composing the public ops, without a kernel per step (each costs every
+/// translation unit that calls attention seconds of compile time: weft::softmax's row epilogue
+/// took an attention call's file from 11 to 31 s at -O2). Precision U: every
 /// step's result is rounded to U, as the composed ops would store it; 16-bit U multiplies and
 /// normalizes in float and rounds once per step (like weft::matmul and weft::softmax).
 #pragma once
@@ -15,7 +16,6 @@
 #include <vector>
 
 #include "weft/backend/cpu/gemm.hpp"
-#include "weft/backend/cpu/softmax.hpp"
 #include "weft/plan/attention_dropout.hpp"
 #include "weft/nn/sdpa_problem.hpp"
 
@@ -104,7 +104,8 @@ SdpaMathState<U> sdpa_math_forward(const SdpaRows<T>& q, const SdpaRows<T>& k, c
       }
   st.p.resize(scores.size());
   st.lse.resize(std::size_t(heads * L));
-  if (heads * L * S > 0) weft::detail::cpu::run_softmax<false>(scores.data(), st.p.data(), heads * L, S, 1);
+  // softmax per row: p = exp(s - m) / sum exp(s - m), the sum in double, p rounded to U; a NaN
+  // score gives a NaN row.
   for (std::int64_t row = 0; row < heads * L; ++row) {
     const A* sr = scores.data() + row * S;
     A* pr = st.p.data() + row * S;
@@ -114,9 +115,10 @@ SdpaMathState<U> sdpa_math_forward(const SdpaRows<T>& q, const SdpaRows<T>& k, c
       st.lse[std::size_t(row)] = inf;
       continue;
     }
-    A sum = 0;
-    for (std::int64_t j = 0; j < S; ++j) sum += std::exp(sr[j] - m), pr[j] = round_to<U>(pr[j]);
-    st.lse[std::size_t(row)] = round_to<U>(double(m) + std::log(double(sum)));
+    double sum = 0;
+    for (std::int64_t j = 0; j < S; ++j) pr[j] = std::exp(sr[j] - m), sum += double(pr[j]);
+    for (std::int64_t j = 0; j < S; ++j) pr[j] = round_to<U>(pr[j] / A(sum));
+    st.lse[std::size_t(row)] = round_to<U>(double(m) + std::log(sum));
   }
   st.weights = st.p;
   const SdpaDropout dropout(s.dropout_p, s.seed);

@@ -296,24 +296,34 @@ inline constexpr bool row_invariant_v =
     tree_sum<N>([]<class M>(std::type_identity<M>) { return is_instance_v<M, RowValue> ? 1 : 0; }) > 0 &&
     tree_all<N>([]<class M>(std::type_identity<M>) { return !is_leaf_v<M>; });
 
+/// A row-invariant node's value for the current row; nothing for other nodes (an empty base, so
+/// that their evaluators keep their size: a CUDA kernel's parameters are sized on the host).
+template <class R, bool kRowInvariant>
+struct RowInvariantSlot {};
+template <class R>
+struct RowInvariantSlot<R, true> {
+  R row_value{};
+};
+
 /// op(children...) in the op's compute type; a shared node computes once per
 /// element and later occurrences read the per-element cache. A row-invariant node
 /// (row_invariant_v) computes once per row, when the kernel moves to it, and is broadcast.
 template <class Op, class... Args, class Want, bool kLinear, class Shared>
-struct Evaluator<Map<Op, Args...>, Want, kLinear, Shared> {
+struct Evaluator<Map<Op, Args...>, Want, kLinear, Shared>
+    : RowInvariantSlot<std::conditional_t<std::is_same_v<typename Map<Op, Args...>::value_type, bool>, bool,
+                                          typename Map<Op, Args...>::compute_type>,
+                       row_invariant_v<Map<Op, Args...>>> {
   using Node = Map<Op, Args...>;
   using C = typename Node::compute_type;
   using R = std::conditional_t<std::is_same_v<typename Node::value_type, bool>, bool, C>;
   static constexpr bool kRowInvariant = row_invariant_v<Node>;
   static constexpr int kSlot = kRowInvariant ? -1 : index_in<Node, Shared>;
-  struct NoValue {};
 
   // Declared first: the role is decided before the children are built, so
   // roles follow evaluation order (a node, then its operands left to right).
   CacheRole role;
   [[no_unique_address]] Op op;
   Tuple<Evaluator<Args, C, kLinear, Shared>...> children;
-  [[no_unique_address]] std::conditional_t<kRowInvariant, R, NoValue> row_value{};
 
   Evaluator(const Node& node, BuildContext<Shared>& ctx)
       : role(decide_role(node, ctx)),
@@ -324,7 +334,7 @@ struct Evaluator<Map<Op, Args...>, Want, kLinear, Shared> {
     for_each_in(children, [&](auto& c) { c.seek(outer); });
     if constexpr (kRowInvariant) {
       typename scalar_cache<Shared>::type cache{};
-      row_value = compute(0, cache, std::index_sequence_for<Args...>{});
+      this->row_value = compute(0, cache, std::index_sequence_for<Args...>{});
     }
   }
   template <class Table>
@@ -335,7 +345,7 @@ struct Evaluator<Map<Op, Args...>, Want, kLinear, Shared> {
   template <class Cache>
   WEFT_HOST_DEVICE Want coeff(std::int64_t j, Cache& cache) const {
     if constexpr (kRowInvariant) {
-      return convert_value<Want>(row_value);
+      return convert_value<Want>(this->row_value);
     } else if constexpr (kSlot >= 0) {
       if (role == CacheRole::load) return convert_value<Want>(get<kSlot>(cache));
       R v = compute(j, cache, std::index_sequence_for<Args...>{});
@@ -353,7 +363,7 @@ struct Evaluator<Map<Op, Args...>, Want, kLinear, Shared> {
   template <class Target, int N, class Cache>
   WEFT_HOST_DEVICE typename Target::template Value<Want, N> vector(std::int64_t j, Cache& cache) const {
     if constexpr (kRowInvariant) {
-      return Target::template broadcast<Want, N>(convert_value<Want>(row_value));
+      return Target::template broadcast<Want, N>(convert_value<Want>(this->row_value));
     } else if constexpr (kSlot >= 0) {
       if (role == CacheRole::load) return Target::template convert<Want>(get<kSlot>(cache));
       typename Target::template Value<R, N> v = compute_vector<Target, N>(j, cache, std::index_sequence_for<Args...>{});

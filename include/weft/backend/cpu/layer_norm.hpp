@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-/// @file The CPU layer_norm executors: per row, SIMD passes for the mean, the (biased) variance and the affine write;
-/// backward, the same statistics, two row sums and the gradient's write, with the weight and bias gradients summed
-/// per block of rows; OpenMP over rows.
+/// @file The CPU layer_norm backward executor: per row, SIMD passes for the mean and the (biased) variance, two row
+/// sums and the gradient's write, with the weight and bias gradients summed per block of rows; OpenMP over rows. (The
+/// forward is layer_norm's formula run as a row epilogue: dense/layer_norm.hpp.)
 #pragma once
 
 #include <algorithm>
@@ -35,30 +35,6 @@ RowMoments<T> row_mean_rstd(const T* x, std::int64_t n, double eps) {
   };
   const Acc var = fold_packets<Acc, W, true>(x, n, 1, Acc(0), squared_deviation, add)[0] / Acc(n);
   return {mean, Acc(1) / std::sqrt(var + Acc(eps))};
-}
-
-/// y = (x - mean) / sqrt(var + eps) * w + b over each contiguous row of n
-/// elements (mean and var as row_mean_rstd computes them). `b` may be null (no bias).
-template <class T>
-void run_layer_norm(const T* x, const T* w, const T* b, T* y, std::int64_t rows, std::int64_t n, double eps) {
-  using Acc = math_t<T>;
-  constexpr int W = std::max<int>(1, simd::kBytes / int(sizeof(Acc)));
-  using P = simd::Vec<Acc, W>;
-  const int threads = threads_for(rows * n);
-  WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(static) if (threads > 1))
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const T* xr = x + r * n;
-    T* yr = y + r * n;
-    const auto [mean, rstd] = row_mean_rstd<W>(xr, n, eps);
-    const P mp = P::broadcast(mean), rp = P::broadcast(rstd);
-    std::int64_t j = 0;
-    for (; j + W <= n; j += W) {
-      P v = (load_packet<Acc, W>(xr + j, 1) - mp) * rp * load_packet<Acc, W>(w + j, 1);
-      if (b) v = v + load_packet<Acc, W>(b + j, 1);
-      store_packet<T, W>(yr + j, 1, v, false);
-    }
-    for (; j < n; ++j) yr[j] = T((Acc(xr[j]) - mean) * rstd * Acc(w[j]) + (b ? Acc(b[j]) : Acc(0)));
-  }
 }
 
 /// Rows of layer_norm_backward's weight and bias gradient blocks: at least kLayerNormBlockRows,
