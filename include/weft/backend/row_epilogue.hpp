@@ -27,7 +27,7 @@
 /// appears twice; var's mean and the statement's mean) are computed once. The statement is checked
 /// once, whole, with placeholders for the reductions; anything it or the reductions read may
 /// overlap the destination only elementwise (a row is read before it is written). Elsewhere
-/// (several dims, keepdim false, another shape, fewer rows or blocks than threads, CUDA) the
+/// (several dims, keepdim false, another shape, fewer rows than threads, CUDA) the
 /// reductions are evaluated first.
 #pragma once
 
@@ -181,7 +181,7 @@ struct RowFolds {
 template <class N>
 inline constexpr char row_node_tag = 0;
 
-/// The reductions of a statement, each computed once per block in pass 1, innermost first.
+/// The reductions of a statement, each computed once per row (or block) in pass 1, innermost first.
 struct RowPass1 {
   struct Slot {
     const void* node;  // where it sits in the statement (or in another reduction's input)
@@ -198,7 +198,9 @@ struct RowPass1 {
   std::optional<RowReduction> rows;
   bool ok = true;
   std::deque<double> placeholders;  // per buffer: what the checks' placeholders point at (stable addresses)
-  std::vector<std::shared_ptr<const void>> owned;  // reductions of the reductions' own (var's row_mean)
+  // Reductions of the reductions' own (var's row_mean). The block path computes them too, though
+  // var's block reduction computes its mean itself: one more pass over a block for `x / std(x)`.
+  std::vector<std::shared_ptr<const void>> owned;
 
   int values_of(const void* node) const {
     for (const Slot& s : slots)
