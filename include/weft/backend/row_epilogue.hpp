@@ -178,6 +178,10 @@ struct RowFolds {
   }
 };
 
+// RowPass1's member templates call rewrite_leaves, which is compiled apart for nvcc and the host
+// compiler (core/config.hpp, WEFT_BACKEND_ABI): it is two classes, one per kind of file.
+inline namespace WEFT_BACKEND_ABI {
+
 template <class N>
 inline constexpr char row_node_tag = 0;
 
@@ -309,6 +313,8 @@ struct RowPass1 {
     else return with_placeholders(e);
   }
 };
+
+}  // namespace WEFT_BACKEND_ABI
 
 // nvcc's device pass has no CPU executor (backend/run.hpp): there every statement is staged.
 #if !defined(__CUDA_ARCH__)
