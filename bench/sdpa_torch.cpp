@@ -10,7 +10,7 @@
 // F.scaled_dot_product_attention and its autograd node call on the CPU
 // (_scaled_dot_product_flash_attention_for_cpu and its _backward), with no autograd bookkeeping.
 //
-//   OMP_NUM_THREADS=2 chrt -f 1 build/release/bench/sdpa_torch [--reps N]
+//   OMP_NUM_THREADS=2 chrt -f 1 build/release/bench/sdpa_torch [--reps N] [--dtype float|bf16] [--E 64|128]
 #include <omp.h>
 #include <torch/torch.h>
 
@@ -84,8 +84,18 @@ std::vector<double> ratios(const std::vector<double>& num, const std::vector<dou
 
 int main(int argc, char** argv) {
   int reps = 7;
-  for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]) == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
+  std::string dtype;     // --dtype float|bf16: only those rows (default both)
+  std::int64_t only_e = 0;  // --E N: only head dim N (default 64 and 128)
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
+    else if (arg == "--dtype" && i + 1 < argc) dtype = argv[++i];
+    else if (arg == "--E" && i + 1 < argc) only_e = std::atoll(argv[++i]);
+    else {
+      std::fprintf(stderr, "usage: sdpa_torch [--reps N] [--dtype float|bf16] [--E 64|128]\n");
+      return 2;
+    }
+  }
   const std::int64_t L = 2048;
   std::printf("weft vs libtorch %s in one process, interleaved rounds; %d threads (torch), %d (OpenMP); %d rounds\n",
               TORCH_VERSION, torch::get_num_threads(), omp_get_max_threads(), reps);
@@ -97,6 +107,7 @@ int main(int argc, char** argv) {
   for (bool bf16 : {false, true})
     for (std::int64_t E : {64, 128})
       for (bool causal : {false, true}) {
+        if ((!dtype.empty() && dtype != (bf16 ? "bf16" : "float")) || (only_e != 0 && only_e != E)) continue;
         const Times t = bf16 ? run_case<weft::bfloat16>(torch::kBFloat16, L, E, causal, reps)
                              : run_case<float>(torch::kFloat32, L, E, causal, reps);
         const std::string name = std::string(bf16 ? "bf16 " : "") + "L=S=" + std::to_string(L) +

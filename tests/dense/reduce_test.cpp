@@ -80,7 +80,10 @@ TEST_CASE("reduce: random shapes, layouts, dims and keepdim (float32, every op)"
 
 TEST_CASE("reduce: prod over random shapes, layouts, dims and keepdim (float32)") {
   WEFT_TEST_RNG(rng);
-  const Domain near_one{0.5, 2, true};  // log-uniform magnitudes: long products stay in range
+  // Log-uniform magnitudes in [0.8, 1.25]: log2 of a product of n is a random walk of standard
+  // deviation 0.19 sqrt(n), 13 at n = 5000, so products stay far from float's range ends (2^+-126);
+  // with [1/2, 2] it is 41, and a product could pass through subnormals, outside the bound.
+  const Domain near_one{0.8, 1.25, true};
   for (int iter = 0; iter < 60; ++iter) {
     const Shape full = random_shape(rng, 0, 5, 5000);
     const Layout layout = random_layout(rng, false);

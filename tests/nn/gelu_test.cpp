@@ -89,8 +89,7 @@ TEST_CASE_TEMPLATE("gelu_tanh: values against the double formula, into poisoned 
   for (int iter = 0; iter < 12; ++iter) {
     const Shape shape = random_shape(rng, 0, 4, 3000);
     const TensorView<T> x = make_view<T>(rng, shape, gelu_domain(rng), random_layout(rng, false));
-    const std::string what = std::string(type_name<T>()) + ", shape " + shape_str(shape);
-    INFO(what);
+    INFO(type_name<T>(), ", shape ", shape_str(shape));
     std::vector<Expect> want;
     for (double v : values_of(x)) want.push_back(gelu_tanh_reference<T>(v));
     WEFT_CHECK_REPORT(check_output(Tensor<T>(weft::gelu_tanh(x)), want));
@@ -107,8 +106,7 @@ TEST_CASE_TEMPLATE("nn::gelu_backward and gelu_tanh_backward: values against the
     const Shape shape = random_shape(rng, 0, 4, 3000);
     const TensorView<T> dy = make_view<T>(rng, shape, Domain{-3, 3}, random_layout(rng, false));
     const TensorView<T> x = make_view<T>(rng, shape, gelu_domain(rng), random_layout(rng, false));
-    const std::string what = std::string(type_name<T>()) + ", shape " + shape_str(shape);
-    INFO(what);
+    INFO(type_name<T>(), ", shape ", shape_str(shape));
     const std::vector<double> dv = values_of(dy), xv = values_of(x);
     std::vector<Expect> exact, approx;
     for (std::size_t k = 0; k < xv.size(); ++k) {

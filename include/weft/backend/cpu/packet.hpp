@@ -204,6 +204,26 @@ struct ContiguousRowTarget : PacketTarget {
   }
 };
 
+/// One element through Target's packet arithmetic: element j broadcast into a 2-lane packet,
+/// lane 0 stored. A row's last elements (fewer than the narrowest tail packet) run this instead of
+/// the kernel's scalar path, so an element's value never depends on where it falls in a row: the
+/// scalar path calls the C library (erff, tanhf), whose results can differ from the packet
+/// polynomials by an ulp, which a 16-bit destination can turn into one bfloat16 ulp between a
+/// statement and the same statement fused elsewhere (a GEMM epilogue's blocks end rows at other
+/// places than the unfused pass). A 2-lane packet of a transcendental also costs less than its
+/// scalar call.
+template <class Target>
+struct SingleLaneTarget : Target {
+  template <class Want, int L, class Cursor>
+  static typename Target::template Value<Want, L> load(const Cursor& c, std::int64_t j) {
+    return load_packet<Want, L>(c.at(j), 0);
+  }
+  template <class T, int L, class Cursor, class Lane>
+  static void store(const Cursor& c, std::int64_t j, simd::Vec<Lane, L> v, bool) {
+    *c.at(j) = T(v[0]);
+  }
+};
+
 }  // namespace cpu
 }  // namespace weft::detail
 

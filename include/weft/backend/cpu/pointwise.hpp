@@ -66,16 +66,19 @@ inline void run_tail(Kernel& kernel, std::int64_t& j, std::int64_t stop, bool st
 }
 
 /// Elements [j, stop) of the kernel's current row: packets of L lanes, the tail's packets, the
-/// rest (under L/4) scalar. Target: PacketTarget, or ContiguousRowTarget where every operand's
-/// row is contiguous.
+/// rest (under L/4) one element at a time through the packet arithmetic (SingleLaneTarget), or
+/// scalar where the kernel has no packet form. Target: PacketTarget, or ContiguousRowTarget where
+/// every operand's row is contiguous.
 template <class Target = PacketTarget, class Kernel>
 inline void run_row(Kernel& kernel, std::int64_t j, std::int64_t stop, bool stream) {
   constexpr int L = lanes_v<Kernel>;
   if constexpr (KernelPackets<Kernel>::capable) {
     for (; j + L <= stop; j += L) kernel.template run_vector<Target, L>(j, stream);
     run_tail<L, Target>(kernel, j, stop, stream);
+    for (; j < stop; ++j) kernel.template run_vector<SingleLaneTarget<Target>, 2>(j, false);
+  } else {
+    for (; j < stop; ++j) kernel.run_scalar(j);
   }
-  for (; j < stop; ++j) kernel.run_scalar(j);
 }
 
 /// Runs elements [begin, end) of the iteration space, row by row.
