@@ -204,14 +204,16 @@ struct ContiguousRowTarget : PacketTarget {
   }
 };
 
-/// One element through Target's packet arithmetic: element j broadcast into a 2-lane packet,
-/// lane 0 stored. A row's last elements (fewer than the narrowest tail packet) run this instead of
+/// One element through Target's packet arithmetic: element j broadcast into a packet, lane 0
+/// stored. A row's last elements (fewer than the narrowest tail packet) run this instead of
 /// the kernel's scalar path, so an element's value never depends on where it falls in a row: the
 /// scalar path calls the C library (erff, tanhf), whose results can differ from the packet
 /// polynomials by an ulp, which a 16-bit destination can turn into one bfloat16 ulp between a
 /// statement and the same statement fused elsewhere (a GEMM epilogue's blocks end rows at other
-/// places than the unfused pass). A 2-lane packet of a transcendental also costs less than its
-/// scalar call.
+/// places than the unfused pass). run_row uses one 16-byte register (4 float lanes): rows of 3
+/// floats through tanh(x) * 0.5 + gelu(x), every element a row's last, took 8.6-9.0 ms against
+/// 10.4-10.8 for the scalar calls (600k elements, one thread), where 2 lanes (8 bytes, which
+/// GCC's vectors handle poorly on x86) took 13-15 ms.
 template <class Target>
 struct SingleLaneTarget : Target {
   template <class Want, int L, class Cursor>

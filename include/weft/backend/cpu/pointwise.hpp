@@ -75,7 +75,8 @@ inline void run_row(Kernel& kernel, std::int64_t j, std::int64_t stop, bool stre
   if constexpr (KernelPackets<Kernel>::capable) {
     for (; j + L <= stop; j += L) kernel.template run_vector<Target, L>(j, stream);
     run_tail<L, Target>(kernel, j, stop, stream);
-    for (; j < stop; ++j) kernel.template run_vector<SingleLaneTarget<Target>, 2>(j, false);
+    constexpr int W = std::max<int>(2, 16 / int(KernelPackets<Kernel>::lane_bytes));  // one 16-byte register
+    for (; j < stop; ++j) kernel.template run_vector<SingleLaneTarget<Target>, W>(j, false);
   } else {
     for (; j < stop; ++j) kernel.run_scalar(j);
   }
