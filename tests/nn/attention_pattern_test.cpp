@@ -65,25 +65,28 @@ constexpr double kScale = 0.375;
 /// scores alone (a tensor), from which the ops run one by one.
 struct Form {
   const char* name;
+  bool mask_expression;  // the mask is an expression (evaluated into a tensor before attention runs)
   std::function<void(Tensor<float>&, const Inputs<float>&)> fused;  // out = the formula
   std::function<Tensor<double>(const Inputs<double>&)> scores_double;
   std::function<Tensor<float>(const Inputs<float>&)> scores_float;
 };
 
-#define WEFT_FORM(name, expr)                                                                          \
+#define WEFT_FORM(name, mask_expression, expr)                                                         \
   Form {                                                                                               \
-    name, [](Tensor<float>& out, const Inputs<float>& in) { out = weft::matmul(weft::softmax(expr, -1), in.v); }, \
+    name, mask_expression, [](Tensor<float>& out, const Inputs<float>& in) { out = weft::matmul(weft::softmax(expr, -1), in.v); }, \
         [](const Inputs<double>& in) -> Tensor<double> { return expr; },                               \
         [](const Inputs<float>& in) -> Tensor<float> { return expr; }                                  \
   }
 
 const Form kForms[] = {
-    WEFT_FORM("matmul(q, k^T) * scale", weft::matmul(in.q, in.kt()) * kScale),
-    WEFT_FORM("matmul(q, k^T) / scale", weft::matmul(in.q, in.kt()) / 3),
-    WEFT_FORM("scale * matmul(q, k^T) + mask", kScale * weft::matmul(in.q, in.kt()) + in.mask),
-    WEFT_FORM("mask + matmul(q, k^T) * scale", in.mask + weft::matmul(in.q, in.kt()) * kScale),
-    WEFT_FORM("where(mask, matmul(q, k^T) * scale, fill)", weft::where(in.keep, weft::matmul(in.q, in.kt()) * kScale, -INFINITY)),
-    WEFT_FORM("matmul(q, k^T)", weft::matmul(in.q, in.kt())),
+    WEFT_FORM("matmul(q, k^T) * scale", false, weft::matmul(in.q, in.kt()) * kScale),
+    WEFT_FORM("matmul(q, k^T) / scale", false, weft::matmul(in.q, in.kt()) / 3),
+    WEFT_FORM("scale * matmul(q, k^T) + mask", false, kScale * weft::matmul(in.q, in.kt()) + in.mask),
+    WEFT_FORM("mask + matmul(q, k^T) * scale", false, in.mask + weft::matmul(in.q, in.kt()) * kScale),
+    WEFT_FORM("where(mask, matmul(q, k^T) * scale, fill)", false, weft::where(in.keep, weft::matmul(in.q, in.kt()) * kScale, -INFINITY)),
+    WEFT_FORM("matmul(q, k^T)", false, weft::matmul(in.q, in.kt())),
+    WEFT_FORM("matmul(q, k^T) * scale + mask", true, weft::matmul(in.q, in.kt()) * kScale + in.mask * 2),
+    WEFT_FORM("where(mask, matmul(q, k^T) / scale, fill)", true, weft::where(in.keep || in.mask > 0, weft::matmul(in.q, in.kt()) / 3, -INFINITY)),
 };
 #undef WEFT_FORM
 
@@ -132,6 +135,7 @@ TEST_CASE("attention pattern: every recognized form matches the ops one by one i
         const std::string log = log_of("sdpa", [&] { form.fused(fresh, in); });
         CHECK_MESSAGE(LogCapture::count(log, "recognized as attention (") == 1, log);
         CHECK_MESSAGE(log.find(form.name) != std::string::npos, log);
+        CHECK_MESSAGE((log.find("evaluated from its expression") != std::string::npos) == form.mask_expression, log);
         CHECK_MESSAGE(log.find("nn::sdpa_forward: ") != std::string::npos, log);
         check_against_double(values_of(fresh), in, form);
         // Into an existing destination of the output's shape: every element written.
@@ -190,7 +194,6 @@ TEST_CASE("attention pattern: near misses run as written, and the sdpa log says 
     std::function<Tensor<double>()> ref;
   };
   const Tensor<double> scale_double = weft::full<double>(Shape{1}, kScale);
-  const Tensor<float> kt_shared = weft::eval(in.kt().narrow(0, 0, 1));  // (1, E, S): matmul broadcasts it
   const Miss misses[] = {
       {"softmax is over dim -2 of the scores [2, 12, 12]",
        [&] { return weft::matmul(weft::softmax(weft::matmul(in.q, in.kt()) * kScale, -2), in.v); },
@@ -201,20 +204,14 @@ TEST_CASE("attention pattern: near misses run as written, and the sdpa log says 
       {"the scale of matmul(q, k^T) is a tensor",
        [&] { return weft::matmul(weft::softmax(weft::matmul(in.q, in.kt()) * scale_tensor, -1), in.v); },
        [&] { return weft::matmul(weft::softmax(Tensor<double>(weft::matmul(ind.q, ind.kt()) * scale_double), -1), ind.v); }},
-      {"the mask added to the scores is not a floating tensor",
-       [&] { return weft::matmul(weft::softmax(weft::matmul(in.q, in.kt()) + in.mask * 2, -1), in.v); },
-       [&] { return weft::matmul(weft::softmax(Tensor<double>(weft::matmul(ind.q, ind.kt()) + ind.mask * 2), -1), ind.v); }},
+      {"the term added to the scores is a number, not a floating mask",
+       [&] { return weft::matmul(weft::softmax(weft::matmul(in.q, in.kt()) + 1.5f, -1), in.v); },
+       [&] { return weft::matmul(weft::softmax(Tensor<double>(weft::matmul(ind.q, ind.kt()) + 1.5), -1), ind.v); }},
       {"where(mask, scores, fill) needs fill = -inf (attention's bool mask), got -100",
        [&] { return weft::matmul(weft::softmax(weft::where(in.keep, weft::matmul(in.q, in.kt()), -100.0), -1), in.v); },
        [&] {
          return weft::matmul(weft::softmax(Tensor<double>(weft::where(ind.keep, weft::matmul(ind.q, ind.kt()), -100.0)), -1),
                              ind.v);
-       }},
-      {"q, k^T and v differ in their batch or head dims",
-       [&] { return weft::matmul(weft::softmax(weft::matmul(in.q, kt_shared), -1), in.v); },
-       [&] {
-         const Tensor<double> kts = weft::cast<double>(kt_shared);
-         return weft::matmul(weft::softmax(Tensor<double>(weft::matmul(ind.q, kts)), -1), ind.v);
        }},
   };
   for (const Miss& m : misses) {
@@ -228,6 +225,91 @@ TEST_CASE("attention pattern: near misses run as written, and the sdpa log says 
     for (double x : ref) size = std::max(size, std::fabs(x));
     CHECK(max_abs_diff(values_of(got), ref) <= 64 * eps_of<float>() * std::max(size, 1.0));
   }
+}
+
+TEST_CASE("attention pattern: broadcast batch and head dims are recognized; grouped-query heads read k and v once") {
+  WEFT_TEST_RNG(rng);
+  struct Case {
+    Shape q, k, v;  // the batch and head dims of q, k^T and v
+    bool grouped;   // k^T and v of one head where q has several: sdpa's grouped-query heads
+  };
+  const Case cases[] = {
+      {Shape{2, 4}, Shape{2, 1}, Shape{2, 1}, true},           // multi-query: one key and value head
+      {Shape{2, 3, 2}, Shape{2, 3, 1}, Shape{2, 3, 1}, true},  // grouped: queries (N, Hk, G), keys (N, Hk, 1)
+      {Shape{4}, Shape{1}, Shape{1}, true},                    // heads alone
+      {Shape{2, 3}, Shape{1, 3}, Shape{1, 3}, false},          // k and v shared over the batch
+      {Shape{}, Shape{3}, Shape{3}, false},                    // one q for three k and v
+      {Shape{2, 3}, Shape{2, 3}, Shape{3}, false},             // v of a lower rank
+      {Shape{2, 4}, Shape{2, 1}, Shape{2, 4}, false},          // k shared by the heads, v not
+  };
+  auto with = [](Shape s, std::int64_t a, std::int64_t b) {
+    s.push_back(a), s.push_back(b);
+    return s;
+  };
+  const Domain d{-2, 2};
+  for (const Case& c : cases)
+    for (int mask_form = 0; mask_form < 3; ++mask_form) {  // none, a float mask per head, a bool mask (L, S)
+      CAPTURE(shape_str(c.q));
+      CAPTURE(shape_str(c.k));
+      CAPTURE(shape_str(c.v));
+      CAPTURE(mask_form);
+      const std::int64_t L = rng.integer(1, 30), S = rng.integer(1, 40), E = rng.integer(1, 20), Ev = rng.integer(1, 16);
+      const Tensor<float> q = random_contiguous<float>(rng, with(c.q, L, E), d);
+      const Tensor<float> kt = random_contiguous<float>(rng, with(c.k, E, S), d);
+      const Tensor<float> v = random_contiguous<float>(rng, with(c.v, S, Ev), d);
+      const Shape batch = weft::broadcast_shapes("test", {c.q, c.k, c.v});
+      const Tensor<float> mask = random_contiguous<float>(rng, with(batch, L, S), d);
+      Tensor<bool> keep = random_contiguous<bool>(rng, Shape{L, S}, Domain{});
+      for (std::int64_t i = 0; i < L; ++i) keep.data()[i * S] = true;
+      const Tensor<double> qd = weft::cast<double>(q), ktd = weft::cast<double>(kt), vd = weft::cast<double>(v),
+                           maskd = weft::cast<double>(mask);
+      Tensor<float> got = weft::empty<float>(with(batch, L, Ev));
+      poison(got);
+      std::vector<double> ref, naive;
+      const std::string log = log_of("sdpa", [&] {
+        if (mask_form == 0) {
+          got = weft::matmul(weft::softmax(weft::matmul(q, kt) * kScale, -1), v);
+          ref = values_of(one_by_one<double>(weft::matmul(qd, ktd) * kScale, vd));
+          naive = values_of(one_by_one<float>(weft::matmul(q, kt) * kScale, v));
+        } else if (mask_form == 1) {
+          got = weft::matmul(weft::softmax(weft::matmul(q, kt) * kScale + mask, -1), v);
+          ref = values_of(one_by_one<double>(weft::matmul(qd, ktd) * kScale + maskd, vd));
+          naive = values_of(one_by_one<float>(weft::matmul(q, kt) * kScale + mask, v));
+        } else {
+          got = weft::matmul(weft::softmax(weft::where(keep, weft::matmul(q, kt) * kScale, -INFINITY), -1), v);
+          ref = values_of(one_by_one<double>(weft::where(keep, weft::matmul(qd, ktd) * kScale, -INFINITY), vd));
+          naive = values_of(one_by_one<float>(weft::where(keep, weft::matmul(q, kt) * kScale, -INFINITY), v));
+        }
+      });
+      CHECK_MESSAGE(LogCapture::count(log, "recognized as attention (") == 1, log);
+      CHECK_MESSAGE((log.find("grouped-query heads") != std::string::npos) == c.grouped, log);
+      CHECK_MESSAGE((log.find("stride-0 views") != std::string::npos) == !c.grouped, log);  // every other case broadcasts
+      CHECK(got.shape() == with(batch, L, Ev));
+      double size = 0;
+      for (double x : ref) size = std::max(size, std::fabs(x));
+      const std::vector<double> values = values_of(got);
+      REQUIRE(values.size() == ref.size());
+      CHECK(max_abs_diff(values, ref) <= 4 * max_abs_diff(naive, ref) + 8 * eps_of<float>() * size);
+    }
+}
+
+TEST_CASE("attention pattern: grouped-query heads allocate what a direct grouped sdpa call does (k and v not expanded)") {
+  WEFT_TEST_RNG(rng);
+  const Domain d{-2, 2};
+  const Tensor<float> q = random_contiguous<float>(rng, Shape{2, 4, 48, 16}, d);
+  const Tensor<float> k = random_contiguous<float>(rng, Shape{2, 1, 64, 16}, d);
+  const Tensor<float> v = random_contiguous<float>(rng, Shape{2, 1, 64, 16}, d);
+  auto& counter = weft::detail::tensor_counters().allocations;
+  weft::nn::SdpaOptions o;
+  o.scale = kScale;
+  o.enable_gqa = true;
+  std::int64_t before = counter.load();
+  Tensor<float> direct = weft::nn::scaled_dot_product_attention(q, k, v, o);
+  const std::int64_t direct_allocations = counter.load() - before;
+  before = counter.load();
+  Tensor<float> fused = weft::matmul(weft::softmax(weft::matmul(q, k.transpose(-2, -1)) * kScale, -1), v);
+  CHECK(counter.load() - before == direct_allocations);
+  CHECK(values_of(fused) == values_of(direct));  // the same kernel on the same operands
 }
 
 TEST_CASE("softmax of a matmul is a lazy node with the eager softmax's values wherever it is read") {

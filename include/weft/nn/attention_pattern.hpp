@@ -8,6 +8,7 @@
 /// written. docs/attention.md, "Attention from its formula".
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -45,10 +46,12 @@ template <class N>
 inline constexpr bool is_matmul_v = is_instance_v<N, Matmul>;
 template <class N>
 inline constexpr bool is_number_node_v = is_instance_v<N, Scalar> && !std::is_same_v<typename N::value_type, bool>;
+/// A mask operand: a tensor, or an expression over tensors (evaluated once, at its own shape,
+/// typically (L, S): far less than the scores of every head), not a number.
 template <class N>
-inline constexpr bool is_floating_leaf_v = is_instance_v<N, Leaf> && is_floating_v<typename N::value_type>;
+inline constexpr bool is_floating_mask_v = !is_instance_v<N, Scalar> && is_floating_v<typename N::value_type>;
 template <class N>
-inline constexpr bool is_bool_leaf_v = is_instance_v<N, Leaf> && std::is_same_v<typename N::value_type, bool>;
+inline constexpr bool is_bool_mask_v = !is_instance_v<N, Scalar> && std::is_same_v<typename N::value_type, bool>;
 
 /// How the scores scale q k^T: not at all, `* s`, `s *`, `/ s` (s a number).
 enum class ScaleForm : unsigned char { none, times, times_left, divided };
@@ -60,6 +63,7 @@ struct ScoresForm {
   ScaleForm scale = ScaleForm::none;
   MaskForm mask = MaskForm::none;
   const char* miss = nullptr;
+  bool mask_expression = false;  // the mask is an expression, evaluated into a tensor first
 };
 
 inline constexpr const char* kNotScores =
@@ -67,9 +71,10 @@ inline constexpr const char* kNotScores =
 inline constexpr const char* kTensorScale =
     "the scale of matmul(q, k^T) is a tensor or an expression, not a number";
 inline constexpr const char* kMaskNotTensor =
-    "the mask added to the scores is not a floating tensor (an expression or a number: evaluate it into a tensor)";
+    "the term added to the scores is a number, not a floating mask (a tensor or an expression over tensors)";
 inline constexpr const char* kWhereNotMask =
-    "where(mask, scores, fill) needs a bool tensor mask, scores matmul(q, k^T) [* or / a number] and a number fill";
+    "where(mask, scores, fill) needs a bool mask (a tensor or an expression), scores matmul(q, k^T) [* or / a number] "
+    "and a number fill";
 
 /// matmul(q, k^T), times or divided by a number.
 template <class S>
@@ -104,7 +109,8 @@ consteval ScoresForm scores_form() {
       using S = std::remove_cvref_t<decltype(get<1>(std::declval<P>().args))>;
       using F = std::remove_cvref_t<decltype(get<2>(std::declval<P>().args))>;
       constexpr ScoresForm s = scaled_form<S>();
-      if constexpr (s.miss == nullptr && is_bool_leaf_v<C> && is_number_node_v<F>) return {s.scale, MaskForm::where};
+      if constexpr (s.miss == nullptr && is_bool_mask_v<C> && is_number_node_v<F>)
+        return {s.scale, MaskForm::where, nullptr, !is_instance_v<C, Leaf>};
       else return {ScaleForm::none, MaskForm::none, kWhereNotMask};
     } else {
       return plain;
@@ -114,9 +120,10 @@ consteval ScoresForm scores_form() {
     using R = typename BinaryMap<P>::rhs;
     constexpr ScoresForm l = scaled_form<L>(), r = scaled_form<R>();
     if constexpr (l.miss == nullptr)
-      return is_floating_leaf_v<R> ? ScoresForm{l.scale, MaskForm::added} : ScoresForm{l.scale, MaskForm::none, kMaskNotTensor};
+      return is_floating_mask_v<R> ? ScoresForm{l.scale, MaskForm::added, nullptr, !is_instance_v<R, Leaf>}
+                                   : ScoresForm{l.scale, MaskForm::none, kMaskNotTensor};
     else if constexpr (r.miss == nullptr)
-      return is_floating_leaf_v<L> ? ScoresForm{r.scale, MaskForm::added_left}
+      return is_floating_mask_v<L> ? ScoresForm{r.scale, MaskForm::added_left, nullptr, !is_instance_v<L, Leaf>}
                                    : ScoresForm{r.scale, MaskForm::none, kMaskNotTensor};
     else
       return {ScaleForm::none, MaskForm::none, weft::detail::has_matmul_v<L> ? l.miss : r.miss};
@@ -171,18 +178,45 @@ struct AttentionCall {
   TensorView<const T> q, k, v;
   SdpaOptions options;
   std::string miss;
+  bool broadcast = false;  // an operand's batch or head dims expanded (stride-0 views)
+  Shape mask_shape;        // the mask's shape where there is one
 };
 
 inline namespace WEFT_BACKEND_ABI {
 
-/// The run-time half of the match: the softmax over the last dim, operands of 2+ dims with the same
-/// batch and head dims (matmul broadcasts them, attention does not), shapes that multiply, a
-/// mask that does not broadcast the scores further, CPU tensors, at least one key, a where's fill
-/// of -inf. Evaluates operand expressions of the matmuls (q, k^T, v).
+/// The operand shape with `batch` for its batch and head dims (all but the last two).
+inline Shape with_batch(const Shape& batch, const Shape& operand) {
+  Shape s = batch;
+  s.push_back(operand[operand.rank() - 2]);
+  s.push_back(operand[operand.rank() - 1]);
+  return s;
+}
+
+/// The dims of `operand` before its last two, with size-1 dims in front up to `rank`.
+inline Shape batch_of(const Shape& operand, int rank) {
+  Shape s = Shape::filled(rank - (operand.rank() - 2), 1);
+  for (int d = 0; d + 2 < operand.rank(); ++d) s.push_back(operand[d]);
+  return s;
+}
+
+/// The run-time half of the match: the softmax over the last dim, operands of 2+ dims whose batch
+/// and head dims broadcast (as matmul broadcasts them), shapes that multiply, a mask that does not
+/// broadcast the scores further, CPU tensors, at least one key, a where's fill of -inf. Evaluates
+/// operand expressions of the matmuls (q, k^T, v).
+///
+/// Broadcast dims become attention's own where they are its grouped-query heads: k^T and v of
+/// size 1 at the head dim (-3) where q has H, every other dim as q's (multi-query attention, and
+/// the grouped form q (..., Hk, G, L, E), k^T (..., Hk, 1, E, S)), run with enable_gqa, which
+/// reads each key and value head once for its query heads. Any other broadcast expands the
+/// operands as stride-0 views (no copy; a shared k^T is then packed once per head it serves).
 template <ScoresForm F, class P, class V>
 AttentionCall<typename V::value_type> attention_call(const Softmax<P>& weights, const V& value) {
   using T = typename V::value_type;
-  auto miss = [](auto&&... why) { return AttentionCall<T>{{}, {}, {}, {}, weft::detail::cat(why...)}; };
+  auto miss = [](auto&&... why) {
+    AttentionCall<T> none;
+    none.miss = weft::detail::cat(why...);
+    return none;
+  };
   const Shape scores = weights.shape();  // a weft::Error for a dim out of range, as unfused
   if (weft::detail::wrap_dim_of("softmax", weights.dim, scores) != scores.rank() - 1)
     return miss("softmax is over dim ", weights.dim, " of the scores ", scores, ", attention's is over the last (-1)");
@@ -191,34 +225,44 @@ AttentionCall<typename V::value_type> attention_call(const Softmax<P>& weights, 
   const TensorView<const T> q = weft::detail::materialize(product.a), kt = weft::detail::materialize(product.b),
                             v = weft::detail::materialize(value);
   const Shape &qs = q.shape(), &ks = kt.shape(), &vs = v.shape();
-  const int r = qs.rank();
   const std::string named = weft::detail::cat(" (q ", qs, ", k^T ", ks, ", v ", vs, ")");
-  if (r < 2 || ks.rank() != r || vs.rank() != r) return miss("q, k^T and v need one rank of 2+ dims", named);
-  for (int d = 0; d + 2 < r; ++d)
-    if (qs[d] != ks[d] || qs[d] != vs[d])
-      return miss("q, k^T and v differ in their batch or head dims", named, "; matmul broadcasts them, attention does not");
-  if (ks[r - 2] != qs[r - 1] || vs[r - 2] != ks[r - 1]) return miss("the shapes do not multiply", named);
-  if (ks[r - 1] == 0) return miss("there are no keys (S = 0)", named);
+  if (qs.rank() < 2 || ks.rank() < 2 || vs.rank() < 2)
+    return miss("q, k^T and v need 2+ dims (matmul's vector forms are not attention's)", named);
+  if (ks[ks.rank() - 2] != qs[qs.rank() - 1] || vs[vs.rank() - 2] != ks[ks.rank() - 1])
+    return miss("the shapes do not multiply", named);
+  if (ks[ks.rank() - 1] == 0) return miss("there are no keys (S = 0)", named);
   for (const TensorView<const T>* t : {&q, &kt, &v})
     if (!t->device().is_cpu()) return miss("an operand is on ", t->device(), "; attention from its formula runs on the CPU");
+  const int batch_rank = std::max({qs.rank(), ks.rank(), vs.rank()}) - 2;
+  const Shape qb = batch_of(qs, batch_rank), kb = batch_of(ks, batch_rank), vb = batch_of(vs, batch_rank);
+  const Shape batch = broadcast_shapes("matmul", {qb, kb, vb});  // matmul's own error where they do not
   SdpaOptions options;
   options.scale = scores_scale<F>(scaled);
+  const int head = batch_rank - 1;
+  Shape kv_batch = batch;
+  if (head >= 0) kv_batch[head] = 1;
+  const bool grouped = head >= 0 && qb == batch && batch[head] > 1 && kb == kv_batch && vb == kv_batch;
+  options.enable_gqa = grouped;
+  Shape mask_shape;
   if constexpr (F.mask != MaskForm::none) {
     const auto& p = weights.x;
-    const auto& mask = get<F.mask == MaskForm::added ? 1 : 0>(p.args).tensor;
-    Shape product_shape = qs;
-    product_shape[r - 1] = ks[r - 1];
-    if (!mask.device().is_cpu() || !broadcasts_to(mask.shape(), product_shape))
-      return miss("the mask ", mask.shape(), " on ", mask.device(), " is not a CPU tensor that broadcasts to q k^T's shape ",
-                  product_shape);
     if constexpr (F.mask == MaskForm::where) {
       const double fill = double(get<2>(p.args).value);
       if (!(std::isinf(fill) && fill < 0))
         return miss("where(mask, scores, fill) needs fill = -inf (attention's bool mask), got ", fill);
     }
+    const auto mask = weft::detail::materialize(get<F.mask == MaskForm::added ? 1 : 0>(p.args));
+    const Shape product_shape = with_batch(batch, Shape{qs[qs.rank() - 2], ks[ks.rank() - 1]});
+    if (!mask.device().is_cpu() || !broadcasts_to(mask.shape(), product_shape))
+      return miss("the mask ", mask.shape(), " on ", mask.device(), " is not a CPU tensor that broadcasts to q k^T's shape ",
+                  product_shape);
     options.attn_mask = mask;
+    mask_shape = mask.shape();
   }
-  return AttentionCall<T>{q, kt.transpose(-2, -1), v, options, {}};  // k: a view, read in place
+  const Shape& kv = grouped ? kv_batch : batch;
+  return AttentionCall<T>{q.expand(with_batch(batch, qs)), kt.expand(with_batch(kv, ks)).transpose(-2, -1),
+                          v.expand(with_batch(kv, vs)), options, {},  // views, read in place
+                          qb != batch || kb != kv || vb != kv, mask_shape};
 }
 
 }  // namespace WEFT_BACKEND_ABI
@@ -279,8 +323,10 @@ struct SoftmaxMatmul : Expr<SoftmaxMatmul<P, V>> {
       detail::AttentionCall<value_type> c = detail::attention_call<kForm>(weights, v);
       if (!c.miss.empty()) return miss(c.miss);
       say(": recognized as attention (q ", c.q.shape(), ", k ", c.k.shape(), " = (k^T).transpose(-2, -1), v ",
-          c.v.shape(), ", scale ", *c.options.scale,
+          c.v.shape(), ", scale ", *c.options.scale, c.options.enable_gqa ? ", grouped-query heads" : "",
+          c.broadcast ? ", batch dims broadcast as stride-0 views" : "",
           kForm.mask == detail::MaskForm::where ? ", bool mask" : kForm.mask != detail::MaskForm::none ? ", float mask" : "",
+          kForm.mask_expression ? weft::detail::cat(" ", c.mask_shape, " evaluated from its expression") : std::string(),
           ") -> nn::sdpa_forward, no L x S tensor");
       return scaled_dot_product_attention(c.q, c.k, c.v, c.options);
     }
