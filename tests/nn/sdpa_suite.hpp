@@ -5,6 +5,8 @@
 
 #include <unistd.h>
 
+#include <optional>
+
 #include "sdpa_rule.hpp"
 
 namespace weft_test {
@@ -204,26 +206,33 @@ inline double broadcast_value(const std::vector<double>& values, const Shape& fr
 /// GQA, causal variants, bool or float masks of random broadcast shapes, scale, dropout, and a
 /// transposed (head, sequence) layout for q. Flash and math, forward and backward, are checked
 /// against attention_reference by the 2x-naive rule.
+/// Sizes that check_random_case takes instead of drawing them: rank 3, one key/value head and one
+/// or two query heads (the cost of a case grows with its heads); the rest stays random.
+struct CaseSizes {
+  std::int64_t L, S, E, Ev;
+};
+
 template <class T>
-void check_random_case(Rng& rng) {
-  const int rank = int(rng.integer(2, 5));
+void check_random_case(Rng& rng, std::optional<CaseSizes> sizes = {}) {
+  const int rank = sizes ? 3 : int(rng.integer(2, 5));
   static const std::int64_t lengths[] = {0, 1, 2, 5, 17, 95, 96, 97, 150};
   // Head dims past 64 cross the 64-column panels of the packed K^T, V and the backward's operands
   // (130: two full panels and a 2-column one).
   static const std::int64_t dims[] = {1, 3, 8, 16, 33, 64, 80, 130};
   std::int64_t L = rng.pick(lengths), S = rng.pick(lengths), E = rng.pick(dims);
-  const std::int64_t Ev = rng.chance(0.5) ? E : rng.pick(dims);
+  std::int64_t Ev = rng.chance(0.5) ? E : rng.pick(dims);
+  if (sizes) L = sizes->L, S = sizes->S, E = sizes->E, Ev = sizes->Ev;
   Shape batch;
   for (int d = 0; d < rank - 3; ++d) batch.push_back(rng.integer(1, 2));
   std::int64_t H = 1, Hq = 1;
   nn::SdpaOptions o;
   if (rank >= 3) {
-    H = rng.integer(1, 2);
+    H = sizes ? 1 : rng.integer(1, 2);
     Hq = H;
-    if (rng.chance(0.4)) o.enable_gqa = true, Hq = H * rng.integer(2, 3);
+    if (rng.chance(0.4)) o.enable_gqa = true, Hq = H * (sizes ? 2 : rng.integer(2, 3));
   }
   // Keep each case around 1e5 multiply-adds per head pair so a run of cases stays fast.
-  while (batch.numel() * Hq * L * S * std::max(E, Ev) > 400000) (L > S ? L : S) /= 2;
+  while (!sizes && batch.numel() * Hq * L * S * std::max(E, Ev) > 400000) (L > S ? L : S) /= 2;
   auto with = [&](std::int64_t heads, std::int64_t rows, std::int64_t cols) {
     Shape sh = batch;
     if (rank >= 3) sh.push_back(heads);

@@ -20,9 +20,11 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <vector>
 
 #include "weft/backend/cpu/block_gemm.hpp"
+#include "weft/backend/cpu/line_aligned.hpp"
 #include "weft/backend/cpu/pointwise.hpp"
 #include "weft/plan/attention_dropout.hpp"
 #include "weft/plan/attention_problem.hpp"
@@ -151,6 +153,9 @@ struct FlashProblem {
     const std::int64_t first = kb * kB - s.causal_offset;  // first query row that sees key kb kB
     return first <= 0 ? 0 : std::min(query_blocks, first / kB);
   }
+  /// Query blocks of every head in its group that see the key block of backward unit u (key/value
+  /// head u / key_blocks, key block u % key_blocks): the unit's work.
+  std::int64_t queries_seeing(std::int64_t u) const { return s.group * (query_blocks - query_block_begin(u % key_blocks)); }
 
   /// Row r (query i) of a kB-wide score block for keys [j0, j0 + kB): adds the mask times
   /// `unit` (log2 e for scores in log2 units, 1 in natural units) and sets keys the query does
@@ -177,10 +182,10 @@ struct FlashProblem {
 
   /// K^T (E x kB) of every key block, then V (kB x Evp) of every key block, per key/value head,
   /// each in block_gemm_panels' column panels (a 128-float row stride thrashed L1 at E = 128).
-  std::vector<Acc> pack_kv(bool with_v) const {
+  cpu::LineVector<Acc> pack_kv(bool with_v) const {
     const std::int64_t kv_blocks = s.batches * s.H * key_blocks;
     const std::int64_t kt_size = s.E * kB, v_size = kB * Evp;
-    std::vector<Acc> packed(std::size_t(kv_blocks * (kt_size + (with_v ? v_size : 0))));
+    cpu::LineVector<Acc> packed(std::size_t(kv_blocks * (kt_size + (with_v ? v_size : 0))));
     Acc* kt = packed.data();
     Acc* vp = kt + kv_blocks * kt_size;
     WEFT_PRAGMA_OMP(omp parallel for schedule(static) num_threads(cpu::threads_for(kv_blocks * kt_size)))
@@ -196,7 +201,7 @@ struct FlashProblem {
 /// This OpenMP thread's slice of `size` elements of a buffer of one slice per thread (dq's
 /// accumulators: the buffer itself without OpenMP).
 template <class A>
-A* thread_slice(std::vector<A>& buffer, std::int64_t size) {
+A* thread_slice(cpu::LineVector<A>& buffer, std::int64_t size) {
 #if defined(_OPENMP)
   return buffer.data() + omp_get_thread_num() * size;
 #else
@@ -205,11 +210,37 @@ A* thread_slice(std::vector<A>& buffer, std::int64_t size) {
 #endif
 }
 
+/// The units [0, units) this OpenMP thread runs, dealt before any runs: longest first (by `cost`),
+/// each to the thread with the least work so far (ties to the lower thread), a thread's units in
+/// increasing order. Every thread computes the same deal and keeps its own units (no barrier; a
+/// few hundred units sort in microseconds). The deal depends only on the costs and the team's
+/// size, so per-thread accumulators summed in thread order (sum_thread_slices) give the same bits
+/// on every run; a dynamic schedule grouped the backward's key blocks differently from run to
+/// run, and dq differed in its last bits between two runs of one call.
+template <class Cost>
+std::vector<std::int64_t> dealt_units(std::int64_t units, Cost cost) {
+#if defined(_OPENMP)
+  const int team = omp_get_num_threads(), me = omp_get_thread_num();
+#else
+  const int team = 1, me = 0;
+#endif
+  std::vector<std::int64_t> order(static_cast<std::size_t>(units)), load(static_cast<std::size_t>(team), 0), mine;
+  std::iota(order.begin(), order.end(), std::int64_t(0));
+  std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) { return cost(a) > cost(b); });
+  for (const std::int64_t u : order) {
+    const auto least = std::min_element(load.begin(), load.end());
+    *least += cost(u) + 1;  // + 1: units without work still spread
+    if (least - load.begin() == me) mine.push_back(u);
+  }
+  std::sort(mine.begin(), mine.end());
+  return mine;
+}
+
 /// dq (batch Hq, L, E, contiguous) = scale sum_t slice_t[at(bh, i, e)] over the `threads` slices
-/// of `slice` elements each (thread_slice), summed in thread order: the same bits for any schedule
-/// of the rows.
+/// of `slice` elements each (thread_slice), summed in thread order: with the units dealt by
+/// dealt_units, the same bits on every run.
 template <class A, class T, class At>
-void sum_thread_slices(const std::vector<A>& acc, int threads, std::int64_t slice, std::int64_t heads,
+void sum_thread_slices(const cpu::LineVector<A>& acc, int threads, std::int64_t slice, std::int64_t heads,
                        std::int64_t L, std::int64_t E, A scale, At at, T* dq) {
   WEFT_PRAGMA_OMP(omp parallel for schedule(static) num_threads(weft::detail::cpu::threads_for(heads * L * E)))
   for (std::int64_t hr = 0; hr < heads * L; ++hr) {
@@ -284,13 +315,13 @@ struct FloatForwardProducts {
   using Acc = math_t<T>;
   static constexpr std::int64_t kB = FlashProblem<T>::kB;
   const FlashProblem<T>& fp;
-  const std::vector<Acc> packed = fp.pack_kv(true);
+  const cpu::LineVector<Acc> packed = fp.pack_kv(true);
   const Acc* v_all = packed.data() + fp.s.batches * fp.s.H * fp.key_blocks * fp.s.E * kB;
 
   /// One thread's operands: its query block.
   struct Thread {
     const FloatForwardProducts& g;
-    std::vector<Acc> qs = std::vector<Acc>(std::size_t(kB * std::max<std::int64_t>(g.fp.s.E, 1)));
+    cpu::LineVector<Acc> qs = cpu::LineVector<Acc>(std::size_t(kB * std::max<std::int64_t>(g.fp.s.E, 1)));
 
     /// Query rows [i0, i0 + rows) of flattened head bh, the left operand of scores.
     void load_queries(std::int64_t bh, std::int64_t i0, std::int64_t rows) {
@@ -330,7 +361,7 @@ void flash_forward_cpu(const FlashProblem<T>& fp, T* out, double* lse) {
   WEFT_PRAGMA_OMP(omp parallel num_threads(threads))
   {
     typename Products::Thread operands{products};
-    std::vector<Acc> sc(std::size_t(kB * kB)), o(std::size_t(kB * Evp)), m(kB), l(kB), factors(kB);
+    cpu::LineVector<Acc> sc(std::size_t(kB * kB)), o(std::size_t(kB * Evp)), m(kB), l(kB), factors(kB);
     // Causal rows do less work the earlier they are: hand out blocks one at a time.
     WEFT_PRAGMA_OMP(omp for schedule(dynamic, 1))
     for (std::int64_t u = 0; u < units; ++u) {
@@ -445,10 +476,10 @@ struct FloatBackwardProducts {
   const FlashProblem<T>& fp;
   const SdpaRows<T>& dout;
   const std::int64_t Lp = fp.query_blocks * kB, Ep = fp.Ep, Evp = fp.Evp;
-  std::vector<Acc> q_all = std::vector<Acc>(std::size_t(fp.s.batches * fp.s.Hq * Lp * Ep)),
-                   do_all = std::vector<Acc>(std::size_t(fp.s.batches * fp.s.Hq * Lp * Evp)),
-                   q_panels = std::vector<Acc>(q_all.size()), do_panels = std::vector<Acc>(do_all.size());
-  const std::vector<Acc> kt_all = fp.pack_kv(false);
+  cpu::LineVector<Acc> q_all = cpu::LineVector<Acc>(std::size_t(fp.s.batches * fp.s.Hq * Lp * Ep)),
+                   do_all = cpu::LineVector<Acc>(std::size_t(fp.s.batches * fp.s.Hq * Lp * Evp)),
+                   q_panels = cpu::LineVector<Acc>(q_all.size()), do_panels = cpu::LineVector<Acc>(do_all.size());
+  const cpu::LineVector<Acc> kt_all = fp.pack_kv(false);
 
   FloatBackwardProducts(const FlashProblem<T>& problem, const SdpaRows<T>& grad_out) : fp(problem), dout(grad_out) {
     const SdpaShape& s = fp.s;
@@ -465,8 +496,8 @@ struct FloatBackwardProducts {
   /// One thread's operands: its key block's K (as B panels), V^T and K^T.
   struct Thread {
     const FloatBackwardProducts& g;
-    std::vector<Acc> kr = std::vector<Acc>(std::size_t(kB * g.Ep)),
-                     vt = std::vector<Acc>(std::size_t(std::max<std::int64_t>(g.fp.s.Ev, 1) * kB));
+    cpu::LineVector<Acc> kr = cpu::LineVector<Acc>(std::size_t(kB * g.Ep)),
+                     vt = cpu::LineVector<Acc>(std::size_t(std::max<std::int64_t>(g.fp.s.Ev, 1) * kB));
     const Acc* kt = nullptr;
 
     /// Keys [j0, j0 + keys) of key/value head bhk, key block u = bhk key_blocks + j0 / kB.
@@ -515,7 +546,7 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
 
   // D = rowsum(dO * out), one per query row, summed in double: a float sum is off by
   // ~eps sum_e |dO_e out_e|, an error that every dS of the row shares.
-  std::vector<Acc> D(std::size_t(heads * s.L));
+  cpu::LineVector<Acc> D(std::size_t(heads * s.L));
   WEFT_PRAGMA_OMP(omp parallel for schedule(static) num_threads(cpu::threads_for(heads * s.L * Ev)))
   for (std::int64_t hr = 0; hr < heads * s.L; ++hr)
     D[std::size_t(hr)] =
@@ -525,16 +556,15 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
       int(std::max<std::int64_t>(1, std::min<std::int64_t>(units, cpu::threads_for(units * kB * s.L * (E + Ev)))));
   // One dQ accumulator per thread ((batch Hq, Lp, Ep)), summed in a fixed order at the end.
   const std::int64_t dq_size = heads * Lp * Ep;
-  std::vector<Acc> dq_acc(std::size_t(threads * dq_size), Acc(0));
+  cpu::LineVector<Acc> dq_acc(std::size_t(threads * dq_size), Acc(0));
 
   WEFT_PRAGMA_OMP(omp parallel num_threads(threads))
   {
     Acc* dq_mine = thread_slice(dq_acc, dq_size);
     typename Products::Thread operands{products};
-    std::vector<Acc> dk_acc(std::size_t(kB * Ep)), dv_acc(std::size_t(kB * Evp)), p(std::size_t(kB * kB)), pd(std::size_t(kB * kB)), ds(std::size_t(kB * kB)),
+    cpu::LineVector<Acc> dk_acc(std::size_t(kB * Ep)), dv_acc(std::size_t(kB * Evp)), p(std::size_t(kB * kB)), pd(std::size_t(kB * kB)), ds(std::size_t(kB * kB)),
         factors(kB);
-    WEFT_PRAGMA_OMP(omp for schedule(dynamic, 1))
-    for (std::int64_t u = 0; u < units; ++u) {
+    for (const std::int64_t u : dealt_units(units, [&](std::int64_t unit) { return fp.queries_seeing(unit); })) {
       const std::int64_t bhk = u / fp.key_blocks, kb = u % fp.key_blocks, j0 = kb * kB;
       const std::int64_t keys = std::min(kB, s.S - j0);
       operands.load_keys(u, bhk, j0, keys);

@@ -40,6 +40,7 @@
 
 #include "weft/backend/cpu/flash_attention.hpp"
 #include "weft/backend/cpu/gemm_amx.hpp"
+#include "weft/backend/cpu/line_aligned.hpp"
 
 #if WEFT_GEMM_AMX && defined(__AVX512BF16__)
 #define WEFT_FLASH_AMX 1
@@ -78,6 +79,8 @@ struct PackedB {
   const std::uint16_t* data;
   std::int64_t group_stride, step_stride;
   const std::uint16_t* tile(std::int64_t g, std::int64_t s) const { return data + g * group_stride + s * step_stride; }
+  /// The same matrix from column j (a multiple of 16) on.
+  PackedB from_column(std::int64_t j) const { return {tile(j / 16, 0), group_stride, step_stride}; }
 };
 
 /// C (M x N fp32, row stride ldc) = A (M x 32 steps bf16, row-major with row stride lda) B for a
@@ -182,24 +185,49 @@ inline void pack_a(const SdpaRows<bfloat16>& src, std::int64_t bh, std::int64_t 
   }
 }
 
+/// A row-major bf16 block: its first element and its row stride (elements).
+struct RowBlock {
+  const std::uint16_t* data;
+  std::int64_t ld;
+};
+
+/// Rows [r0, r0 + rows_pad) of src (bh) as a row-major block `cols` wide (padded): the tensor's own
+/// rows where they are such a block (every row present, unit column stride, no column padding,
+/// rows on 64-byte cache lines: a tile row across two lines loads at half speed, see
+/// line_aligned.hpp), else pack_a's copy in `scratch` (row stride ld).
+inline RowBlock row_block(const SdpaRows<bfloat16>& src, std::int64_t bh, std::int64_t r0, std::int64_t rows,
+                          std::int64_t cols, std::uint16_t* scratch, std::int64_t ld, std::int64_t rows_pad) {
+  const bfloat16* first = rows > 0 ? src.row(bh, r0) : nullptr;
+  if (rows == rows_pad && cols == ld && src.col_stride == 1 && src.row_stride * 2 % 64 == 0 &&
+      src.row_stride < (std::int64_t(1) << 24) && reinterpret_cast<std::uintptr_t>(first) % 64 == 0)  // 32-bit gathers
+    return {reinterpret_cast<const std::uint16_t*>(first), src.row_stride};
+  pack_a(src, bh, r0, rows, cols, scratch, ld, rows_pad);
+  return {scratch, ld};
+}
+
 /// B tiles of x^T for a row-major bf16 block x (rows x n, rows a multiple of 16, n of 32): k = the
 /// column, j = the row. Row p of tile (group g, step s) holds [x(16 g + j, 32 s + 2p),
 /// x(16 g + j, 32 s + 2p + 1)] for j < 16: one 32-bit pair of a row each, a 16 x 16 transpose of
 /// pairs. Layout: group-major, n / 32 tiles a group.
-inline void transpose_pairs(const std::uint16_t* x, std::int64_t rows, std::int64_t n, std::uint16_t* dst) {
-  const std::int64_t pairs = n / 2;
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const std::uint16_t* row = x + r * n;
-    std::uint16_t* group = dst + (r / 16) * (n / 32) * kTile + (r % 16) * 2;
-    for (std::int64_t q = 0; q < pairs; ++q) std::memcpy(group + (q / 16) * kTile + (q % 16) * 32, row + 2 * q, 4);
-  }
+inline void transpose_pairs(RowBlock x, std::int64_t rows, std::int64_t n, std::uint16_t* dst) {
+  // A tile row is one gather: the 32-bit pair at column 2p of 16 consecutive rows (byte offsets).
+  const __m512i row_offsets = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                                 _mm512_set1_epi32(int(x.ld * 2)));
+  for (std::int64_t g = 0; g < rows / 16; ++g)
+    for (std::int64_t step = 0; step < n / 32; ++step) {
+      std::uint16_t* tile = dst + (g * (n / 32) + step) * kTile;
+      const std::uint16_t* from = x.data + 16 * g * x.ld + 32 * step;
+      WEFT_HOST_UNROLL(16)
+      for (std::int64_t p = 0; p < 16; ++p)
+        _mm512_storeu_si512(tile + 32 * p, _mm512_i32gather_epi32(row_offsets, from + 2 * p, 1));
+    }
 }
 
 /// B tiles of a row-major bf16 block x (rows x n, rows a multiple of 32, n of 32) with k = the
 /// row, j = the column. Row p of tile (step s, group g) holds [x(32 s + 2p, 16 g + j),
 /// x(32 s + 2p + 1, 16 g + j)] for j < 16: rows 2p and 2p + 1 interleaved, one permute per 32
 /// columns. Layout: step-major, n / 16 tiles a step.
-inline void interleave_rows(const std::uint16_t* x, std::int64_t rows, std::int64_t n, std::uint16_t* dst) {
+inline void interleave_rows(RowBlock x, std::int64_t rows, std::int64_t n, std::uint16_t* dst) {
   alignas(64) std::uint16_t lo_idx[32], hi_idx[32];
   for (int c = 0; c < 16; ++c) {
     lo_idx[2 * c] = std::uint16_t(c), lo_idx[2 * c + 1] = std::uint16_t(32 + c);
@@ -210,7 +238,7 @@ inline void interleave_rows(const std::uint16_t* x, std::int64_t rows, std::int6
   for (std::int64_t r = 0; r < rows; r += 2) {
     std::uint16_t* step = dst + (r / 32) * groups * kTile + (r % 32) / 2 * 32;
     for (std::int64_t c = 0; c < n; c += 32) {
-      const __m512i a = _mm512_loadu_si512(x + r * n + c), b = _mm512_loadu_si512(x + (r + 1) * n + c);
+      const __m512i a = _mm512_loadu_si512(x.data + r * x.ld + c), b = _mm512_loadu_si512(x.data + (r + 1) * x.ld + c);
       _mm512_storeu_si512(step + (c / 16) * kTile, _mm512_permutex2var_epi16(a, lo, b));
       _mm512_storeu_si512(step + (c / 16 + 1) * kTile, _mm512_permutex2var_epi16(a, hi, b));
     }
@@ -219,16 +247,14 @@ inline void interleave_rows(const std::uint16_t* x, std::int64_t rows, std::int6
 
 /// K^T and V tiles of key/value head h, all S keys (padded to whole key blocks of kB), for
 /// q k^T (transpose_pairs: k = e) and p v (interleave_rows: k = the key), a block at a time
-/// through `scratch` (kB x max(Ep, Evp)).
+/// from the tensors' rows or through `scratch` (kB x max(Ep, Evp); row_block).
 template <std::int64_t kB>
 void pack_keys_values(const FlashProblem<bfloat16>& fp, std::int64_t h, std::int64_t Ep, std::int64_t Evp,
                       std::uint16_t* scratch, std::uint16_t* kt, std::uint16_t* v) {
   for (std::int64_t j0 = 0; j0 < fp.key_blocks * kB; j0 += kB) {
     const std::int64_t keys = std::clamp<std::int64_t>(fp.s.S - j0, 0, kB);
-    pack_a(fp.k, h, j0, keys, fp.s.E, scratch, Ep, kB);
-    transpose_pairs(scratch, kB, Ep, kt + j0 * Ep);
-    pack_a(fp.v, h, j0, keys, fp.s.Ev, scratch, Evp, kB);
-    interleave_rows(scratch, kB, Evp, v + j0 * Evp);
+    transpose_pairs(row_block(fp.k, h, j0, keys, fp.s.E, scratch, Ep, kB), kB, Ep, kt + j0 * Ep);
+    interleave_rows(row_block(fp.v, h, j0, keys, fp.s.Ev, scratch, Evp, kB), kB, Evp, v + j0 * Evp);
   }
 }
 
@@ -262,6 +288,14 @@ inline __m512 exp2_weight(__m512 x) {
   return _mm512_scalef_ps(p, k);
 }
 
+/// The lanewise max of v[0, N) as a tree: depth log2 N, where a running max is a chain of N
+/// dependent vmaxps (4 cycles each) that the row's exponentials then wait for.
+template <int N>
+inline __m512 max_tree(const __m512* v) {
+  if constexpr (N == 1) return v[0];
+  else return _mm512_max_ps(max_tree<N / 2>(v), max_tree<N - N / 2>(v + N / 2));
+}
+
 /// One query row's online-softmax step over the NV x 16 scores of a key chunk, held in registers
 /// (one pass over memory). x: the row's raw scores q.k, weighed as x c (c > 0), or its scores
 /// already scaled and masked when `scaled` (weighed as x); m: its running max (of the weighed
@@ -275,13 +309,9 @@ inline void online_softmax_row(const float* x, bool scaled, float c, float& m, f
                                std::int64_t Evp, std::uint16_t* p_row) {
   __m512 v[NV];
   const float weigh = scaled ? 1.0f : c;
-  __m512 mv = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
   WEFT_HOST_UNROLL(16)
-  for (int i = 0; i < NV; ++i) {
-    v[i] = _mm512_loadu_ps(x + 16 * i);
-    mv = _mm512_max_ps(mv, v[i]);
-  }
-  const float m_new = std::max(m, _mm512_reduce_max_ps(mv) * weigh);
+  for (int i = 0; i < NV; ++i) v[i] = _mm512_loadu_ps(x + 16 * i);
+  const float m_new = std::max(m, _mm512_reduce_max_ps(max_tree<NV>(v)) * weigh);
   if (m_new == -std::numeric_limits<float>::infinity()) {  // no key seen yet: weights 0
     for (int i = 0; i < NV; i += 2) _mm512_storeu_si512(p_row + 16 * i, _mm512_setzero_si512());
     return;
@@ -321,8 +351,9 @@ inline void online_softmax_row(std::int64_t n, const float* x, bool scaled, floa
 
 /// flash_forward_cpu for bfloat16 on AMX tiles (same outputs and conventions). Needs
 /// flash_amx_available() and no dropout. Each query block runs in strips of 32 rows (one row of
-/// register blocks): a strip's scores (32 x 128 fp32, 16 KiB), weights and output stay in L1
-/// between its q k^T, softmax and p v; a causal strip stops at its last visible key.
+/// register blocks) against chunks of 256 keys: a strip's scores (32 x 256 fp32, 32 KiB) come
+/// from q k^T, its weights from the softmax pass (during which the next strip's q k^T runs), and
+/// p v adds to its output; a causal strip stops at its last visible key.
 inline void flash_forward_amx(const FlashProblem<bfloat16>& fp, bfloat16* out, double* lse) {
   namespace cpu = weft::detail::cpu;
   using Row = FlashRow<float>;
@@ -336,10 +367,10 @@ inline void flash_forward_amx(const FlashProblem<bfloat16>& fp, bfloat16* out, d
   const std::int64_t e_steps = Ep / 32, Sp = fp.key_blocks * kB;
   // K^T (k = e, columns = keys) and V (k = key, columns = e) of every key/value head, packed once.
   const std::int64_t kt_size = Sp * Ep, v_size = Sp * Evp;
-  std::vector<std::uint16_t> kt_all(std::size_t(kv_heads * kt_size)), v_all(std::size_t(kv_heads * v_size));
+  cpu::LineScratch<std::uint16_t> kt_all(std::size_t(kv_heads * kt_size)), v_all(std::size_t(kv_heads * v_size));
   WEFT_PRAGMA_OMP(omp parallel num_threads(cpu::threads_for(kv_heads * (kt_size + v_size))))
   {
-    std::vector<std::uint16_t> scratch(std::size_t(kB * std::max(Ep, Evp)));
+    cpu::LineVector<std::uint16_t> scratch(std::size_t(kB * std::max(Ep, Evp)));
     WEFT_PRAGMA_OMP(omp for schedule(static))
     for (std::int64_t h = 0; h < kv_heads; ++h)
       amx::pack_keys_values<kB>(fp, h, Ep, Evp, scratch.data(), kt_all.data() + h * kt_size, v_all.data() + h * v_size);
@@ -351,13 +382,13 @@ inline void flash_forward_amx(const FlashProblem<bfloat16>& fp, bfloat16* out, d
   WEFT_PRAGMA_OMP(omp parallel num_threads(threads))
   {
     const cpu::GemmAmxKernel::Thread tiles;
-    std::vector<std::uint16_t> qs(std::size_t(kB * Ep)), p(std::size_t(kStrip * kChunk));
-    std::vector<float> sc(std::size_t(kStrip * kChunk)), o(std::size_t(kB * Evp)), m(kB), l16(std::size_t(kB * 16));
+    cpu::LineVector<std::uint16_t> qs(std::size_t(kB * Ep)), p(std::size_t(kStrip * kChunk));
+    cpu::LineVector<float> sc(std::size_t(2 * kStrip * kChunk)), o(std::size_t(kB * Evp)), m(kB), l16(std::size_t(kB * 16));
     WEFT_PRAGMA_OMP(omp for schedule(dynamic, 1))
     for (std::int64_t u = 0; u < units; ++u) {
       const std::int64_t bh = u / fp.query_blocks, i0 = u % fp.query_blocks * kB, rows = std::min(kB, s.L - i0);
       const std::int64_t bhk = fp.kv_head(bh);
-      amx::pack_a(fp.q, bh, i0, rows, E, qs.data(), Ep, kB);
+      const amx::RowBlock qb = amx::row_block(fp.q, bh, i0, rows, E, qs.data(), Ep, kB);
       Row::fill(o.data(), kB * Evp, 0.0f);
       Row::fill(m.data(), kB, -std::numeric_limits<float>::infinity());
       Row::fill(l16.data(), kB * 16, 0.0f);
@@ -365,35 +396,59 @@ inline void flash_forward_amx(const FlashProblem<bfloat16>& fp, bfloat16* out, d
       const std::int64_t kb_end = fp.key_block_end(i0, rows);
       for (std::int64_t kb = 0; kb < kb_end; kb += kChunk / kB) {
         const std::int64_t j0 = kb * kB, chunk = std::min(kChunk, (kb_end - kb) * kB);
-        const amx::PackedB kb_t{kt.tile(j0 / 16, 0), kt.group_stride, kt.step_stride};
         const amx::PackedB vb{v_all.data() + bhk * v_size + j0 * Evp, amx::kTile, Evp / 16 * amx::kTile};
+        // Keys of this chunk the last row of the strip at r0 sees, in whole 32-key steps (a causal
+        // diagonal); 0 past the block.
+        auto strip_keys = [&](std::int64_t r0) -> std::int64_t {
+          if (r0 >= rows) return 0;
+          if (!s.causal) return chunk;
+          const std::int64_t last = i0 + std::min(rows, r0 + kStrip) - 1 + s.causal_offset;
+          return amx::round_up(std::clamp<std::int64_t>(last - j0 + 1, 0, chunk), 32);
+        };
+        // Columns [j, j_end) of the strip at r0's scores q k^T.
+        auto score_columns = [&](std::int64_t r0, float* into, std::int64_t j, std::int64_t j_end) {
+          if (j >= j_end) return;
+          amx::tile_gemm(kStrip, j_end - j, e_steps, qb.data + r0 * qb.ld, qb.ld, kt.from_column(j0 + j), into + j, kChunk,
+                         false);
+        };
+        float* sc_now = sc.data();
+        float* sc_next = sc.data() + kStrip * kChunk;
+        std::int64_t keys = strip_keys(0);
+        score_columns(0, sc_now, 0, keys);
         for (std::int64_t r0 = 0; r0 < rows; r0 += kStrip) {
-          // Keys of this chunk the strip's last row sees, in whole 32-key steps (a causal diagonal).
-          const std::int64_t strip_rows = std::min(kStrip, rows - r0);
-          std::int64_t keys = chunk;
-          if (s.causal)
-            keys = amx::round_up(std::clamp<std::int64_t>(i0 + r0 + strip_rows - 1 + s.causal_offset - j0 + 1, 0, chunk), 32);
-          if (keys == 0) continue;
-          amx::tile_gemm(kStrip, keys, e_steps, qs.data() + r0 * Ep, Ep, kb_t, sc.data(), kChunk, false);
-          bool masked[kChunk / kB] = {}, any_masked = false;
-          for (std::int64_t b = 0; b * kB < keys; ++b) any_masked |= masked[b] = fp.needs_mask(i0 + r0, j0 + b * kB);
-          const bool prescale = any_masked || !(c > 0);  // see online_softmax_row
-          for (std::int64_t r = 0; r < kStrip; ++r) {
-            float* row = sc.data() + r * kChunk;
-            std::uint16_t* p_row = p.data() + r * kChunk;
-            if (r >= strip_rows) {  // padding rows: no weights
-              std::fill(p_row, p_row + keys, std::uint16_t(0));
-              continue;
+          const std::int64_t strip_rows = std::min(kStrip, rows - r0), next_keys = strip_keys(r0 + kStrip);
+          // The next strip's q k^T runs a slice of 64 columns after every 8 weight rows of this one:
+          // the tile unit's products and the vector units' weights then overlap (bench/amx_tiles:
+          // 9-11% off a strip at E = 128), where whole products before or after did not.
+          auto next_slice = [&](std::int64_t slice) {
+            score_columns(r0 + kStrip, sc_next, std::min(64 * slice, next_keys), std::min(64 * (slice + 1), next_keys));
+          };
+          if (keys == 0) {
+            for (std::int64_t slice = 0; slice < kStrip / 8; ++slice) next_slice(slice);
+          } else {
+            bool masked[kChunk / kB] = {}, any_masked = false;
+            for (std::int64_t b = 0; b * kB < keys; ++b) any_masked |= masked[b] = fp.needs_mask(i0 + r0, j0 + b * kB);
+            const bool prescale = any_masked || !(c > 0);  // see online_softmax_row
+            for (std::int64_t r = 0; r < kStrip; ++r) {
+              float* row = sc_now + r * kChunk;
+              std::uint16_t* p_row = p.data() + r * kChunk;
+              if (r >= strip_rows) {  // padding rows: no weights
+                std::fill(p_row, p_row + keys, std::uint16_t(0));
+              } else {
+                if (prescale) {
+                  Row::scale(row, keys, c);
+                  for (std::int64_t b = 0; b * kB < keys; ++b)
+                    if (masked[b]) fp.mask_row(row + b * kB, bh, i0 + r0 + r, j0 + b * kB, bias_unit);
+                }
+                amx::online_softmax_row(keys, row, prescale, c, m[r0 + r], l16.data() + (r0 + r) * 16,
+                                        o.data() + (r0 + r) * Evp, Evp, p_row);
+              }
+              if (r % 8 == 7) next_slice(r / 8);
             }
-            if (prescale) {
-              Row::scale(row, keys, c);
-              for (std::int64_t b = 0; b * kB < keys; ++b)
-                if (masked[b]) fp.mask_row(row + b * kB, bh, i0 + r0 + r, j0 + b * kB, bias_unit);
-            }
-            amx::online_softmax_row(keys, row, prescale, c, m[r0 + r], l16.data() + (r0 + r) * 16, o.data() + (r0 + r) * Evp,
-                                    Evp, p_row);
+            amx::tile_gemm(kStrip, Evp, keys / 32, p.data(), kChunk, vb, o.data() + r0 * Evp, Evp, true);
           }
-          amx::tile_gemm(kStrip, Evp, keys / 32, p.data(), kChunk, vb, o.data() + r0 * Evp, Evp, true);
+          std::swap(sc_now, sc_next);
+          keys = next_keys;
         }
       }
       for (std::int64_t r = 0; r < rows; ++r) {
@@ -444,23 +499,23 @@ inline void flash_backward_amx(const FlashProblem<bfloat16>& fp, const SdpaRows<
   // +inf past L (weight 0), and D = rowsum(dO out). Per query head, every query block's q and dO
   // as tiles: transposed pairs (k = e: the B of s^T = k q^T and dP^T = v dO^T) and interleaved
   // rows (k = the query: the B of dK += dS^T q and dV += p^T dO).
-  std::vector<float> hi(std::size_t(heads * Lp), inf), lo(std::size_t(heads * Lp), 0.0f), D(std::size_t(heads * Lp), 0.0f);
+  cpu::LineVector<float> hi(std::size_t(heads * Lp), inf), lo(std::size_t(heads * Lp), 0.0f), D(std::size_t(heads * Lp), 0.0f);
   const std::int64_t q_size = Lp * Ep, do_size = Lp * Evp;
-  std::vector<std::uint16_t> q_t(std::size_t(heads * q_size)), q_i(q_t.size()), do_t(std::size_t(heads * do_size)),
+  cpu::LineScratch<std::uint16_t> q_t(std::size_t(heads * q_size)), q_i(q_t.size()), do_t(std::size_t(heads * do_size)),
       do_i(do_t.size());
   WEFT_PRAGMA_OMP(omp parallel num_threads(cpu::threads_for(heads * Lp * (Ep + Evp))))
   {
-    std::vector<std::uint16_t> scratch(std::size_t(kB * std::max(Ep, Evp)));
+    cpu::LineVector<std::uint16_t> scratch(std::size_t(kB * std::max(Ep, Evp)));
     WEFT_PRAGMA_OMP(omp for schedule(static))
     for (std::int64_t u = 0; u < heads * fp.query_blocks; ++u) {
       const std::int64_t bh = u / fp.query_blocks, i0 = u % fp.query_blocks * kB, rows = std::min(kB, s.L - i0);
       const std::int64_t at = bh * Lp + i0;
-      amx::pack_a(fp.q, bh, i0, rows, E, scratch.data(), Ep, kB);
-      amx::transpose_pairs(scratch.data(), kB, Ep, q_t.data() + at * Ep);
-      amx::interleave_rows(scratch.data(), kB, Ep, q_i.data() + at * Ep);
-      amx::pack_a(dout, bh, i0, rows, Ev, scratch.data(), Evp, kB);
-      amx::transpose_pairs(scratch.data(), kB, Evp, do_t.data() + at * Evp);
-      amx::interleave_rows(scratch.data(), kB, Evp, do_i.data() + at * Evp);
+      const amx::RowBlock qr = amx::row_block(fp.q, bh, i0, rows, E, scratch.data(), Ep, kB);
+      amx::transpose_pairs(qr, kB, Ep, q_t.data() + at * Ep);
+      amx::interleave_rows(qr, kB, Ep, q_i.data() + at * Ep);
+      const amx::RowBlock dor = amx::row_block(dout, bh, i0, rows, Ev, scratch.data(), Evp, kB);
+      amx::transpose_pairs(dor, kB, Evp, do_t.data() + at * Evp);
+      amx::interleave_rows(dor, kB, Evp, do_i.data() + at * Evp);
       for (std::int64_t r = 0; r < rows; ++r) {
         const double shift = lse[bh * s.L + i0 + r] / fp.to_natural();
         hi[std::size_t(at + r)] = float(shift);
@@ -474,18 +529,17 @@ inline void flash_backward_amx(const FlashProblem<bfloat16>& fp, const SdpaRows<
       int(std::max<std::int64_t>(1, std::min<std::int64_t>(units, cpu::threads_for(units * kB * s.L * (E + Ev)))));
   // One dq^T accumulator per thread ((batch Hq, Ep, Lp) fp32), summed in a fixed order at the end.
   const std::int64_t dq_size = heads * Ep * Lp;
-  std::vector<float> dq_acc(std::size_t(threads * dq_size), 0.0f);
+  cpu::LineVector<float> dq_acc(std::size_t(threads * dq_size), 0.0f);
 
   WEFT_PRAGMA_OMP(omp parallel num_threads(threads))
   {
     float* dq_mine = thread_slice(dq_acc, dq_size);
     const cpu::GemmAmxKernel::Thread tiles;
-    std::vector<std::uint16_t> kr(std::size_t(kB * Ep)), vr(std::size_t(kB * Evp)), ktr(std::size_t(Ep * kB)),
+    cpu::LineVector<std::uint16_t> kr(std::size_t(kB * Ep)), vr(std::size_t(kB * Evp)), ktr(std::size_t(Ep * kB)),
         pt(std::size_t(kB * kB)), dst(std::size_t(kB * kB)), ds_i(std::size_t(kB * kB));
-    std::vector<float> st(std::size_t(kB * kB)), dpt(std::size_t(kB * kB)), dk_acc(std::size_t(kB * Ep)),
+    cpu::LineVector<float> st(std::size_t(kB * kB)), dpt(std::size_t(kB * kB)), dk_acc(std::size_t(kB * Ep)),
         dv_acc(std::size_t(kB * Evp));
-    WEFT_PRAGMA_OMP(omp for schedule(dynamic, 1))
-    for (std::int64_t u = 0; u < units; ++u) {
+    for (const std::int64_t u : dealt_units(units, [&](std::int64_t unit) { return fp.queries_seeing(unit); })) {
       const std::int64_t bhk = u / fp.key_blocks, kb = u % fp.key_blocks, j0 = kb * kB;
       const std::int64_t keys = std::min(kB, s.S - j0);
       amx::pack_a(fp.k, bhk, j0, keys, E, kr.data(), Ep, kB);
@@ -537,7 +591,7 @@ inline void flash_backward_amx(const FlashProblem<bfloat16>& fp, const SdpaRows<
               _mm512_storeu_si512(dst.data() + jr * kB + q, (__m512i)_mm512_cvtne2ps_pbh(ds[1], ds[0]));
             }
           }
-          amx::interleave_rows(dst.data(), kB, kB, ds_i.data());
+          amx::interleave_rows({dst.data(), kB}, kB, kB, ds_i.data());
           const amx::PackedB doi{do_i.data() + at * Evp, amx::kTile, Evp / 16 * amx::kTile};
           const amx::PackedB qi{q_i.data() + at * Ep, amx::kTile, Ep / 16 * amx::kTile};
           const amx::PackedB dsi{ds_i.data(), amx::kTile, kB / 16 * amx::kTile};

@@ -42,10 +42,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <vector>
 
 #include "weft/backend/cpu/flash_attention.hpp"
 #include "weft/backend/cpu/gemm_bfmmla.hpp"
+#include "weft/backend/cpu/line_aligned.hpp"
 
 #if !defined(__CUDA_ARCH__)
 
@@ -149,8 +149,8 @@ inline void product(std::int64_t M, std::int64_t N, std::int64_t steps, const st
 struct ForwardProducts {
   const FlashProblem<bfloat16>& fp;
   const std::int64_t e_steps = steps_for(fp.s.E), k_size = kB * e_steps * Kernel::kStep, vt_size = fp.Evp * kB;
-  std::vector<std::uint16_t> packed =
-      std::vector<std::uint16_t>(std::size_t(fp.s.batches * fp.s.H * fp.key_blocks * (k_size + vt_size)));
+  cpu::LineVector<std::uint16_t> packed =
+      cpu::LineVector<std::uint16_t>(std::size_t(fp.s.batches * fp.s.H * fp.key_blocks * (k_size + vt_size)));
 
   explicit ForwardProducts(const FlashProblem<bfloat16>& problem) : fp(problem) {
     const std::int64_t blocks = fp.s.batches * fp.s.H * fp.key_blocks;
@@ -166,8 +166,8 @@ struct ForwardProducts {
   /// One thread's operands: its query block and the rounded weights.
   struct Thread {
     const ForwardProducts& g;
-    std::vector<std::uint16_t> qs = std::vector<std::uint16_t>(std::size_t(g.k_size)),
-                               ps = std::vector<std::uint16_t>(std::size_t(kB * kB));
+    cpu::LineVector<std::uint16_t> qs = cpu::LineVector<std::uint16_t>(std::size_t(g.k_size)),
+                               ps = cpu::LineVector<std::uint16_t>(std::size_t(kB * kB));
 
     void load_queries(std::int64_t bh, std::int64_t i0, std::int64_t rows) {
       pack_panels(g.fp.q, bh, i0, rows, g.fp.s.E, false, kB, g.e_steps, qs.data());
@@ -191,10 +191,10 @@ struct BackwardProducts {
   const SdpaRows<bfloat16>& dout;
   const std::int64_t Lp = fp.query_blocks * kB, Ep = fp.Ep, Evp = fp.Evp;
   const std::int64_t e_steps = steps_for(fp.s.E), ev_steps = steps_for(fp.s.Ev), heads = fp.s.batches * fp.s.Hq;
-  std::vector<std::uint16_t> q_rows = std::vector<std::uint16_t>(std::size_t(heads * Lp * e_steps * Kernel::kStep)),
-                             do_rows = std::vector<std::uint16_t>(std::size_t(heads * Lp * ev_steps * Kernel::kStep)),
-                             q_t = std::vector<std::uint16_t>(std::size_t(heads * Lp * Ep)),
-                             do_t = std::vector<std::uint16_t>(std::size_t(heads * Lp * Evp));
+  cpu::LineVector<std::uint16_t> q_rows = cpu::LineVector<std::uint16_t>(std::size_t(heads * Lp * e_steps * Kernel::kStep)),
+                             do_rows = cpu::LineVector<std::uint16_t>(std::size_t(heads * Lp * ev_steps * Kernel::kStep)),
+                             q_t = cpu::LineVector<std::uint16_t>(std::size_t(heads * Lp * Ep)),
+                             do_t = cpu::LineVector<std::uint16_t>(std::size_t(heads * Lp * Evp));
 
   BackwardProducts(const FlashProblem<bfloat16>& problem, const SdpaRows<bfloat16>& grad_out)
       : fp(problem), dout(grad_out) {
@@ -213,10 +213,10 @@ struct BackwardProducts {
   /// One thread's operands: its key block's K, V and K^T, and a block pair's rounded weights.
   struct Thread {
     const BackwardProducts& g;
-    std::vector<std::uint16_t> kr = std::vector<std::uint16_t>(std::size_t(kB * g.e_steps * Kernel::kStep)),
-                               vr = std::vector<std::uint16_t>(std::size_t(kB * g.ev_steps * Kernel::kStep)),
-                               kt = std::vector<std::uint16_t>(std::size_t(g.Ep * kB)),
-                               ws = std::vector<std::uint16_t>(std::size_t(kB * kB));
+    cpu::LineVector<std::uint16_t> kr = cpu::LineVector<std::uint16_t>(std::size_t(kB * g.e_steps * Kernel::kStep)),
+                               vr = cpu::LineVector<std::uint16_t>(std::size_t(kB * g.ev_steps * Kernel::kStep)),
+                               kt = cpu::LineVector<std::uint16_t>(std::size_t(g.Ep * kB)),
+                               ws = cpu::LineVector<std::uint16_t>(std::size_t(kB * kB));
 
     void load_keys(std::int64_t, std::int64_t bhk, std::int64_t j0, std::int64_t keys) {
       pack_panels(g.fp.k, bhk, j0, keys, g.fp.s.E, false, kB, g.e_steps, kr.data());
