@@ -2,11 +2,14 @@
 # SPDX-License-Identifier: MIT
 """Attention outputs and gradients of weft (flash and math) beside PyTorch's, against a float64 reference.
 
-  python3 bench/sdpa_accuracy.py --exe BUILD/bench/sdpa_accuracy [--dtype fp32|bf16] [--cases 300] [--seed 1] [--show 10]
+  python3 bench/sdpa_accuracy.py --exe BUILD/bench/sdpa_accuracy [--dtype fp32|bf16] [--yardstick math|default]
+                                 [--cases 300] [--seed 1] [--show 10]
 
 --dtype bf16 rounds every input to bfloat16 and runs both libraries in bf16; the yardstick is then
 PyTorch's own bf16 error (its CPU flash kernel where it accepts the problem, else its math
-backend): FlashAttention's rule, within 2x of it.
+backend): FlashAttention's rule, within 2x of it. --yardstick default takes that yardstick for
+fp32 too (what F.scaled_dot_product_attention runs by default on the CPU); fp32's default
+yardstick is PyTorch's fp32 math backend.
 
 Draws random problems (batch, heads with and without GQA, L != S, E and Ev up to 160, causal
 upper-left and lower-right, bool and float masks, default and custom scales, inputs of standard
@@ -103,7 +106,10 @@ def main():
     ap.add_argument("--show", type=int, default=10)
     ap.add_argument("--keep", help="directory to keep the inputs and weft's results in")
     ap.add_argument("--dtype", choices=("fp32", "bf16"), default="fp32")
+    ap.add_argument("--yardstick", choices=("math", "default"), default=None,
+                    help="torch's math backend, or its default CPU path (flash where it runs); bf16: default")
     args = ap.parse_args()
+    yardstick = args.yardstick or ("default" if args.dtype == "bf16" else "math")
     torch.set_num_threads(2)
     gen = torch.Generator().manual_seed(args.seed)
     work = args.keep or tempfile.mkdtemp(prefix="sdpa_accuracy_")
@@ -138,8 +144,8 @@ def main():
         for n in NAMES:
             e_tm = max_err(tm[n], ref[n])
             e_tf = max_err(tf[n], ref[n]) if tf is not None else math.nan
-            # fp32: against torch's math backend; bf16: against torch's own bf16 kernel (flash where it runs).
-            yard = e_tf if args.dtype == "bf16" and not math.isnan(e_tf) else e_tm
+            # math: torch's math backend; default: torch's own kernel in this dtype (flash where it runs).
+            yard = e_tf if yardstick == "default" and not math.isnan(e_tf) else e_tm
             row[n] = {"torch_math": e_tm, "torch_flash": e_tf,
                       **{b: ratio(max_err(weft[f"{i}.{b}.{n}"], ref[n]), yard) for b in ("flash", "math")}}
             # Torch's flash kernel against torch math: how far a flash implementation commonly is.
@@ -147,8 +153,8 @@ def main():
         rows.append(row)
 
     print(f"{len(rows)} cases (seed {args.seed}, {args.dtype}); ratio = error / "
-          + ("torch bf16's error (its flash kernel where it runs, else math)" if args.dtype == "bf16"
-             else "torch fp32 math's error"))
+          + (f"torch {args.dtype}'s error (its flash kernel where it runs, else math)" if yardstick == "default"
+             else f"torch {args.dtype} math's error"))
     print(f"{'':6} {'backend':11} {'worst':>8} {'p99':>8} {'median':>8} {'> 2':>6} {'> 1.5':>6} {'inf':>6}")
     for n in NAMES:
         for b in ("flash", "math", "torch_flash_ratio"):
@@ -156,9 +162,9 @@ def main():
             above = lambda x: sum(v > x for v in r)
             print(f"{n:6} {b[:11]:11} {r[-1]:8.2f} {r[int(0.99 * (len(r) - 1))]:8.2f} {r[len(r) // 2]:8.2f} "
                   f"{above(2):6d} {above(1.5):6d} {above(1e300):6d}")
-    if args.dtype == "bf16":  # FlashAttention's rule proper: where torch's own bf16 flash kernel runs
+    if yardstick == "default":  # FlashAttention's rule proper: where torch's own flash kernel runs
         ran = [row for row in rows if not math.isnan(row["dq"]["torch_flash"])]
-        print(f"\nweft flash over the {len(ran)} cases torch's bf16 flash kernel runs (worst, > 2): " +
+        print(f"\nweft flash over the {len(ran)} cases torch's {args.dtype} flash kernel runs (worst, > 2): " +
               ", ".join(f"{n} {max(row[n]['flash'] for row in ran):.2f} {sum(row[n]['flash'] > 2 for row in ran)}"
                         for n in NAMES))
     worst = sorted(rows, key=lambda row: -max(row[n]["flash"] for n in ("dq", "dk", "dv")))[:args.show]
