@@ -76,9 +76,10 @@ TEST_CASE("sdpa: bfloat16 operands read in place and through packed copies give 
 }
 
 // Where the build and the CPU have AMX-BF16, bfloat16 flash attention runs its block products on
-// tiles, dropout excepted (it runs the fp32 kernels); where the build has FEAT_BF16, on BFMMLA,
-// dropout included. The random cases above then check them. The sdpa log says which.
-TEST_CASE("sdpa: bfloat16 flash runs on AMX tiles or BFMMLA where the build has them, and says so") {
+// tiles, dropout excepted; where the build has AVX512-BF16 and AMX does not run (other CPUs,
+// dropout), on vdpbf16ps; where the build has FEAT_BF16, on BFMMLA, dropout included. The random
+// cases above then check them. The sdpa log says which.
+TEST_CASE("sdpa: bfloat16 flash runs on AMX tiles, AVX512-BF16 or BFMMLA where the build has them, and says so") {
   WEFT_TEST_RNG(rng);
   const Shape qs{1, 2, 40, 16}, ks{1, 2, 50, 16};
   const Tensor<bfloat16> q = tensor_of<bfloat16>(random_values<bfloat16>(rng, qs.numel()), qs),
@@ -94,18 +95,23 @@ TEST_CASE("sdpa: bfloat16 flash runs on AMX tiles or BFMMLA where the build has 
   const std::string text = capture.text();
   capture.restore();
   weft::set_logs("");
-  const bool amx = nn::detail::flash_amx_available(), bfmmla = nn::detail::flash_bfmmla_available();
-  const std::string where =
-      amx ? "AMX tiles" : bfmmla ? "BFMMLA" : "fp32 (not built for AMX-BF16 or FEAT_BF16, or AMX not permitted)";
+  const bool amx = nn::detail::flash_amx_available(), dpbf16_built = nn::detail::flash_dpbf16_available(),
+             bfmmla = nn::detail::flash_bfmmla_available(), dpbf16 = dpbf16_built && !amx;
+  const std::string where = amx      ? "AMX tiles"
+                            : dpbf16 ? "AVX512-BF16 vdpbf16ps"
+                            : bfmmla ? "BFMMLA"
+                                     : "fp32 (not built for AMX-BF16, AVX512-BF16 or FEAT_BF16)";
   MESSAGE("bfloat16 flash attention's block products: " << where);
 #ifdef WEFT_TEST_EXPECT_BF16_GEMM
   CHECK(bfmmla == (std::string(WEFT_TEST_EXPECT_BF16_GEMM) == "neon-bfmmla"));
 #endif
   for (const char* op : {"nn::sdpa_forward: ", "nn::sdpa_backward: "}) {
     CHECK((text.find(op + std::string("flash backend (cpu, amx-bf16 tiles, bfloat16")) != std::string::npos) == amx);
+    CHECK((text.find(op + std::string("flash backend (cpu, avx512-bf16, bfloat16")) != std::string::npos) == dpbf16);
     CHECK((text.find(op + std::string("flash backend (cpu, neon-bfmmla, bfloat16")) != std::string::npos) == bfmmla);
   }
-  CHECK(text.find(std::string("flash backend (cpu, ") + (bfmmla ? "neon-bfmmla, " : "") +
+  // Dropout: never on AMX tiles.
+  CHECK(text.find(std::string("flash backend (cpu, ") + (dpbf16_built ? "avx512-bf16, " : bfmmla ? "neon-bfmmla, " : "") +
                   "bfloat16, q [1, 2, 40, 16], k [1, 2, 50, 16], v [1, 2, 50, 16], dropout") != std::string::npos);
 }
 }

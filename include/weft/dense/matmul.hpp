@@ -105,7 +105,8 @@ inline bool uniform_batch_stride(const Shape& batch, const Strides& strides, std
 }
 
 /// Whether CPU matmul of T runs a native bfloat16 GEMM (cpu::gemm_bf16_batched: AMX tiles where
-/// built for them and permitted by the OS, Arm BFMMLA where built for it; see gemm_bf16.hpp),
+/// built for them and permitted by the OS, AVX512-BF16 vdpbf16ps or Arm BFMMLA where built for
+/// them; see gemm_bf16.hpp),
 /// else 16-bit floats multiply in float.
 template <class T>
 bool matmul_bf16_native() {
@@ -170,7 +171,7 @@ Tensor<T> matmul_impl(const TensorView<const T>& a, const TensorView<const T>& b
   const MatrixOperand<T> mb = matrix_operand(b, false, s.batch, s.k, s.m, !rows_only);
   if (device.is_cpu()) {
 #if !defined(__CUDA_ARCH__)
-#if WEFT_GEMM_AMX || WEFT_GEMM_BFMMLA
+#if WEFT_GEMM_BF16_NATIVE
     if constexpr (std::is_same_v<T, bfloat16>) {  // exact products, fp32 sums, one rounding
       cpu::gemm_bf16_batched(ma.view.data(), ma.ld, ma.batch_strides, mb.view.data(), mb.ld, mb.batch_strides,
                              out_data, s.batch, s.n, s.k, s.m);
@@ -240,7 +241,7 @@ struct MatmulBlocks {
       f(coords, i0, i1, j0, j1, block, ld);
     };
     if constexpr (std::is_same_v<T, bfloat16>) {
-#if WEFT_GEMM_AMX || WEFT_GEMM_BFMMLA
+#if WEFT_GEMM_BF16_NATIVE
       cpu::gemm_bf16_blocks(a.data(), lda, batch_strides(a), b.data(), ldb, batch_strides(b), s.batch, s.n, s.k, s.m,
                             finish);
 #endif

@@ -11,6 +11,7 @@
 #include "weft/backend/cpu/flash_attention.hpp"
 #include "weft/backend/cpu/flash_attention_amx.hpp"
 #include "weft/backend/cpu/flash_attention_bfmmla.hpp"
+#include "weft/backend/cpu/flash_attention_dpbf16.hpp"
 #include "weft/nn/sdpa_math.hpp"
 #include "weft/nn/sdpa_options.hpp"
 #include "weft/nn/sdpa_problem.hpp"
@@ -67,9 +68,16 @@ constexpr bool flash_on_bfmmla() {
   return std::is_same_v<T, bfloat16> && flash_bfmmla_available();
 }
 
+/// Whether the flash backend runs bfloat16 with its block products on vdpbf16ps
+/// (flash_attention_dpbf16.hpp): bfloat16 problems of an AVX512-BF16 build that AMX does not take.
+template <class T>
+bool flash_on_dpbf16(const SdpaShape& s) {
+  return std::is_same_v<T, bfloat16> && flash_dpbf16_available() && !flash_on_amx<T>(s);
+}
+
 /// The backend that runs: flash unless a SdpaBackendGuard excludes it. The `sdpa` log says
-/// which one ran ("amx-bf16 tiles" when flash's block products run on AMX, "neon-bfmmla" on
-/// BFMMLA) and why flash was refused.
+/// which one ran ("amx-bf16 tiles" when flash's block products run on AMX, "avx512-bf16" on
+/// vdpbf16ps, "neon-bfmmla" on BFMMLA) and why flash was refused.
 template <class T>
 SdpaBackend choose_backend(const char* op, const TensorView<const T>& q, const TensorView<const T>& k,
                            const TensorView<const T>& v, const SdpaShape& s, const SdpaOptions& o) {
@@ -82,9 +90,10 @@ SdpaBackend choose_backend(const char* op, const TensorView<const T>& q, const T
     log_write(LogComponent::sdpa,
               weft::detail::cat(op, ": ", backend_name(chosen), " backend (cpu",
                                 !flash                ? ""
-                                : flash_on_amx<T>(s)  ? ", amx-bf16 tiles"
-                                : flash_on_bfmmla<T>() ? ", neon-bfmmla"
-                                                       : "",
+                                : flash_on_amx<T>(s)    ? ", amx-bf16 tiles"
+                                : flash_on_dpbf16<T>(s) ? ", avx512-bf16"
+                                : flash_on_bfmmla<T>()  ? ", neon-bfmmla"
+                                                        : "",
                                 ", ", sdpa_describe(q, k, v, s, o), ")",
                                 flash ? "" : "; flash refused: excluded by SdpaBackendGuard"));
   return chosen;
@@ -148,6 +157,12 @@ SdpaOutput<typename Q::value_type> sdpa_forward(const Q& query, const K& key, co
         detail::flash_forward_amx(problem, r.out.data(), r.lse.data());
         return r;
       }
+#endif
+#if WEFT_GEMM_DPBF16
+    if constexpr (std::is_same_v<T, bfloat16>) {
+      detail::flash_forward_cpu<T, detail::dpbf16::ForwardProducts>(problem, r.out.data(), r.lse.data());
+      return r;
+    }
 #endif
 #if WEFT_GEMM_BFMMLA
     if constexpr (std::is_same_v<T, bfloat16>) {
@@ -216,6 +231,13 @@ SdpaGradients<typename Q::value_type> sdpa_backward(const D& grad_out, const Q& 
         detail::flash_backward_amx(problem, outr, doutr, lse_v.data(), g.dq.data(), g.dk.data(), g.dv.data());
         return g;
       }
+#endif
+#if WEFT_GEMM_DPBF16
+    if constexpr (std::is_same_v<T, bfloat16>) {
+      detail::flash_backward_cpu<T, detail::dpbf16::BackwardProducts>(problem, outr, doutr, lse_v.data(), g.dq.data(),
+                                                                      g.dk.data(), g.dv.data());
+      return g;
+    }
 #endif
 #if WEFT_GEMM_BFMMLA
     if constexpr (std::is_same_v<T, bfloat16>) {

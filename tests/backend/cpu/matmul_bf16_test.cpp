@@ -100,13 +100,14 @@ TEST_CASE("matmul bfloat16: tile edges, odd and large k, within the fp32-accumul
   for (const auto& s : shapes)
     for (int layout = 0; layout < 3; ++layout)
       check_matmul_bf16(bf16_operand(rng, Shape{s[0], s[1]}, layout), bf16_operand(rng, Shape{s[1], s[2]}, 2 - layout));
-#if WEFT_GEMM_AMX || WEFT_GEMM_BFMMLA
-  // Two output blocks of the native kernel in both directions and three k slices, once (sized by
-  // the kernel: the reference is most of the time under qemu).
-  using K = weft::detail::cpu::GemmBf16Kernel;
+#if WEFT_GEMM_BF16_NATIVE
+  // Two output blocks of the native kernel that runs in both directions and three k slices, once
+  // (sized by the kernel: the reference is most of the time under qemu).
   if (weft::detail::cpu::bf16_gemm_native()) {
-    check_matmul_bf16(bf16_operand(rng, Shape{K::kBlockRows + 34, 1100}, 0),
-                      bf16_operand(rng, Shape{1100, K::kBlockCols + 14}, 0));
+    weft::detail::cpu::with_bf16_kernel([&]<class K>() {
+      check_matmul_bf16(bf16_operand(rng, Shape{K::kBlockRows + 34, 1100}, 0),
+                        bf16_operand(rng, Shape{1100, K::kBlockCols + 14}, 0));
+    });
     // An output of 8 MiB and more streams through the block buffer (rows of 2051: off the lines).
     check_matmul_bf16(bf16_operand(rng, Shape{2048, 2}, 0), bf16_operand(rng, Shape{2, 2051}, 0));
   }
@@ -135,7 +136,7 @@ TEST_CASE("matmul bfloat16: batched, broadcast batch dims and 1-D operands") {
   check_matmul_bf16(bf16_operand(rng, Shape{33}, 0), bf16_operand(rng, Shape{2, 33, 65}, 2));            // vector-matrix
 }
 
-TEST_CASE("matmul bfloat16: the native GEMM runs exactly when the build targets AMX-BF16 (and Linux permits it) or BFMMLA") {
+TEST_CASE("matmul bfloat16: the native GEMM runs exactly when the build targets AMX-BF16 (and Linux permits it), AVX512-BF16 or BFMMLA") {
   namespace cpu = weft::detail::cpu;
 #if defined(__AMX_TILE__) && defined(__AMX_BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
     defined(__linux__)
@@ -157,18 +158,24 @@ TEST_CASE("matmul bfloat16: the native GEMM runs exactly when the build targets 
 #else
   CHECK_FALSE(cpu::kGemmBfmmla);
 #endif
+#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+  CHECK(cpu::kGemmDpbf16);
+#else
+  CHECK_FALSE(cpu::kGemmDpbf16);
+#endif
   const std::string path = cpu::bf16_gemm_path();
-  const bool amx = path == "amx-bf16", bfmmla = path == "neon-bfmmla";
+  const bool amx = path == "amx-bf16", dpbf16 = path == "avx512-bf16", bfmmla = path == "neon-bfmmla";
   CHECK(amx == (cpu::kGemmAmx && cpu::amx_permitted()));
+  CHECK(dpbf16 == (cpu::kGemmDpbf16 && !amx));
   CHECK(bfmmla == cpu::kGemmBfmmla);
-  CHECK((amx || bfmmla || path == "float"));
-  CHECK(cpu::bf16_gemm_native() == (amx || bfmmla));
-  // The paths differ on denormals: TDPBF16PS and BFMMLA read the bf16 denormal 2^-127 as zero,
+  CHECK((amx || dpbf16 || bfmmla || path == "float"));
+  CHECK(cpu::bf16_gemm_native() == (amx || dpbf16 || bfmmla));
+  // The paths differ on denormals: TDPBF16PS, VDPBF16PS and BFMMLA read the bf16 denormal 2^-127 as zero,
   // float + Eigen (IEEE, no DAZ) multiplies it exactly: 2^-127 * 2^100 = 2^-27.
   const Tensor<bfloat16> a = weft::from_vector<bfloat16>({bfloat16::from_bits(0x0040), bfloat16(1.0f)}, Shape{1, 2});
   const Tensor<bfloat16> b = weft::from_vector<bfloat16>({bfloat16(0x1p100f), bfloat16(0.0f)}, Shape{2, 1});
   REQUIRE(value_at(a, {0, 0}) == 0x1p-127);
-  CHECK(value_at(weft::eval(weft::matmul(a, b)), {0, 0}) == (amx || bfmmla ? 0.0 : 0x1p-27));
+  CHECK(value_at(weft::eval(weft::matmul(a, b)), {0, 0}) == (amx || dpbf16 || bfmmla ? 0.0 : 0x1p-27));
   // And on rounding: 1 + 2^-8 + 2^-30 is 1 + 2^-8 in fp32 by nearest even (2^-30 is below half an
   // ulp), which rounds to the bfloat16 1 (a tie, to even); BFMMLA rounds that sum to odd,
   // 1 + 2^-8 + 2^-23, which rounds up to 1 + 2^-7. (k = 3: BFMMLA pads the step with a zero.)
@@ -177,14 +184,29 @@ TEST_CASE("matmul bfloat16: the native GEMM runs exactly when the build targets 
   CHECK(value_at(weft::eval(weft::matmul(x, ones)), {0, 0}) == (bfmmla ? 1 + 0x1p-7 : 1.0));
 }
 
-#if WEFT_GEMM_AMX || WEFT_GEMM_BFMMLA
-TEST_CASE("gemm_packed with the native kernel: strided operands, 1 and 2 threads, stored directly or streamed through the block buffer, writes exactly the elements of a poisoned output") {
+#if WEFT_GEMM_BF16_NATIVE
+/// f.template operator()<K>() for every native bfloat16 kernel this build has and may run (an
+/// AMX build also has the vdpbf16ps kernel, which runs where Linux refuses tile data).
+template <class F>
+void for_each_native_kernel(const F& f) {
   namespace cpu = weft::detail::cpu;
-  if (!cpu::bf16_gemm_native()) return;  // the OS refuses AMX tile data: matmul runs float
+#if WEFT_GEMM_AMX
+  if (cpu::amx_permitted()) f.template operator()<cpu::GemmAmxKernel>();
+#endif
+#if WEFT_GEMM_DPBF16
+  f.template operator()<cpu::GemmDpbf16Kernel>();
+#endif
+#if WEFT_GEMM_BFMMLA
+  f.template operator()<cpu::GemmBfmmlaKernel>();
+#endif
+}
+
+/// The product of the packed driver with kernel K against the reference: k = 0, 3 (a padded
+/// step), and across the kernel's output blocks and k slices with row and column edges.
+template <class K>
+void check_native_kernel() {
+  namespace cpu = weft::detail::cpu;
   WEFT_TEST_RNG(rng);
-  // k = 0, 3 (one padded step), and across the kernel's output blocks and k slices (both 512)
-  // with row and column edges.
-  using K = cpu::GemmBf16Kernel;
   const std::int64_t shapes[][3] = {{1, 1, 1},      {3, 0, 5},       {7, 3, 65}, {97, 257, 257}, {13, 4099, 33},
                                     {K::kBlockRows + 14, 600, K::kBlockCols + 44}};
   for (const auto& s : shapes) {
@@ -216,6 +238,10 @@ TEST_CASE("gemm_packed with the native kernel: strided operands, 1 and 2 threads
       CHECK(outside_untouched);
     }
   }
+}
+
+TEST_CASE("gemm_packed with each native kernel: strided operands, 1 and 2 threads, stored directly or streamed through the block buffer, writes exactly the elements of a poisoned output") {
+  for_each_native_kernel([]<class K>() { check_native_kernel<K>(); });
 }
 #endif
 

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: MIT
-/// @file Which bfloat16 GEMM CPU matmul runs (bf16_gemm_path: AMX tiles, Arm BFMMLA, or float), and the batched entry to the native one.
+/// @file Which bfloat16 GEMM CPU matmul runs (bf16_gemm_path: AMX tiles, AVX512-BF16 vdpbf16ps, Arm BFMMLA, or float), and the batched entry to the native one.
 #pragma once
 
 #include <cstdint>
 
 #include "weft/backend/cpu/gemm_amx.hpp"
 #include "weft/backend/cpu/gemm_bfmmla.hpp"
+#include "weft/backend/cpu/gemm_dpbf16.hpp"
 #include "weft/backend/cpu/gemm_packed.hpp"
+
+// 1 where this translation unit has a native bfloat16 GEMM kernel (with_bf16_kernel says which
+// one runs).
+#define WEFT_GEMM_BF16_NATIVE (WEFT_GEMM_AMX || WEFT_GEMM_DPBF16 || WEFT_GEMM_BFMMLA)
 
 // Host code only: nvcc's device pass has no SIMD layer (see simd.hpp).
 #if !defined(__CUDA_ARCH__)
@@ -14,30 +19,40 @@
 namespace weft::detail::cpu {
 
 /// Whether bfloat16 matmul runs a native GEMM (gemm_bf16_batched) in this translation unit and
-/// process: AMX where built for it and Linux grants tile data, BFMMLA wherever built for it.
-inline bool bf16_gemm_native() { return amx_permitted() || kGemmBfmmla; }
+/// process: AMX where built for it and Linux grants tile data, vdpbf16ps and BFMMLA wherever built
+/// for them.
+inline bool bf16_gemm_native() { return amx_permitted() || kGemmDpbf16 || kGemmBfmmla; }
 
 /// The GEMM bfloat16 matmul runs on the CPU in this translation unit and process: "amx-bf16"
-/// (gemm_amx.hpp), "neon-bfmmla" (gemm_bfmmla.hpp) or "float" (cast to float, Eigen's SGEMM,
-/// round once).
+/// (gemm_amx.hpp), "avx512-bf16" (gemm_dpbf16.hpp: builds for AVX512-BF16 without AMX, or whose
+/// process Linux refuses tile data), "neon-bfmmla" (gemm_bfmmla.hpp) or "float" (cast to float,
+/// Eigen's SGEMM, round once).
 inline const char* bf16_gemm_path() {
   if (amx_permitted()) return "amx-bf16";
+  if (kGemmDpbf16) return "avx512-bf16";
   return kGemmBfmmla ? "neon-bfmmla" : "float";
 }
 
-#if WEFT_GEMM_AMX || WEFT_GEMM_BFMMLA
-/// The native kernel of this build.
+#if WEFT_GEMM_BF16_NATIVE
+/// f.template operator()<K>() with K the native kernel that runs here (bf16_gemm_path()); needs
+/// bf16_gemm_native().
+template <class F>
+void with_bf16_kernel(const F& f) {
 #if WEFT_GEMM_AMX
-using GemmBf16Kernel = GemmAmxKernel;
-#else
-using GemmBf16Kernel = GemmBfmmlaKernel;
+  if (amx_permitted()) return f.template operator()<GemmAmxKernel>();
 #endif
+#if WEFT_GEMM_DPBF16
+  f.template operator()<GemmDpbf16Kernel>();
+#elif WEFT_GEMM_BFMMLA
+  f.template operator()<GemmBfmmlaKernel>();
+#endif
+}
 
 /// gemm_packed_batched with the native kernel; needs bf16_gemm_native().
 inline void gemm_bf16_batched(const weft::bfloat16* a, std::int64_t lda, const Strides& a_batch,
                               const weft::bfloat16* b, std::int64_t ldb, const Strides& b_batch, weft::bfloat16* c,
                               const Shape& batch, std::int64_t n, std::int64_t k, std::int64_t m) {
-  gemm_packed_batched<GemmBf16Kernel>(a, lda, a_batch, b, ldb, b_batch, c, batch, n, k, m);
+  with_bf16_kernel([&]<class K>() { gemm_packed_batched<K>(a, lda, a_batch, b, ldb, b_batch, c, batch, n, k, m); });
 }
 
 /// gemm_packed_blocks with the native kernel, operands as gemm_bf16_batched's: the product in
@@ -47,20 +62,21 @@ template <class Finish>
 void gemm_bf16_blocks(const weft::bfloat16* a, std::int64_t lda, const Strides& a_batch, const weft::bfloat16* b,
                       std::int64_t ldb, const Strides& b_batch, const Shape& batch, std::int64_t n, std::int64_t k,
                       std::int64_t m, const Finish& finish) {
-  using K = GemmBf16Kernel;
-  gemm_packed_blocks<K>(
-      batch, n, k, m,
-      [&](std::int64_t bi, std::int64_t i0, std::int64_t steps, K::Packed* dst) {
-        std::int64_t oa, ob;
-        batch_offsets(bi, batch, a_batch, b_batch, oa, ob);
-        K::pack_a(a + oa, lda, n, k, i0, steps, dst);
-      },
-      [&](std::int64_t bi, std::int64_t j0, std::int64_t steps, K::Packed* dst) {
-        std::int64_t oa, ob;
-        batch_offsets(bi, batch, a_batch, b_batch, oa, ob);
-        K::pack_b(b + ob, ldb, k, m, j0, steps, dst);
-      },
-      finish);
+  with_bf16_kernel([&]<class K>() {
+    gemm_packed_blocks<K>(
+        batch, n, k, m,
+        [&](std::int64_t bi, std::int64_t i0, std::int64_t steps, typename K::Packed* dst) {
+          std::int64_t oa, ob;
+          batch_offsets(bi, batch, a_batch, b_batch, oa, ob);
+          K::pack_a(a + oa, lda, n, k, i0, steps, dst);
+        },
+        [&](std::int64_t bi, std::int64_t j0, std::int64_t steps, typename K::Packed* dst) {
+          std::int64_t oa, ob;
+          batch_offsets(bi, batch, a_batch, b_batch, oa, ob);
+          K::pack_b(b + ob, ldb, k, m, j0, steps, dst);
+        },
+        finish);
+  });
 }
 #endif
 
