@@ -69,10 +69,10 @@ constexpr bool flash_on_bfmmla() {
 }
 
 /// Whether the flash backend runs bfloat16 with its block products on vdpbf16ps
-/// (flash_attention_dpbf16.hpp): bfloat16 problems of an AVX512-BF16 build that AMX does not take.
+/// (flash_attention_dpbf16.hpp): every bfloat16 problem of an AVX512-BF16 build without AMX.
 template <class T>
-bool flash_on_dpbf16(const SdpaShape& s) {
-  return std::is_same_v<T, bfloat16> && flash_dpbf16_available() && !flash_on_amx<T>(s);
+constexpr bool flash_on_dpbf16() {
+  return std::is_same_v<T, bfloat16> && flash_dpbf16_available();
 }
 
 /// The backend that runs: flash unless a SdpaBackendGuard excludes it. The `sdpa` log says
@@ -91,7 +91,7 @@ SdpaBackend choose_backend(const char* op, const TensorView<const T>& q, const T
               weft::detail::cat(op, ": ", backend_name(chosen), " backend (cpu",
                                 !flash                ? ""
                                 : flash_on_amx<T>(s)    ? ", amx-bf16 tiles"
-                                : flash_on_dpbf16<T>(s) ? ", avx512-bf16"
+                                : flash_on_dpbf16<T>()  ? ", avx512-bf16"
                                 : flash_on_bfmmla<T>()  ? ", neon-bfmmla"
                                                         : "",
                                 ", ", sdpa_describe(q, k, v, s, o), ")",

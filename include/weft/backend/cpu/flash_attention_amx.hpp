@@ -26,9 +26,9 @@
 /// targets AMX-BF16 and AVX512-BF16 (WEFT_FLASH_AMX, e.g. -march=native on Sapphire Rapids) and the
 /// process may use tiles (cpu::amx_permitted()); without dropout (the dropout mask is drawn per
 /// query row: the transposed backward would gather it; dropout runs on the fp32 kernels).
-/// Elsewhere bfloat16 attention converts to fp32 and runs flash_attention.hpp's kernels: on
-/// AVX512-BF16 alone, vdpbf16ps has half the fp32 FMA rate on Sapphire Rapids and Zen 4
-/// (gemm_amx.hpp), so a dot-product tier would not beat them.
+/// Elsewhere in such a build (dropout, tiles refused) bfloat16 attention converts to fp32 and runs
+/// flash_attention.hpp's kernels, at the FMA rate that vdpbf16ps halves on these CPUs
+/// (gemm_dpbf16.hpp); builds for AVX512-BF16 without AMX run flash_attention_dpbf16.hpp.
 #pragma once
 
 #include <algorithm>

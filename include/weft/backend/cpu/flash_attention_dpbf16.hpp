@@ -29,10 +29,9 @@
 /// product is small enough (a 128 x 64-pair operand is 32 KiB) to stay in L1 and L2.
 ///
 /// Dispatch (weft::nn::sdpa_forward / sdpa_backward, bfloat16 on the CPU): here in builds for
-/// AVX512-BF16 (WEFT_GEMM_DPBF16, e.g. -march=native on Zen 4 or Cooper Lake) where AMX tiles do
-/// not run (flash_attention_amx.hpp comes first: a build without AMX, a process Linux refuses tile
-/// data, or dropout, which the AMX kernels do not take). Dropout included: it scales the fp32
-/// weights before they are rounded.
+/// AVX512-BF16 without AMX (WEFT_GEMM_DPBF16, e.g. -march=native on Zen 4 or Cooper Lake; an AMX
+/// build runs tiles, and its fp32 kernels where tiles do not run: gemm_dpbf16.hpp says why).
+/// Dropout included: it scales the fp32 weights before they are rounded.
 #pragma once
 
 #include <algorithm>

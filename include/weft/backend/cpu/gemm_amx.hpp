@@ -30,14 +30,9 @@
 /// Dispatch (weft::matmul, bfloat16 on the CPU): this GEMM where the build targets AMX-BF16
 /// (`__AMX_TILE__`, `__AMX_BF16__`, e.g. -march=native on Sapphire Rapids; not under nvcc) and
 /// Linux lets the process use tile data (arch_prctl(ARCH_REQ_XCOMP_PERM, XTILEDATA), asked once
-/// per process); elsewhere, including a refused request, cast to float + Eigen's SGEMM + one
-/// rounding. There is no AVX512-BF16 (vdpbf16ps) GEMM any more: on Sapphire Rapids vdpbf16ps zmm
-/// issues once per 2 cycles (16 bf16 MACs a cycle, half the fp32 FMA rate; a microbenchmark),
-/// and a packed vdpbf16ps GEMM (commit beb68db, removed) ran 2048^3 at 143 GFLOP/s against 156
-/// for cast + SGEMM + round (0.92x) in a build without AMX; LLVM's Zen 4 model
-/// (X86ScheduleZnver4.td, from AMD's optimization guide) gives DPBF16PS 6 cycles on one of two
-/// pipes, below Zen 4's one 512-bit FMA a cycle. bf16_gemm_path() (gemm_bf16.hpp) says which
-/// path runs.
+/// per process); where Linux refuses, cast to float + Eigen's SGEMM + one rounding (not
+/// gemm_dpbf16.hpp's vdpbf16ps GEMM, which runs at half the FMA rate on these CPUs
+/// and which builds for AMX leave out). bf16_gemm_path() (gemm_bf16.hpp) says which path runs.
 #pragma once
 
 #include <algorithm>

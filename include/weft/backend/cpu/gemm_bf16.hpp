@@ -20,13 +20,13 @@ namespace weft::detail::cpu {
 
 /// Whether bfloat16 matmul runs a native GEMM (gemm_bf16_batched) in this translation unit and
 /// process: AMX where built for it and Linux grants tile data, vdpbf16ps and BFMMLA wherever built
-/// for them.
+/// for them (vdpbf16ps: builds for AVX512-BF16 without AMX).
 inline bool bf16_gemm_native() { return amx_permitted() || kGemmDpbf16 || kGemmBfmmla; }
 
 /// The GEMM bfloat16 matmul runs on the CPU in this translation unit and process: "amx-bf16"
-/// (gemm_amx.hpp), "avx512-bf16" (gemm_dpbf16.hpp: builds for AVX512-BF16 without AMX, or whose
-/// process Linux refuses tile data), "neon-bfmmla" (gemm_bfmmla.hpp) or "float" (cast to float,
-/// Eigen's SGEMM, round once).
+/// (gemm_amx.hpp), "avx512-bf16" (gemm_dpbf16.hpp), "neon-bfmmla" (gemm_bfmmla.hpp) or "float"
+/// (cast to float, Eigen's SGEMM, round once; also where an AMX build's process is refused tile
+/// data).
 inline const char* bf16_gemm_path() {
   if (amx_permitted()) return "amx-bf16";
   if (kGemmDpbf16) return "avx512-bf16";
@@ -34,16 +34,15 @@ inline const char* bf16_gemm_path() {
 }
 
 #if WEFT_GEMM_BF16_NATIVE
-/// f.template operator()<K>() with K the native kernel that runs here (bf16_gemm_path()); needs
-/// bf16_gemm_native().
+/// f.template operator()<K>() with K the native kernel of this build (at most one is built);
+/// needs bf16_gemm_native().
 template <class F>
 void with_bf16_kernel(const F& f) {
 #if WEFT_GEMM_AMX
-  if (amx_permitted()) return f.template operator()<GemmAmxKernel>();
-#endif
-#if WEFT_GEMM_DPBF16
+  f.template operator()<GemmAmxKernel>();
+#elif WEFT_GEMM_DPBF16
   f.template operator()<GemmDpbf16Kernel>();
-#elif WEFT_GEMM_BFMMLA
+#else
   f.template operator()<GemmBfmmlaKernel>();
 #endif
 }

@@ -19,8 +19,10 @@
 /// Why (measured on Zen 4 with a loop of independent instructions, bench-free, one core): zmm
 /// VDPBF16PS issues at the rate of zmm VFMADD231PS (0.83-0.89 ns each under load, ratio 1.9-2.1x
 /// in bfloat16 multiply-adds), twice the fp32 FMA rate where bfloat16 otherwise converts to float.
-/// On Sapphire Rapids the instruction issues once per 2 cycles (the fp32 rate), but those CPUs run
-/// AMX tiles first (gemm_bf16.hpp's dispatch).
+/// On Sapphire Rapids the instruction issues once per 2 cycles, half the fp32 rate of its two FMA
+/// units: a packed vdpbf16ps GEMM ran 2048^3 at 0.92x cast + SGEMM + round there (143 against 156
+/// GFLOP/s). So builds for AMX (Sapphire Rapids and later) leave this kernel out: they run tiles,
+/// or float where Linux refuses tile data.
 ///
 /// Register tile: kRows = 6 rows x 4 zmm (64 columns) = 24 accumulators, 4 b registers and the
 /// broadcast word: 29 of the 32 zmm registers; per step 4 loads and 6 broadcasts feed 24
@@ -36,10 +38,11 @@
 #include "weft/backend/cpu/simd.hpp"
 #include "weft/core/dtype.hpp"
 
-// 1 where this translation unit can run bfloat16 products on vdpbf16ps: compiled for AVX512-BF16
-// (with the AVX512-BW/VL the packing uses) by a host compiler (nvcc's passes keep the portable
-// path).
-#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__) && !defined(__CUDACC__)
+// 1 where this translation unit runs bfloat16 products on vdpbf16ps: compiled for AVX512-BF16
+// (with the AVX512-BW/VL the packing uses) and not for AMX (see above) by a host compiler (nvcc's
+// passes keep the portable path). Zen 4 and later, Cooper Lake.
+#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
+    !(defined(__AMX_TILE__) && defined(__AMX_BF16__)) && !defined(__CUDACC__)
 #define WEFT_GEMM_DPBF16 1
 #else
 #define WEFT_GEMM_DPBF16 0
