@@ -103,7 +103,7 @@ int run(const Options& opt) {
   Eigen::MatrixXf A = Eigen::MatrixXf::Random(n, n), B = Eigen::MatrixXf::Random(n, n), C(n, n);
   Variant sgemm("eigen sgemm " + std::to_string(n) + "^3", [&] { return time_ms([&] { C.noalias() = A * B; }); });
   const double sgemm_flops = 2.0 * double(n) * double(n) * double(n);
-  // bf16's roofline: weft's bf16 matmul of the same size (AMX tiles where the CPU has them).
+  // bf16's roofline: weft's bf16 matmul of the same size (its native GEMM where the build has one).
   const Tensor<weft::bfloat16> Ab = make_tensor<weft::bfloat16>({n, n}, 5, -1, 1),
                                Bb = make_tensor<weft::bfloat16>({n, n}, 6, -1, 1);
   Tensor<weft::bfloat16> Cb = weft::empty<weft::bfloat16>({n, n});

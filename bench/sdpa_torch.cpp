@@ -99,8 +99,12 @@ int main(int argc, char** argv) {
   const std::int64_t L = 2048;
   std::printf("weft vs libtorch %s in one process, interleaved rounds; %d threads (torch), %d (OpenMP); %d rounds\n",
               TORCH_VERSION, torch::get_num_threads(), omp_get_max_threads(), reps);
-  std::printf("weft SIMD %s, bf16 attention on AMX tiles: %s\n", weft::simd::kIsaName,
-              weft::nn::detail::flash_amx_available() ? "yes" : "no");
+  namespace nd = weft::nn::detail;
+  std::printf("weft SIMD %s, bf16 attention's block products: %s\n", weft::simd::kIsaName,
+              nd::flash_amx_available()      ? "amx-bf16 tiles"
+              : nd::flash_dpbf16_available() ? "avx512-bf16 vdpbf16ps"
+              : nd::flash_bfmmla_available() ? "neon-bfmmla"
+                                             : "fp32 (converted)");
   std::printf("%-28s %9s %9s %8s   %9s %9s %8s\n", "shape", "weft fwd", "torch fwd", "speedup", "weft bwd", "torch bwd",
               "speedup");
   std::printf("%s\n", std::string(90, '-').c_str());
