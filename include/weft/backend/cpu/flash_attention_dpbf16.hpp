@@ -149,6 +149,8 @@ inline void product(std::int64_t M, std::int64_t N, std::int64_t steps, const st
   for (std::int64_t j = 0; j < N; j += kTileCols)
     for (std::int64_t i = 0; i < M; i += kTileRows) {
       __m512 acc[kTileRows][kTileVecs];
+      for (auto& row : acc)
+        for (__m512& x : row) x = _mm512_setzero_ps();
       cpu::dpbf16_tile<kTileRows, kTileVecs>(a + i * rs, rs, ps, b + j, ldb, steps, acc);
       WEFT_HOST_UNROLL(4)
       for (int r = 0; r < kTileRows; ++r)

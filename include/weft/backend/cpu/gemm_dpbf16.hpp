@@ -8,13 +8,13 @@
 /// denormal accumulator read as zero and denormal results are flushed to zero, whatever MXCSR says
 /// (tests/backend/cpu/matmul_bf16_test.cpp checks it on the machine at hand).
 ///
-/// Layout (the pairs the instruction reads). A k step is one pair of k. A b panel holds kCols = 64
-/// columns: per step 64 32-bit words [b(2p, j), b(2p + 1, j)] (low half first), four zmm loads.
-/// An a operand is read one 32-bit word [a(i, 2p), a(i, 2p + 1)] at a time and broadcast to the
-/// 16 lanes (the instruction's {1to16} memory operand), so the tile reads it through any word
-/// strides: across rows and across steps (`dpbf16_tile`). The GEMM's a panels are [step][kRows
-/// words]; flash attention reads row-major rows (pairs along a row) and rows interleaved in pairs
-/// (flash_attention_dpbf16.hpp). k is padded with zeros to whole pairs.
+/// Layout (the pairs the instruction reads). A b operand is rows of 32-bit words [b(2p, j),
+/// b(2p + 1, j)] (low half first), four zmm loads per 64 columns. An a operand is read one 32-bit
+/// word [a(i, 2p), a(i, 2p + 1)] at a time and broadcast to the 16 lanes (the instruction's
+/// {1to16} memory operand), so the tile reads it through any word strides, across rows and
+/// across pairs (`dpbf16_tile`): the GEMM's a panels hold each row's 16 words of a 32-k step
+/// together (a row's 32 bf16 as they are), flash attention reads rows (pairs along a row) and rows
+/// interleaved in pairs (flash_attention_dpbf16.hpp). k is padded with zeros to whole steps.
 ///
 /// Why (measured on Zen 4 with a loop of independent instructions, bench-free, one core): zmm
 /// VDPBF16PS issues at the rate of zmm VFMADD231PS (0.83-0.89 ns each under load, ratio 1.9-2.1x
@@ -25,9 +25,9 @@
 /// or float where Linux refuses tile data.
 ///
 /// Register tile: kRows = 6 rows x 4 zmm (64 columns) = 24 accumulators, 4 b registers and the
-/// broadcast word: 29 of the 32 zmm registers; per step 4 loads and 6 broadcasts feed 24
-/// instructions. Output blocks of 96 x 256 per thread, k in slices of 128 steps (256 k): a b
-/// panel slice is 32 KiB, the block's 16 a panels 48 KiB of L2.
+/// broadcast word: 29 of the 32 zmm registers; per pair 4 loads and 6 broadcasts feed 24
+/// instructions. Output blocks of 96 x 256 per thread, k in slices of 8 steps (256 k): a b panel
+/// slice is 32 KiB, the block's 16 a panels 96 KiB of L2.
 #pragma once
 
 #include <algorithm>
@@ -63,28 +63,24 @@ inline constexpr bool kGemmDpbf16 = WEFT_GEMM_DPBF16;
 
 #if WEFT_GEMM_DPBF16
 
-/// acc[r][v] = sum over `steps` pairs p of a(r, p) . b(p, 16 v + lane), summed from zero in
-/// pair order: a(r, p) is the 32-bit word at a + r rs + p ps, b(p, .) the NV zmm at b + p ldb
-/// (all in 32-bit words). The order of additions depends on nothing but the operands' values, so
-/// the same operands give the same bits in any tile and any caller.
+/// acc[r][v] += sum over `pairs` pairs p of a(r, p) . b(p, 16 v + lane), in pair order: a(r, p)
+/// is the 32-bit word at a + r rs + p ps, b(p, .) the NV zmm at b + p ldb (all in 32-bit words).
+/// The order of additions depends on nothing but the operands' values, so the same operands give
+/// the same bits in any tile and any caller.
 template <int R, int NV>
 inline __attribute__((always_inline)) void dpbf16_tile(const std::uint32_t* a, std::int64_t rs, std::int64_t ps,
-                                                       const std::uint32_t* b, std::int64_t ldb, std::int64_t steps,
+                                                       const std::uint32_t* b, std::int64_t ldb, std::int64_t pairs,
                                                        __m512 (&acc)[R][NV]) {
-  WEFT_HOST_UNROLL(8)
-  for (int r = 0; r < R; ++r)
-    WEFT_HOST_UNROLL(4)
-    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
   const std::uint32_t* rows[R];
   WEFT_HOST_UNROLL(8)
   for (int r = 0; r < R; ++r) rows[r] = a + r * rs;
-  for (std::int64_t p = 0; p < steps; ++p, b += ldb) {
+  for (std::int64_t p = 0; p < pairs; ++p, b += ldb) {
     __m512bh bv[NV];
     WEFT_HOST_UNROLL(4)
     for (int v = 0; v < NV; ++v) bv[v] = (__m512bh)_mm512_loadu_si512(b + 16 * v);
     WEFT_HOST_UNROLL(8)
     for (int r = 0; r < R; ++r) {
-      const __m512bh x = (__m512bh)_mm512_set1_epi32(int(rows[r][p * ps]));
+      const __m512bh x = (__m512bh)_mm512_set1_epi32(int(rows[r][p * ps]));  // the {1to16} operand
       WEFT_HOST_UNROLL(4)
       for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], x, bv[v]);
     }
@@ -94,15 +90,18 @@ inline __attribute__((always_inline)) void dpbf16_tile(const std::uint32_t* a, s
 /// The word holding the pair (lo, hi) as vdpbf16ps reads it: lo (element 2p) in the low half.
 inline std::uint32_t bf16_pair(std::uint16_t lo, std::uint16_t hi) { return std::uint32_t(lo) | std::uint32_t(hi) << 16; }
 
-/// The vdpbf16ps kernel of gemm_packed (see there for the members, and the file comment).
+/// The vdpbf16ps kernel of gemm_packed (see there for the members, and the file comment). A step
+/// is 32 k (16 pairs): an a panel's step holds its 6 rows' 16 words each (row r at 16 r: one
+/// masked 64-byte copy of the row to pack), a b panel's step 16 rows of 64 words.
 struct GemmDpbf16Kernel {
   using Elem = weft::bfloat16;
   using Packed = std::uint32_t;
   using Acc = float;
   static constexpr int kVecs = 4;
-  static constexpr std::int64_t kRows = 6, kCols = 16 * kVecs, kStep = 2;
-  static constexpr std::int64_t kStepElemsA = kRows, kStepElemsB = kCols, kAccFloats = kRows * kCols;
-  static constexpr std::int64_t kBlockRows = 16 * kRows, kBlockCols = 4 * kCols, kSliceSteps = 128;
+  static constexpr std::int64_t kPairs = 16;  // pairs of k in a step
+  static constexpr std::int64_t kRows = 6, kCols = 16 * kVecs, kStep = 2 * kPairs;
+  static constexpr std::int64_t kStepElemsA = kRows * kPairs, kStepElemsB = kPairs * kCols, kAccFloats = kRows * kCols;
+  static constexpr std::int64_t kBlockRows = 16 * kRows, kBlockCols = 4 * kCols, kSliceSteps = 8;
 
   struct Thread {};
 
@@ -111,7 +110,12 @@ struct GemmDpbf16Kernel {
   /// kernel's slices are.
   static void block(const std::uint32_t* a, const std::uint32_t* b, std::int64_t steps, float* acc, bool first) {
     __m512 sum[kRows][kVecs];
-    dpbf16_tile<kRows, kVecs>(a, 1, kRows, b, kCols, steps, sum);
+    WEFT_HOST_UNROLL(8)
+    for (int r = 0; r < kRows; ++r)
+      WEFT_HOST_UNROLL(4)
+      for (int v = 0; v < kVecs; ++v) sum[r][v] = _mm512_setzero_ps();
+    for (std::int64_t s = 0; s < steps; ++s, a += kStepElemsA, b += kStepElemsB)
+      dpbf16_tile<kRows, kVecs>(a, kPairs, 1, b, kCols, kPairs, sum);
     WEFT_HOST_UNROLL(8)
     for (int r = 0; r < kRows; ++r)
       WEFT_HOST_UNROLL(4)
@@ -121,30 +125,30 @@ struct GemmDpbf16Kernel {
       }
   }
 
-  /// Packs a row panel: rows i0.. i0 + 5 of a, step p's words at dst + 6 p; zeros past n rows and
-  /// k columns.
+  /// Packs a row panel: rows i0.. i0 + 5 of a, step s's row r at dst + 96 s + 16 r (32 bf16 of
+  /// the row); zeros past n rows and k columns (an odd k's last word gets a zero partner).
   static void pack_a(const weft::bfloat16* a, std::int64_t lda, std::int64_t n, std::int64_t k, std::int64_t i0,
                      std::int64_t steps, std::uint32_t* dst) {
-    std::memset(dst, 0, std::size_t(steps * kRows) * sizeof(std::uint32_t));
-    for (std::int64_t r = 0; r < kRows && i0 + r < n; ++r) {
-      const weft::bfloat16* row = a + (i0 + r) * lda;
-      for (std::int64_t p = 0; p < steps; ++p)
-        dst[p * kRows + r] = bf16_pair(row[2 * p].bits, 2 * p + 1 < k ? row[2 * p + 1].bits : std::uint16_t(0));
-    }
+    for (std::int64_t s = 0; s < steps; ++s)
+      for (std::int64_t r = 0; r < kRows; ++r) {
+        const std::int64_t i = i0 + r, k0 = s * kStep, left = std::clamp<std::int64_t>(k - k0, 0, kStep);
+        const __mmask32 lanes = left == kStep ? ~__mmask32(0) : __mmask32((1u << left) - 1);
+        const __m512i v = i < n ? _mm512_maskz_loadu_epi16(lanes, a + i * lda + k0) : _mm512_setzero_si512();
+        _mm512_storeu_si512(dst + s * kStepElemsA + r * kPairs, v);
+      }
   }
 
-  /// Packs a column panel: columns j0.. j0 + 63 of b, step p's 64 words at dst + 64 p (rows 2p and
-  /// 2p + 1 interleaved); zeros past k rows and m columns.
+  /// Packs a column panel: columns j0.. j0 + 63 of b, step s's pair q at dst + 1024 s + 64 q (rows
+  /// 2p and 2p + 1 interleaved, p = 16 s + q); zeros past k rows and m columns.
   static void pack_b(const weft::bfloat16* b, std::int64_t ldb, std::int64_t k, std::int64_t m, std::int64_t j0,
                      std::int64_t steps, std::uint32_t* dst) {
     const std::int64_t cols = std::min(kCols, m - j0);
-    const __mmask16 all = 0xffff;
-    for (std::int64_t p = 0; p < steps; ++p)
+    for (std::int64_t p = 0; p < steps * kPairs; ++p)
       for (std::int64_t v = 0; v < kVecs; ++v) {
         const std::int64_t lanes = std::clamp<std::int64_t>(cols - 16 * v, 0, 16);
-        const __mmask16 mask = lanes == 16 ? all : __mmask16((1u << lanes) - 1);
+        const __mmask16 mask = lanes == 16 ? __mmask16(0xffff) : __mmask16((1u << lanes) - 1);
         const weft::bfloat16* lo = b + 2 * p * ldb + j0 + 16 * v;
-        const __m512i x = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, lo));
+        const __m512i x = 2 * p < k ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, lo)) : _mm512_setzero_si512();
         const __m512i y = 2 * p + 1 < k ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, lo + ldb))
                                         : _mm512_setzero_si512();
         _mm512_storeu_si512(dst + p * kCols + 16 * v, _mm512_or_si512(x, _mm512_slli_epi32(y, 16)));
