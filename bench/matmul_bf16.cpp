@@ -2,8 +2,9 @@
 /// @file bfloat16 matmul benchmark: weft::matmul's GFLOP/s at M = N = K = 512, 2048 and 4096 beside the portable path (cast to float, Eigen SGEMM, round) and a large Eigen SGEMM (the FLOP roofline) of the same run.
 //
 // FLOPs: 2 M N K per product. weft::matmul runs the AMX GEMM (backend/cpu/gemm_amx.hpp) in a
-// build for AMX-BF16 where Linux permits tile data, the BFMMLA GEMM (backend/cpu/gemm_bfmmla.hpp)
-// in an aarch64 build with FEAT_BF16, else the portable path itself (the header line says which:
+// build for AMX-BF16 where Linux permits tile data, the vdpbf16ps GEMM (backend/cpu/gemm_dpbf16.hpp)
+// in a build for AVX512-BF16 without AMX, the BFMMLA GEMM (backend/cpu/gemm_bfmmla.hpp) in an
+// aarch64 build with FEAT_BF16, else the portable path itself (the header line says which:
 // bf16_gemm_path()). A target is the median over rounds of (portable time /
 // weft time) within a round.
 #include <Eigen/Core>
