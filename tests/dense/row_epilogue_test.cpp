@@ -5,7 +5,8 @@
 /// reduction of a reduction) checked in double against the same ops computed one by one, on
 /// poisoned destinations (views and new tensors), random shapes and dims (negative dims),
 /// strided, permuted and expanded inputs, 16-bit dtypes, 1 and 2 threads; no full-size
-/// intermediate is allocated; the statements that cannot run that way (keepdim false, several
+/// intermediate is allocated; statements of a value per row (logsumexp's formula); the statements
+/// that cannot run that way (keepdim false, several
 /// dims, the destination overlapping an input) give the same values; a reduction assigned alone
 /// writes an existing contiguous destination directly.
 #include <cmath>
@@ -237,6 +238,55 @@ TEST_CASE("row epilogue: the row path on odd, short and long rows, 16-bit, and t
       e.tol = (st.n + 16) * eps_of<float>() * std::fabs(e.want) + 4 * ulp_of<float>(e.want);
       return e;
     }));
+  }
+  weft::set_num_threads(threads_before);
+}
+
+TEST_CASE("row epilogue: statements of a value per row (logsumexp, a scaled norm plus a per-row tensor), row and block paths") {
+  WEFT_TEST_RNG(rng);
+  const int threads_before = weft::get_num_threads();
+  for (const int threads : {1, 2}) {
+    weft::set_num_threads(threads);
+    for (int rep = 0; rep < 16; ++rep) {
+      const Shape shape = random_shape(rng, 1, 4, 3000);
+      const int rank = shape.rank();
+      const std::int64_t dim = rng.integer(-rank, rank - 1);
+      const int d = int(dim < 0 ? dim + rank : dim);
+      if (shape.numel() == 0 || shape[d] == 0) continue;
+      Shape values_shape = shape;
+      values_shape[std::size_t(d)] = 1;
+      const TensorView<float> x = make_view<float>(rng, shape, Domain{}, random_layout(rng, false));
+      const TensorView<float> bias = make_view<float>(rng, values_shape, Domain{}, random_layout(rng, false));
+      TensorView<float> lse = make_destination<float>(rng, values_shape, random_layout(rng, true));
+      TensorView<float> norm = make_destination<float>(rng, values_shape, random_layout(rng, true));
+      INFO("shape ", shape_str(shape), ", dim ", dim, ", strides ", shape_str(x.strides()), ", threads ", threads);
+      // Fused at least where there are as many rows as threads (with fewer, the reductions may run
+      // first: they split long rows among the threads).
+      const bool fused_lse = row_ran_fused([&] {
+        lse = weft::amax(x, dim, true) + weft::log(weft::sum(weft::exp(x - weft::amax(x, dim, true)), dim, true));
+      });
+      const bool fused_norm = row_ran_fused([&] { norm = weft::sqrt(weft::sum(x * x, dim, true)) * 0.5f + bias; });
+      if (shape.numel() / shape[d] >= threads) CHECK((fused_lse && fused_norm));
+      const double eps = eps_of<float>();
+      WEFT_CHECK_REPORT(check_output(lse, [&](const std::vector<std::int64_t>& idx) {
+        const RowStats st = row_stats(row_values(x, idx, d));
+        Expect e;
+        e.want = st.mx + std::log(st.exp_sum);
+        // the sum of exp's relative error (n eps) is log's absolute error, plus m's rounding in m + log
+        e.tol = (st.n + 16) * eps + 4 * ulp_of<float>(e.want);
+        return e;
+      }));
+      WEFT_CHECK_REPORT(check_output(norm, [&](const std::vector<std::int64_t>& idx) {
+        const std::vector<double> row = row_values(x, idx, d);
+        double sq = 0;
+        for (double r : row) sq += r * r;
+        Expect e;
+        const double b = value_at(bias, idx);
+        e.want = std::sqrt(sq) * 0.5 + b;
+        e.tol = (double(row.size()) + 8) * eps * std::sqrt(sq) + 4 * ulp_of<float>(std::fabs(e.want) + std::fabs(b));
+        return e;
+      }));
+    }
   }
   weft::set_num_threads(threads_before);
 }

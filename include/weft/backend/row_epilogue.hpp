@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /// @file Runs a statement that reads reductions with a kept dim (`y = x / sum(x, 1, true)`, the layer-norm formula, softmax) as a row-wise pass pair: pass 1 reduces each row, pass 2 runs the statement over the same row while it is in cache; the reduction's full-size broadcast is never written.
 ///
-/// The statement's shape is the reductions' input shape `full`, and every reduction reduces one
-/// dim `dim` of it with the dim kept (dense/reduction_node.hpp: weft::Reduced::rows). Then the
-/// value a reduction contributes to element i depends only on i's row (i's coordinates except
-/// along `dim`), and rows are independent. Two ways to walk them:
+/// Every reduction reduces one dim `dim` of the same shape `full` with the dim kept
+/// (dense/reduction_node.hpp: weft::Reduced::rows), and the statement's shape is `full` or the
+/// reductions' own (`dim` of extent 1: a value per row, `lse = m + log(sum(exp(x - m), 1, true))`,
+/// cross_entropy's loss). Then the value a reduction contributes to element i depends only on i's
+/// row (i's coordinates except along `dim`), and rows are independent. A statement of a value per
+/// row runs pass 2 at the row's one element. Two ways to walk the rows:
 ///
 /// The row path, where the destination and every tensor read step `dim` with stride 1 (softmax,
 /// layer_norm, any last-dim statement on contiguous tensors): each thread takes whole rows, and
@@ -108,6 +110,12 @@ struct RowBlocks {
     coords[free_dim] = b % pieces * per_block;
     return std::min(per_block, full[free_dim] - coords[free_dim]);
   }
+  /// The shape of the rows' values: `full` with `dim` of extent 1.
+  Shape values_shape() const {
+    Shape s = full;
+    s[dim] = 1;
+    return s;
+  }
   /// The block's shape, or its rows' values' (one per row: `dim` of size 1).
   Shape block_shape(std::int64_t rows, bool values) const {
     Shape s = full;
@@ -118,23 +126,25 @@ struct RowBlocks {
   }
 };
 
-/// `view` (broadcast to the statement's shape) restricted to a block.
+/// `view` (broadcast to the full shape, or with `per_row` to the shape of a value per row)
+/// restricted to a block.
 template <class T>
 TensorView<T> row_block_view(const TensorView<T>& view, const RowBlocks& g, const std::int64_t* coords,
-                             std::int64_t rows) {
-  const TensorView<T> e = view.expand(g.full);
+                             std::int64_t rows, bool per_row = false) {
+  const TensorView<T> e = view.expand(per_row ? g.values_shape() : g.full);
   std::int64_t offset = e.offset();
   for (int d = 0; d < g.full.rank(); ++d) offset += coords[d] * e.strides()[d];
-  return TensorView<T>(e.storage(), g.block_shape(rows, false), e.strides(), offset);
+  return TensorView<T>(e.storage(), g.block_shape(rows, per_row), e.strides(), offset);
 }
 
-/// A block's row values (one per row, contiguous) as a view of the block's shape: stride 0 along dim.
+/// A block's row values (one per row, contiguous) as a view of the block's shape (stride 0 along
+/// dim), or with `per_row` of its values' shape.
 template <class T>
-TensorView<const T> row_values_view(const T* values, const RowBlocks& g, std::int64_t rows) {
+TensorView<const T> row_values_view(const T* values, const RowBlocks& g, std::int64_t rows, bool per_row = false) {
   Strides strides = Shape::filled(g.full.rank(), 0);
   if (g.free_dim >= 0) strides[g.free_dim] = 1;
   return TensorView<const T>(borrow(const_cast<T*>(values), std::size_t(rows) * sizeof(T), Device::cpu(), [](void*) {}),
-                             g.block_shape(rows, false), strides, 0);
+                             g.block_shape(rows, per_row), strides, 0);
 }
 
 /// One block being run: where it is and the row values pass 1 has computed so far.
@@ -229,14 +239,16 @@ struct RowPass1 {
         });
   }
 
-  /// e restricted to a block, every reduction a view of its buffer.
+  /// e restricted to a block, every reduction a view of its buffer; `per_row`: e is of the shape
+  /// of a value per row (a statement of that shape).
   template <class E>
-  auto at_block(const E& e, const RowBlockContext& c) const {
+  auto at_block(const E& e, const RowBlockContext& c, bool per_row = false) const {
     return rewrite_leaves(
-        e, [&](const auto& view) { return row_block_view(view, *c.blocks, c.coords, c.rows); },
+        e, [&](const auto& view) { return row_block_view(view, *c.blocks, c.coords, c.rows, per_row); },
         [&](const auto& node) {
           using T = typename std::remove_cvref_t<decltype(node)>::value_type;
-          return row_values_view(reinterpret_cast<const T*>(c.values[values_of(&node)].data()), *c.blocks, c.rows);
+          return row_values_view(reinterpret_cast<const T*>(c.values[values_of(&node)].data()), *c.blocks, c.rows,
+                                 per_row);
         });
   }
 
@@ -322,12 +334,13 @@ inline namespace WEFT_BACKEND_ABI {
 
 /// The row path of run_as_row_epilogue: each thread takes whole rows of `plan` (its outputs) and,
 /// per row, runs pass 1 (every reduction's value for the row, innermost first, as a scalar) and
-/// pass 2 (the statement along the row, the values broadcast). The evaluators of both passes are
+/// pass 2 (the statement along the row, the values broadcast; at its one element for a statement of
+/// a value per row, whose operands step the row with stride 0). The evaluators of both passes are
 /// built once per thread and moved from row to row (seek); a row stays in L1 (or L2) between the
 /// passes, and the destination is written with plain stores, as the row's next pass-1 read goes
 /// on meanwhile (non-temporal ones measured up to 10% slower on one thread, 8192 x 768 floats).
 template <class Stmt>
-void run_rows(const RowPass1& pass1, Stmt& stmt, const ReducePlan& plan, int threads) {
+void run_rows(const RowPass1& pass1, Stmt& stmt, const ReducePlan& plan, int threads, bool per_row) {
   const IterationSpace space = plan.inner_space();
   const std::int64_t n = plan.n_red;
   std::int64_t kept[kMaxRank] = {};
@@ -353,7 +366,7 @@ void run_rows(const RowPass1& pass1, Stmt& stmt, const ReducePlan& plan, int thr
       // destination's stores, so every packet would load them again).
       Kernel row = kernel;
       row.seek(outer);
-      cpu::run_row<cpu::ContiguousRowTarget>(row, 0, n, false);
+      cpu::run_row<cpu::ContiguousRowTarget>(row, 0, per_row ? 1 : n, false);
     }
   }
 }
@@ -379,11 +392,16 @@ bool run_as_row_epilogue(const char* op, Stmt& stmt) {
     const std::pair<Device, Shape> checked = check_statements(op, k);
     const Device device = checked.first;
     const Shape& shape = checked.second;
-    if (!device.is_cpu() || !(shape == rows.full)) return false;
+    const Shape& full = rows.full;
+    Shape values_shape = full;
+    values_shape[rows.dim] = 1;
+    // A statement of the reductions' input shape, or of a value per row.
+    const bool per_row = !(shape == full) && shape == values_shape;
+    if (!device.is_cpu() || !(shape == full || per_row)) return false;
     // Too few rows to share among the threads: the eager reductions split rows, pass 2 elements.
-    const int threads = cpu::threads_for(shape.numel());
-    if (shape.numel() / std::max<std::int64_t>(shape[rows.dim], 1) < threads) return false;
-    const RowBlocks blocks(shape, rows.dim, threads);
+    const int threads = cpu::threads_for(full.numel());
+    if (full.numel() / std::max<std::int64_t>(full[rows.dim], 1) < threads) return false;
+    const RowBlocks blocks(full, rows.dim, threads);
     give_shape(k, 0, whole, shape, device);
     std::destroy_at(&stmt.dst);
     std::construct_at(&stmt.dst, whole.dst);
@@ -396,8 +414,10 @@ bool run_as_row_epilogue(const char* op, Stmt& stmt) {
     for (const TensorRef& t : pass1.reads)
       if (aliased(t)) return false;
     // The row path where the destination and every tensor read (but the reductions' placeholders)
-    // step the reduced dim with stride 1: one row at a time, its values scalars.
-    std::vector<Strides> strides{stmt.dst.strides()};
+    // step the reduced dim with stride 1 (a statement of a value per row: every tensor its
+    // reductions read): one row at a time, its values scalars. The statement's operands are
+    // broadcast to the full shape (stride 0 along dim for a value per row).
+    std::vector<Strides> strides{broadcast_strides(stmt.dst.shape(), stmt.dst.strides(), full)};
     auto placeholder = [&](const TensorRef& t) {
       for (const double& p : pass1.placeholders)
         if (t.data() == static_cast<const void*>(&p)) return true;
@@ -405,13 +425,15 @@ bool run_as_row_epilogue(const char* op, Stmt& stmt) {
     };
     for (const ExprNode& n : k.nodes)
       if (n.kind == ExprNode::Kind::tensor && !placeholder(k.tensor(n)))
-        strides.push_back(broadcast_strides(k.tensor(n).shape(), k.tensor(n).strides(), shape));
-    for (const TensorRef& t : pass1.reads) strides.push_back(broadcast_strides(t.shape(), t.strides(), shape));
-    std::vector<bool> reduce(std::size_t(shape.rank()), false);
+        strides.push_back(broadcast_strides(k.tensor(n).shape(), k.tensor(n).strides(), full));
+    const std::size_t statement_operands = strides.size();
+    for (const TensorRef& t : pass1.reads) strides.push_back(broadcast_strides(t.shape(), t.strides(), full));
+    std::vector<bool> reduce(std::size_t(full.rank()), false);
     reduce[std::size_t(rows.dim)] = true;
-    const ReducePlan plan = plan_reduction(shape, reduce, strides, 0);
-    const bool by_row = shape[rows.dim] == 1 ||  // (rows of one element: any stride, read at j = 0 only)
-                        std::all_of(strides.begin(), strides.end(), [&](const Strides& s) { return s[rows.dim] == 1; });
+    const ReducePlan plan = plan_reduction(full, reduce, strides, 0);
+    const bool by_row = full[rows.dim] == 1 ||  // (rows of one element: any stride, read at j = 0 only)
+                        std::all_of(strides.begin() + (per_row ? std::ptrdiff_t(statement_operands) : 0),
+                                    strides.end(), [&](const Strides& s) { return s[rows.dim] == 1; });
     if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code)) {
       const IterationSpace space = plan_statements(k, shape, true).first;
       const std::vector<const void*> seen = printed_inputs(k);  // say which inputs are row values
@@ -423,13 +445,13 @@ bool run_as_row_epilogue(const char* op, Stmt& stmt) {
       }
       const std::string where =
           cat("cpu, row epilogue: ", by_row ? std::string("one row") : cat("blocks of ", blocks.per_block, " rows"),
-              " at a time along dim ", rows.dim, "; pass 1 reduces each row: ", reductions,
-              "; pass 2 runs this kernel on the same rows");
+              " at a time along dim ", rows.dim, " of ", full, "; pass 1 reduces each row: ", reductions,
+              per_row ? "; pass 2 runs this kernel once per row" : "; pass 2 runs this kernel on the same rows");
       log_kernel<PointwiseKernel<false, decltype(whole)>>(space, where, whole);
     }
     if (shape.numel() == 0) return true;
     if (by_row) {
-      run_rows(pass1, stmt, plan, threads);
+      run_rows(pass1, stmt, plan, threads, per_row);
       return true;
     }
     // A destination too large to stay in cache is written with non-temporal stores, as a plain
@@ -446,9 +468,9 @@ bool run_as_row_epilogue(const char* op, Stmt& stmt) {
       for (std::int64_t b = 0; b < blocks.count; ++b) {
         const RowBlockContext c{&blocks, coords, blocks.locate(b, coords), values.data()};
         for (const auto& step : pass1.steps) step(c);
-        auto block_rhs = pass1.at_block(stmt.rhs, c);
+        auto block_rhs = pass1.at_block(stmt.rhs, c, per_row);
         Assignment<typename Stmt::dest_type, decltype(block_rhs)> part{
-            row_block_view(stmt.dst, blocks, coords, c.rows), nullptr, block_rhs};
+            row_block_view(stmt.dst, blocks, coords, c.rows, per_row), nullptr, block_rhs};
         run_block_statement(part, stream);
       }
     }
