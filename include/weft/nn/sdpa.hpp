@@ -75,6 +75,12 @@ constexpr bool flash_on_dpbf16() {
   return std::is_same_v<T, bfloat16> && flash_dpbf16_available();
 }
 
+#if WEFT_GEMM_DPBF16
+namespace native_bf16 = dpbf16;  // this build's block products on bfloat16 operands (at most one)
+#elif WEFT_GEMM_BFMMLA
+namespace native_bf16 = bfmmla;
+#endif
+
 /// The backend that runs: flash unless a SdpaBackendGuard excludes it. The `sdpa` log says
 /// which one ran ("amx-bf16 tiles" when flash's block products run on AMX, "avx512-bf16" on
 /// vdpbf16ps, "neon-bfmmla" on BFMMLA) and why flash was refused.
@@ -158,15 +164,9 @@ SdpaOutput<typename Q::value_type> sdpa_forward(const Q& query, const K& key, co
         return r;
       }
 #endif
-#if WEFT_GEMM_DPBF16
+#if WEFT_GEMM_DPBF16 || WEFT_GEMM_BFMMLA
     if constexpr (std::is_same_v<T, bfloat16>) {
-      detail::flash_forward_cpu<T, detail::dpbf16::ForwardProducts>(problem, r.out.data(), r.lse.data());
-      return r;
-    }
-#endif
-#if WEFT_GEMM_BFMMLA
-    if constexpr (std::is_same_v<T, bfloat16>) {
-      detail::flash_forward_cpu<T, detail::bfmmla::ForwardProducts>(problem, r.out.data(), r.lse.data());
+      detail::flash_forward_cpu<T, detail::native_bf16::ForwardProducts>(problem, r.out.data(), r.lse.data());
       return r;
     }
 #endif
@@ -232,17 +232,10 @@ SdpaGradients<typename Q::value_type> sdpa_backward(const D& grad_out, const Q& 
         return g;
       }
 #endif
-#if WEFT_GEMM_DPBF16
+#if WEFT_GEMM_DPBF16 || WEFT_GEMM_BFMMLA
     if constexpr (std::is_same_v<T, bfloat16>) {
-      detail::flash_backward_cpu<T, detail::dpbf16::BackwardProducts>(problem, outr, doutr, lse_v.data(), g.dq.data(),
-                                                                      g.dk.data(), g.dv.data());
-      return g;
-    }
-#endif
-#if WEFT_GEMM_BFMMLA
-    if constexpr (std::is_same_v<T, bfloat16>) {
-      detail::flash_backward_cpu<T, detail::bfmmla::BackwardProducts>(problem, outr, doutr, lse_v.data(), g.dq.data(),
-                                                                      g.dk.data(), g.dv.data());
+      detail::flash_backward_cpu<T, detail::native_bf16::BackwardProducts>(problem, outr, doutr, lse_v.data(),
+                                                                           g.dq.data(), g.dk.data(), g.dv.data());
       return g;
     }
 #endif

@@ -104,10 +104,9 @@ TEST_CASE("matmul bfloat16: tile edges, odd and large k, within the fp32-accumul
   // Two output blocks of the native kernel that runs in both directions and three k slices, once
   // (sized by the kernel: the reference is most of the time under qemu).
   if (weft::detail::cpu::bf16_gemm_native()) {
-    weft::detail::cpu::with_bf16_kernel([&]<class K>() {
-      check_matmul_bf16(bf16_operand(rng, Shape{K::kBlockRows + 34, 1100}, 0),
-                        bf16_operand(rng, Shape{1100, K::kBlockCols + 14}, 0));
-    });
+    using K = weft::detail::cpu::GemmBf16Kernel;
+    check_matmul_bf16(bf16_operand(rng, Shape{K::kBlockRows + 34, 1100}, 0),
+                      bf16_operand(rng, Shape{1100, K::kBlockCols + 14}, 0));
     // An output of 8 MiB and more streams through the block buffer (rows of 2051: off the lines).
     check_matmul_bf16(bf16_operand(rng, Shape{2048, 2}, 0), bf16_operand(rng, Shape{2, 2051}, 0));
   }
@@ -227,7 +226,7 @@ void check_native_kernel() {
 
 TEST_CASE("gemm_packed with the native kernel: strided operands, 1 and 2 threads, stored directly or streamed through the block buffer, writes exactly the elements of a poisoned output") {
   if (!weft::detail::cpu::bf16_gemm_native()) return;  // the OS refuses AMX tile data: matmul runs float
-  weft::detail::cpu::with_bf16_kernel([]<class K>() { check_native_kernel<K>(); });
+  check_native_kernel<weft::detail::cpu::GemmBf16Kernel>();
 }
 #endif
 

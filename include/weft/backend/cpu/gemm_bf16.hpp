@@ -9,8 +9,7 @@
 #include "weft/backend/cpu/gemm_dpbf16.hpp"
 #include "weft/backend/cpu/gemm_packed.hpp"
 
-// 1 where this translation unit has a native bfloat16 GEMM kernel (with_bf16_kernel says which
-// one runs).
+// 1 where this translation unit has a native bfloat16 GEMM kernel (GemmBf16Kernel).
 #define WEFT_GEMM_BF16_NATIVE (WEFT_GEMM_AMX || WEFT_GEMM_DPBF16 || WEFT_GEMM_BFMMLA)
 
 // Host code only: nvcc's device pass has no SIMD layer (see simd.hpp).
@@ -34,24 +33,20 @@ inline const char* bf16_gemm_path() {
 }
 
 #if WEFT_GEMM_BF16_NATIVE
-/// f.template operator()<K>() with K the native kernel of this build (at most one is built);
-/// needs bf16_gemm_native().
-template <class F>
-void with_bf16_kernel(const F& f) {
+/// The native kernel of this build (at most one is built).
 #if WEFT_GEMM_AMX
-  f.template operator()<GemmAmxKernel>();
+using GemmBf16Kernel = GemmAmxKernel;
 #elif WEFT_GEMM_DPBF16
-  f.template operator()<GemmDpbf16Kernel>();
+using GemmBf16Kernel = GemmDpbf16Kernel;
 #else
-  f.template operator()<GemmBfmmlaKernel>();
+using GemmBf16Kernel = GemmBfmmlaKernel;
 #endif
-}
 
 /// gemm_packed_batched with the native kernel; needs bf16_gemm_native().
 inline void gemm_bf16_batched(const weft::bfloat16* a, std::int64_t lda, const Strides& a_batch,
                               const weft::bfloat16* b, std::int64_t ldb, const Strides& b_batch, weft::bfloat16* c,
                               const Shape& batch, std::int64_t n, std::int64_t k, std::int64_t m) {
-  with_bf16_kernel([&]<class K>() { gemm_packed_batched<K>(a, lda, a_batch, b, ldb, b_batch, c, batch, n, k, m); });
+  gemm_packed_batched<GemmBf16Kernel>(a, lda, a_batch, b, ldb, b_batch, c, batch, n, k, m);
 }
 
 /// gemm_packed_blocks with the native kernel, operands as gemm_bf16_batched's: the product in
@@ -61,21 +56,20 @@ template <class Finish>
 void gemm_bf16_blocks(const weft::bfloat16* a, std::int64_t lda, const Strides& a_batch, const weft::bfloat16* b,
                       std::int64_t ldb, const Strides& b_batch, const Shape& batch, std::int64_t n, std::int64_t k,
                       std::int64_t m, const Finish& finish) {
-  with_bf16_kernel([&]<class K>() {
-    gemm_packed_blocks<K>(
-        batch, n, k, m,
-        [&](std::int64_t bi, std::int64_t i0, std::int64_t steps, typename K::Packed* dst) {
-          std::int64_t oa, ob;
-          batch_offsets(bi, batch, a_batch, b_batch, oa, ob);
-          K::pack_a(a + oa, lda, n, k, i0, steps, dst);
-        },
-        [&](std::int64_t bi, std::int64_t j0, std::int64_t steps, typename K::Packed* dst) {
-          std::int64_t oa, ob;
-          batch_offsets(bi, batch, a_batch, b_batch, oa, ob);
-          K::pack_b(b + ob, ldb, k, m, j0, steps, dst);
-        },
-        finish);
-  });
+  using K = GemmBf16Kernel;
+  gemm_packed_blocks<K>(
+      batch, n, k, m,
+      [&](std::int64_t bi, std::int64_t i0, std::int64_t steps, K::Packed* dst) {
+        std::int64_t oa, ob;
+        batch_offsets(bi, batch, a_batch, b_batch, oa, ob);
+        K::pack_a(a + oa, lda, n, k, i0, steps, dst);
+      },
+      [&](std::int64_t bi, std::int64_t j0, std::int64_t steps, K::Packed* dst) {
+        std::int64_t oa, ob;
+        batch_offsets(bi, batch, a_batch, b_batch, oa, ob);
+        K::pack_b(b + ob, ldb, k, m, j0, steps, dst);
+      },
+      finish);
 }
 #endif
 
