@@ -54,6 +54,12 @@ namespace weft::detail {
 struct RowReduction {
   Shape full;
   int dim = 0;
+  /// The shape of the rows' values: `full` with `dim` of extent 1.
+  Shape values_shape() const {
+    Shape s = full;
+    s[dim] = 1;
+    return s;
+  }
 };
 
 /// A dense node that reduces blocks of rows (dense/reduction_node.hpp: weft::Reduced).
@@ -110,12 +116,7 @@ struct RowBlocks {
     coords[free_dim] = b % pieces * per_block;
     return std::min(per_block, full[free_dim] - coords[free_dim]);
   }
-  /// The shape of the rows' values: `full` with `dim` of extent 1.
-  Shape values_shape() const {
-    Shape s = full;
-    s[dim] = 1;
-    return s;
-  }
+  Shape values_shape() const { return RowReduction{full, dim}.values_shape(); }
   /// The block's shape, or its rows' values' (one per row: `dim` of size 1).
   Shape block_shape(std::int64_t rows, bool values) const {
     Shape s = full;
@@ -229,8 +230,7 @@ struct RowPass1 {
         e, [](const auto& view) { return view; },
         [&](const auto& node) {
           using T = typename std::remove_cvref_t<decltype(node)>::value_type;
-          Shape kept = rows->full;
-          kept[rows->dim] = 1;
+          const Shape kept = rows->values_shape();
           // One element, never read, broadcast (no allocation: it borrows the buffer's own
           // placeholder element, so that the log names each buffer apart).
           double* element = const_cast<double*>(&placeholders[std::size_t(values_of(&node))]);
@@ -393,10 +393,8 @@ bool run_as_row_epilogue(const char* op, Stmt& stmt) {
     const Device device = checked.first;
     const Shape& shape = checked.second;
     const Shape& full = rows.full;
-    Shape values_shape = full;
-    values_shape[rows.dim] = 1;
     // A statement of the reductions' input shape, or of a value per row.
-    const bool per_row = !(shape == full) && shape == values_shape;
+    const bool per_row = !(shape == full) && shape == rows.values_shape();
     if (!device.is_cpu() || !(shape == full || per_row)) return false;
     // Too few rows to share among the threads: the eager reductions split rows, pass 2 elements.
     const int threads = cpu::threads_for(full.numel());
