@@ -4,8 +4,8 @@
 /// buffers on cache lines and 16 bytes off them (std::vector's alignment), and whether a strip's
 /// q k^T on the tiles overlaps the weight pass on the vector units.
 ///
-/// The forward's block products are amx::tile_gemm calls, its weight pass
-/// amx::online_softmax_row (backend/cpu/flash_attention_amx.hpp); this program times those very
+/// The forward's block products are tile_gemm calls (backend/cpu/gemm/amx_tiles.hpp), its weight pass
+/// amx::online_softmax_row (backend/cpu/attention/flash_amx.hpp); this program times those very
 /// functions on L1-resident buffers, at the shapes of one 32-row strip against a 256-key chunk.
 ///
 ///   chrt -f 1 build/release/bench/amx_tiles [--reps N]
@@ -21,7 +21,8 @@
 
 namespace {
 
-using namespace weft::nn::detail;
+using namespace weft::detail::cpu::flash;
+namespace tiles = weft::detail::cpu::amx;
 namespace cpu = weft::detail::cpu;
 
 double elapsed_ms(const std::chrono::steady_clock::time_point& t0) {
@@ -88,10 +89,10 @@ int main(int argc, char** argv) {
   cpu::LineVector<std::uint16_t> deep_a(kRows * 16 * 32), deep_b(32 * 16 * 32);
   for (std::int64_t steps : depths)
     depth.emplace_back("a 2 x 2 block, " + std::to_string(steps) + " k steps", [&, steps] {
-      const amx::PackedB b{deep_b.data(), steps * amx::kTile, amx::kTile};
+      const tiles::PackedB b{deep_b.data(), steps * tiles::kTile, tiles::kTile};
       const auto t0 = std::chrono::steady_clock::now();
       for (int i = 0; i < kCalls * 4; ++i)
-        amx::tile_gemm(kRows, 32, steps, deep_a.data(), steps * 32, b, scores.data(), kKeys, false);
+        tiles::tile_gemm(kRows, 32, steps, deep_a.data(), steps * 32, b, scores.data(), kKeys, false);
       return elapsed_ms(t0);
     });
   std::vector<Variant*> first{&alone};
@@ -111,8 +112,8 @@ int main(int argc, char** argv) {
   // (out-of-order execution could then overlap the two if the units ran independently).
   // off: elements past the line (8 bf16 / 4 floats = 16 bytes, as std::vector's blocks).
   auto score_block = [&](std::int64_t j, float* into, int off = 0) {
-    const amx::PackedB keys{kt.data() + 8 * off, kSteps * amx::kTile, amx::kTile};
-    amx::tile_gemm(kRows, 32, kSteps, q.data() + 8 * off, kE, keys.from_column(j), into + 4 * off + j, kKeys, false);
+    const tiles::PackedB keys{kt.data() + 8 * off, kSteps * tiles::kTile, tiles::kTile};
+    tiles::tile_gemm(kRows, 32, kSteps, q.data() + 8 * off, kE, keys.from_column(j), into + 4 * off + j, kKeys, false);
   };
   auto weigh_rows = [&](const float* from, std::int64_t r0, std::int64_t r1) {
     for (std::int64_t r = r0; r < r1; ++r) {
@@ -177,7 +178,7 @@ int main(int argc, char** argv) {
   for (const Variant* v : {&products, &products_off, &weights, &sequential, &interleaved})
     report.rows.push_back({"amx strip E=128", v->name, kCalls, 0, v->med(), v->min()});
   report.notes.push_back("elements: TDPBF16PS instructions (amx products) or 32 x 256 strips (amx strip)");
-  return write_json_if_asked(opt, "amx_tiles", "cpu", 1, reps, weft::simd::kIsaName, report);
+  return write_json_if_asked(opt, "amx_tiles", "cpu", 1, reps, weft::kCpuPacketIsa, report);
 }
 
 #else

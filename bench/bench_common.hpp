@@ -496,8 +496,8 @@ inline void print_cpu_machine(const char* program, int threads, const char* thre
     if (load > 0.5 * std::thread::hardware_concurrency()) std::printf("  <-- busy machine: expect noisy numbers");
     std::printf("\n");
   }
-  std::printf("  weft SIMD: %s, %d-byte vectors (%d floats per packet), bf16 stores: %s\n", weft::simd::kIsaName,
-              int(weft::simd::kBytes), weft::simd::native_lanes<float>, weft::simd::kBfloat16Conversion);
+  std::printf("  weft SIMD: %s, %d-byte vectors (%d floats per packet), bf16 stores: %s\n", weft::kCpuPacketIsa,
+              int(weft::kCpuPacketBytes), weft::detail::simd::native_lanes<float>, weft::kCpuBf16Store);
   if (!model.empty()) report.notes.push_back("cpu: " + model);
   if (load >= 0) report.notes.push_back("load average at start: " + std::to_string(load));
 }
@@ -510,7 +510,7 @@ inline void print_cpu_method(int reps, int warmup, const char* bytes_note) {
               "  after a %d ms idle pause (--settle-ms); median and min reported\n",
               reps, warmup, g_settle_ms);
   std::printf("%s", bytes_note);
-  if (std::string(weft::simd::kIsaName) == "stub")
+  if (std::string(weft::kCpuPacketIsa) == "stub")
     std::printf("  NOTE: built against the stand-in SIMD layer (-I/tmp/stub): weft's numbers are not real\n\n");
 }
 

@@ -349,7 +349,7 @@ int run_cpu(const Options& opt) {
   for (const Target& t : section_gemm(ctx)) report.targets.push_back(t);
   for (const Target& t : section_rows(ctx)) report.targets.push_back(t);
   print_targets(report.targets);
-  return write_json_if_asked(opt, "dense_fusion", "cpu", threads, reps, weft::simd::kIsaName, report);
+  return write_json_if_asked(opt, "dense_fusion", "cpu", threads, reps, weft::kCpuPacketIsa, report);
 }
 
 }  // namespace

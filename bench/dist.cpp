@@ -464,7 +464,7 @@ int run(int argc, char** argv) {
   Options opt;
   opt.json = s.json;
   opt.quick = s.quick;
-  return write_json_if_asked(opt, "dist", "cpu", s.threads, s.rounds, weft::simd::kIsaName, report);
+  return write_json_if_asked(opt, "dist", "cpu", s.threads, s.rounds, weft::kCpuPacketIsa, report);
 }
 
 }  // namespace

@@ -226,7 +226,7 @@ int run_cpu(const Options& opt) {
   std::printf("(the goals: copy bandwidth, the 9-op chain and 10000 x 100; the torch 2.x chain, the\n"
               "per-tensor loop over the %zu tensors and the packed lists are for reference)\n",
               big.size());
-  return write_json_if_asked(opt, "foreach", "cpu", threads, reps, weft::simd::kIsaName, report);
+  return write_json_if_asked(opt, "foreach", "cpu", threads, reps, weft::kCpuPacketIsa, report);
 }
 
 }  // namespace

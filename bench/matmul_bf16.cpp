@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /// @file bfloat16 matmul benchmark: weft::matmul's GFLOP/s at M = N = K = 512, 2048 and 4096 beside the portable path (cast to float, Eigen SGEMM, round) and a large Eigen SGEMM (the FLOP roofline) of the same run.
 //
-// FLOPs: 2 M N K per product. weft::matmul runs the AMX GEMM (backend/cpu/gemm_amx.hpp) in a
-// build for AMX-BF16 where Linux permits tile data, the vdpbf16ps GEMM (backend/cpu/gemm_dpbf16.hpp)
-// in a build for AVX512-BF16 without AMX, the BFMMLA GEMM (backend/cpu/gemm_bfmmla.hpp) in an
+// FLOPs: 2 M N K per product. weft::matmul runs the AMX GEMM (backend/cpu/gemm/amx.hpp) in a
+// build for AMX-BF16 where Linux permits tile data, the vdpbf16ps GEMM (backend/cpu/gemm/dpbf16.hpp)
+// in a build for AVX512-BF16 without AMX, the BFMMLA GEMM (backend/cpu/gemm/bfmmla.hpp) in an
 // aarch64 build with FEAT_BF16, else the portable path itself (the header line says which:
 // bf16_gemm_path()). A target is the median over rounds of (portable time /
 // weft time) within a round.
@@ -50,7 +50,7 @@ int run(const Options& opt) {
   cast_v.reserve(cases.size());
   for (Case& c : cases) {
     weft_v.emplace_back("weft matmul bf16", [&c] { return time_ms([&] { weft::eval(weft::matmul(c.a, c.b)); }); });
-    // The path weft::matmul takes without AMX (dense/matmul.hpp), spelled out.
+    // The path weft::matmul takes without AMX (ops/matmul.hpp), spelled out.
     cast_v.emplace_back("cast+sgemm+round", [&c] {
       return time_ms([&] {
         const Tensor<float> cf = weft::matmul(weft::eval(weft::cast<float>(c.a)), weft::eval(weft::cast<float>(c.b)));
@@ -88,7 +88,7 @@ int run(const Options& opt) {
     report.targets.push_back(make_target("weft bf16 " + big_name + " vs sgemm", 1.0, "%", scaled, weft_v[1].ms));
   }
   print_targets(report.targets);
-  return write_json_if_asked(opt, "matmul_bf16", "cpu", threads, reps, weft::simd::kIsaName, report);
+  return write_json_if_asked(opt, "matmul_bf16", "cpu", threads, reps, weft::kCpuPacketIsa, report);
 }
 
 }  // namespace

@@ -147,7 +147,7 @@ int run_cpu(const Options& opt) {
   };
   print_targets(report.targets);
   std::printf("(the goals are set for AdamW; the other optimizers' 80%% is the same bar, for reference)\n");
-  return write_json_if_asked(opt, "optim", "cpu", threads, reps, weft::simd::kIsaName, report);
+  return write_json_if_asked(opt, "optim", "cpu", threads, reps, weft::kCpuPacketIsa, report);
 }
 #endif  // !__CUDACC__
 

@@ -213,7 +213,7 @@ int run_cpu(const Options& opt) {
   print_targets(report.targets);
   std::printf("(the goals are set for fp32 and broadcast; the bf16 rows use the fp32 goals for reference)\n");
 
-  return write_json_if_asked(opt, "pointwise", "cpu", threads, reps, weft::simd::kIsaName, report);
+  return write_json_if_asked(opt, "pointwise", "cpu", threads, reps, weft::kCpuPacketIsa, report);
 }
 
 #endif  // !__CUDACC__

@@ -187,7 +187,7 @@ int run(const Options& opt) {
     report.notes.push_back("peak RSS L=" + std::to_string(l) + ": flash " + std::to_string(f) + " MiB, math " +
                            std::to_string(m) + " MiB");
   }
-  return write_json_if_asked(opt, "sdpa", "cpu", threads, reps, weft::simd::kIsaName, report);
+  return write_json_if_asked(opt, "sdpa", "cpu", threads, reps, weft::kCpuPacketIsa, report);
 }
 
 }  // namespace

@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
     const nnd::SdpaShape sh = nnd::sdpa_shape("bench", q.shape(), k.shape(), v.shape(), o);
     auto out = weft::empty<bfloat16>(sh.out_shape(), Device::cuda());
     auto lse = weft::empty<double>(sh.lse_shape(), Device::cuda());
-    const double tf = attention_tflops(s, median_ms(reps, [&] { nnd::flash_forward_cuda_into<bfloat16>(q, k, v, sh, out, lse); }));
+    const double tf = attention_tflops(s, median_ms(reps, [&] { weft::detail::flash_forward_cuda<bfloat16>(q, k, v, sh, out.data(), lse.data()); }));
     char label[64];
     std::snprintf(label, sizeof label, "(%lld,%lld,%lld,%lld)%s", (long long)s.N, (long long)s.H, (long long)s.L,
                   (long long)s.E, s.causal ? " causal" : "");

@@ -99,8 +99,8 @@ int main(int argc, char** argv) {
   const std::int64_t L = 2048;
   std::printf("weft vs libtorch %s in one process, interleaved rounds; %d threads (torch), %d (OpenMP); %d rounds\n",
               TORCH_VERSION, torch::get_num_threads(), omp_get_max_threads(), reps);
-  namespace nd = weft::nn::detail;
-  std::printf("weft SIMD %s, bf16 attention's block products: %s\n", weft::simd::kIsaName,
+  namespace nd = weft::detail::cpu::flash;
+  std::printf("weft SIMD %s, bf16 attention's block products: %s\n", weft::kCpuPacketIsa,
               nd::flash_amx_available()      ? "amx-bf16 tiles"
               : nd::flash_dpbf16_available() ? "avx512-bf16 vdpbf16ps"
               : nd::flash_bfmmla_available() ? "neon-bfmmla"

@@ -4,7 +4,7 @@
 
 #include "llmc_files.hpp"
 
-#include <weft/dense/factories.hpp>
+#include <weft/ops/factories.hpp>
 
 #include <array>
 #include <cstdio>

@@ -3,7 +3,7 @@
 /// tensors, with `dtype=<weft name>` where torch omits the dtype or writes `dtype=torch.<name>`.
 #include <doctest/doctest.h>
 
-#include <weft/dense/factories.hpp>
+#include <weft/ops/factories.hpp>
 #include <weft/core/print.hpp>
 
 #include <cstdint>

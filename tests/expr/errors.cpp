@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file cpu: the errors of DESIGN.md's Errors section that exist for pointwise ops. Each throws
+/// @file cpu: the errors of the contract (docs/api.md, "Errors") that exist for pointwise ops. Each throws
 /// weft::Error whose message names the operation and the shapes, and writes nothing: destinations
 /// are compared byte for byte with a snapshot, and empty destinations stay empty.
 #include "error_check.hpp"

@@ -2,7 +2,7 @@
 /// @file The bool-valued ops besides comparisons: logical_and / or / xor / not (and && || ! on
 /// bool operands), isnan / isinf / isfinite, isclose; against double references on every dtype.
 /// A value is true when it is nonzero (NaN is true, -0 false), as in PyTorch.
-#include <weft/dense/reduce.hpp>
+#include <weft/ops/reduce.hpp>
 
 #include "binary_suite.hpp"
 

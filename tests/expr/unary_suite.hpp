@@ -59,7 +59,7 @@ void run_unary_float_ops() {
   };
   Domain logmag{1e-4, 8, true, true};  // |x| log-uniform, both signs
   // bfloat16's exp, sigmoid, tanh and silu packets take the forms to bfloat16's precision
-  // (backend/cpu/bf16_math.hpp): relative error 2^-17 (exp) and 2^-14, in float ulps (2^-23).
+  // (backend/cpu/simd/bf16_math.hpp): relative error 2^-17 (exp) and 2^-14, in float ulps (2^-23).
   constexpr bool kBf16Forms = std::is_same_v<T, bfloat16>;
   if constexpr ((mask >> 0) & 1)
     check("exp", {-10, 10}, {-10, 10}, kBf16Forms ? 64 : 4, [](const auto& x) { return weft::exp(x); }, [](double x) { return rel(std::exp(x)); });

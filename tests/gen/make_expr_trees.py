@@ -182,7 +182,7 @@ class Generator:
         return Node('num', dtype, float(value), float(value), cpp, self.new_ref('num(%s)' % fmt(float(value))))
 
     def map(self, op, children, kind, lo, hi, cpp, ref_fmt):
-        """kind: arithmetic / floating / comparison / where / square, as weft::ops::Kind (expr/nodes.hpp
+        """kind: arithmetic / floating / comparison / where / square, as weft::functors::Kind (expr/nodes.hpp
         map_types)."""
         assert not refused(op, children), 'weft refuses %s on %s' % (op, ', '.join(
             ('number ' if c.is_num else '') + c.dtype for c in children))
@@ -199,7 +199,7 @@ class Generator:
         ctype = math_type(to_floating(promoted) if kind == 'floating' else promoted)
         u = unit_roundoff(ctype)
         if value == 'bfloat16' and op in ('exp', 'sigmoid', 'tanh', 'silu'):
-            u = 'kUbf16Forms'  # their packet forms to bfloat16's precision (backend/cpu/bf16_math.hpp)
+            u = 'kUbf16Forms'  # their packet forms to bfloat16's precision (backend/cpu/simd/bf16_math.hpp)
         ref = ref_fmt.format(*[c.ref for c in children], u=u)
         if kind in ('arithmetic', 'where') and value == 'bool':
             ref = 'as_bool(%s)' % ref

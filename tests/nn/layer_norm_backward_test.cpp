@@ -4,8 +4,8 @@
 /// double, the same bits for any thread count, empty inputs and every error.
 #include <memory>
 
-#include <weft/dense/layer_norm.hpp>
-#include <weft/dense/threads.hpp>
+#include <weft/ops/layer_norm.hpp>
+#include <weft/backend/threads.hpp>
 #include <weft/nn/layer_norm_backward.hpp>
 
 #include "dense_reference.hpp"

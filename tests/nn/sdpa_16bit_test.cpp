@@ -95,8 +95,8 @@ TEST_CASE("sdpa: bfloat16 flash runs on AMX tiles, AVX512-BF16 or BFMMLA where t
   const std::string text = capture.text();
   capture.restore();
   weft::set_logs("");
-  const bool amx = nn::detail::flash_amx_available(), dpbf16 = nn::detail::flash_dpbf16_available(),
-             bfmmla = nn::detail::flash_bfmmla_available();
+  const bool amx = weft::detail::cpu::flash::flash_amx_available(), dpbf16 = weft::detail::cpu::flash::flash_dpbf16_available(),
+             bfmmla = weft::detail::cpu::flash::flash_bfmmla_available();
   const std::string where = amx      ? "AMX tiles"
                             : dpbf16 ? "AVX512-BF16 vdpbf16ps"
                             : bfmmla ? "BFMMLA"

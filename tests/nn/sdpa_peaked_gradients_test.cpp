@@ -3,7 +3,7 @@
 ///
 /// On such a row dS = p (dP - D) cancels to ~(1 - p) dP. A naive run computes D = sum_k p_k dP_k
 /// from its own dP, so the rounding they share cancels; flash's D (a sum over out) and dP (a GEMM)
-/// round apart, and before dominant_ds (backend/cpu/flash_attention.hpp) dq and dk measured 3-7x a
+/// round apart, and before dominant_ds (backend/cpu/attention/flash.hpp) dq and dk measured 3-7x a
 /// naive run's error on problems like these (the random cases of sdpa_suite.hpp allow that term).
 #include "sdpa_suite.hpp"
 

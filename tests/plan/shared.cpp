@@ -20,14 +20,14 @@ std::atomic<std::int64_t> g_calls{0};
 /// tree without packets, and CUDA) and, when the tree is packet-capable (a float compute type
 /// always is), with simd::Vec packets of L lanes: a packet call counts L.
 struct CountingPlusOne {
-  static constexpr weft::ops::Kind kind = weft::ops::Kind::arithmetic;
+  static constexpr weft::functors::Kind kind = weft::functors::Kind::arithmetic;
   static constexpr const char* name = "count";
-  static constexpr weft::ops::Notation notation = weft::ops::Notation::call;
+  static constexpr weft::functors::Notation notation = weft::functors::Notation::call;
   template <class V>
   V operator()(V x) const {
-    if constexpr (weft::math::is_packet_v<V>) g_calls.fetch_add(V::size, std::memory_order_relaxed);
+    if constexpr (weft::detail::math::is_packet_v<V>) g_calls.fetch_add(V::size, std::memory_order_relaxed);
     else g_calls.fetch_add(1, std::memory_order_relaxed);
-    return V(x + weft::math::constant<V>(1));
+    return V(x + weft::detail::math::constant<V>(1));
   }
 };
 

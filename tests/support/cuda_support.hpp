@@ -11,8 +11,8 @@
 #include <cstring>
 #include <vector>
 
-#include <weft/dense/factories.hpp>
-#include <weft/dense/fuse.hpp>
+#include <weft/ops/factories.hpp>
+#include <weft/ops/fuse.hpp>
 
 namespace weft::test {
 

@@ -3,7 +3,7 @@
 /// double-precision batched reference and the tolerance of a naive run in the compute type.
 #pragma once
 
-#include <weft/dense/matmul.hpp>
+#include <weft/ops/matmul.hpp>
 
 #include "dense_reference.hpp"
 #include "reference.hpp"

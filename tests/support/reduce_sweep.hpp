@@ -3,7 +3,7 @@
 /// dtype, checked against compensated double-precision references.
 #pragma once
 
-#include <weft/dense/reduce.hpp>
+#include <weft/ops/reduce.hpp>
 
 #include "dense_reference.hpp"
 #include "reference.hpp"

@@ -12,8 +12,8 @@
 
 // The pointwise part of weft (not the umbrella <weft/weft.hpp>, which also pulls in Eigen for the
 // dense ops: ~1.5 s of parsing per test translation unit that none of these tests use).
-#include <weft/dense/factories.hpp>
-#include <weft/dense/fuse.hpp>
+#include <weft/ops/factories.hpp>
+#include <weft/ops/fuse.hpp>
 #include <weft/log/log.hpp>
 
 #include <algorithm>

@@ -109,10 +109,10 @@ inline AttnResult attention_reference(const AttnProblem& p, const std::vector<do
   return r;
 }
 
-/// Dropout's factor for weight f, from the Philox stream as documented in plan/attention_dropout.hpp
+/// Dropout's factor for weight f, from the Philox stream as documented in backend/attention/dropout.hpp
 /// (word f mod 4 of counter f / 4; kept when its top 24 bits / 2^24 >= p).
 inline double dropout_factor(std::uint64_t seed, double p, std::int64_t f) {
-  const weft::random::Philox4x32 r(seed, std::uint64_t(f) >> 2);
+  const weft::detail::random::Philox4x32 r(seed, std::uint64_t(f) >> 2);
   const double u = double(r.w[std::uint64_t(f) & 3] >> 8) * 0x1p-24;
   return u >= p ? 1 / (1 - p) : 0.0;
 }

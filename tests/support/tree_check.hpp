@@ -41,7 +41,7 @@ inline constexpr double kUf = 0x1p-24;  // unit roundoff of float
 inline constexpr double kUd = 0x1p-53;  // unit roundoff of double
 inline constexpr double kRef = 4 * 0x1p-53;
 inline constexpr double kMath = 8;  // transcendental functions: 4 ulp = 8 u
-/// The u of bfloat16's exp, sigmoid, tanh and silu packets (backend/cpu/bf16_math.hpp): their
+/// The u of bfloat16's exp, sigmoid, tanh and silu packets (backend/cpu/simd/bf16_math.hpp): their
 /// bound 2^-14 relative is kMath u.
 inline constexpr double kUbf16Forms = 0x1p-14 / kMath;
 

@@ -4,9 +4,9 @@
 
 #include <cstdint>
 
-#include "weft/backend/cpu/arg_reduce.hpp"
-#include "weft/backend/cpu/cumsum.hpp"
-#include "weft/backend/cpu/topk.hpp"
+#include "weft/backend/cpu/reduce/arg_reduce.hpp"
+#include "weft/backend/cpu/reduce/cumsum.hpp"
+#include "weft/backend/cpu/reduce/topk.hpp"
 #include "weft/core/device.hpp"
 #include "weft/core/shape.hpp"
 

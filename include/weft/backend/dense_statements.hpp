@@ -105,14 +105,13 @@ template <class Stmt>
 void run_block_statement(Stmt& stmt, bool stream = false) {
   OperandStorage<Stmt> operands;
   KernelOperands k = kernel_operands(operands, false, stmt);
-  const IterationSpace space = plan_statements(k, stmt.dst.shape(), true).first;
+  const StatementPlan plan = plan_statements(k, stmt.dst.shape(), true);
+  const IterationSpace& space = plan.space;
   auto run = [&]<bool kLinear>() {
     using Kernel = PointwiseKernel<kLinear, Stmt>;
-    BuildContext<typename Kernel::Shared> ctx;
-    ctx.space = &space;
     const bool streaming =
         stream && space.inner() % cpu::lanes_v<Kernel> == 0 && rows_aligned(space, k.tensor(k.outputs[0]));
-    cpu::run_pointwise(Kernel(space, std::move(ctx), stmt), space, 1, streaming);
+    cpu::run_pointwise(construct_kernel<kLinear>(space, plan.strides.data(), stmt), space, 1, streaming);
   };
   if (space.linear) run.template operator()<true>();
   else run.template operator()<false>();
@@ -159,7 +158,7 @@ bool run_as_epilogue(const char* op, Stmt& stmt) {
             !elementwise_identical(k.tensor(n), dst, shape))
           return false;
       if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code)) {
-        const IterationSpace space = plan_statements(k, shape, true).first;
+        const IterationSpace space = plan_statements(k, shape, true).space;
         const std::vector<const void*> seen = printed_inputs(k);  // say which input is the product
         const auto product_index = std::find(seen.begin(), seen.end(), placeholder.data()) - seen.begin();
         const std::string where = cat("cpu, ", blocks->describe(), ", epilogue on each output block; in",

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file The indexing ops (cat, index_select, gather, index_add / scatter_add) handed to the executor of the data's device, as backend/rows.hpp does for the row ops, so that dense/ names no backend.
+/// @file The indexing ops (cat, index_select, gather, index_add / scatter_add) handed to the executor of the data's device, as backend/rows.hpp does for the row ops, so that ops/ names no backend.
 #pragma once
 
 #include <cstdint>

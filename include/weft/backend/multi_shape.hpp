@@ -31,7 +31,7 @@ std::vector<IterationSpace> plan_multi_shape_statements(const char* op, KernelOp
   ((give_shape(k, s, stmts, shapes[s], device), ++s), ...);
   read_overlaps_per_statement(op, k, shapes);
   std::vector<IterationSpace> spaces;
-  for (s = 0; s < k.statements(); ++s) spaces.push_back(plan_statements(k, shapes[s], false, s, s + 1).first);
+  for (s = 0; s < k.statements(); ++s) spaces.push_back(plan_statements(k, shapes[s], false, s, s + 1).space);
   return spaces;
 }
 

@@ -2,7 +2,7 @@
 /// @file Runs a statement that reads reductions with a kept dim (`y = x / sum(x, 1, true)`, the layer-norm formula, softmax) as a row-wise pass pair: pass 1 reduces each row, pass 2 runs the statement over the same row while it is in cache; the reduction's full-size broadcast is never written.
 ///
 /// Every reduction reduces one dim `dim` of the same shape `full` with the dim kept
-/// (dense/reduction_node.hpp: weft::Reduced::rows), and the statement's shape is `full` or the
+/// (ops/reduction_node.hpp: weft::Reduced::rows), and the statement's shape is `full` or the
 /// reductions' own (`dim` of extent 1: a value per row, `lse = m + log(sum(exp(x - m), 1, true))`,
 /// cross_entropy's loss). Then the value a reduction contributes to element i depends only on i's
 /// row (i's coordinates except along `dim`), and rows are independent. A statement of a value per
@@ -43,10 +43,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "weft/backend/cpu/reduce.hpp"
+#include "weft/backend/cpu/reduce/reduce.hpp"
 #include "weft/backend/dense_statements.hpp"
 #include "weft/expr/dense.hpp"
-#include "weft/plan/reduce_plan.hpp"
+#include "weft/plan/reduction.hpp"
 
 namespace weft::detail {
 
@@ -62,7 +62,7 @@ struct RowReduction {
   }
 };
 
-/// A dense node that reduces blocks of rows (dense/reduction_node.hpp: weft::Reduced).
+/// A dense node that reduces blocks of rows (ops/reduction_node.hpp: weft::Reduced).
 template <class N>
 concept RowReductionNode = DenseNode<N> && requires(const N& n) {
   n.input();
@@ -158,7 +158,7 @@ struct RowBlockContext {
 
 namespace cpu {
 template <class Red, class E>
-struct RowFold;  // backend/cpu/reduce.hpp (host code: nvcc's device pass never runs a row epilogue)
+struct RowFold;  // backend/cpu/reduce/reduce.hpp (host code: nvcc's device pass never runs a row epilogue)
 }  // namespace cpu
 
 /// One thread's state on the row path (one row at a time, see run_as_row_epilogue): the row space,
@@ -433,7 +433,7 @@ bool run_as_row_epilogue(const char* op, Stmt& stmt) {
                         std::all_of(strides.begin() + (per_row ? std::ptrdiff_t(statement_operands) : 0),
                                     strides.end(), [&](const Strides& s) { return s[rows.dim] == 1; });
     if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code)) {
-      const IterationSpace space = plan_statements(k, shape, true).first;
+      const IterationSpace space = plan_statements(k, shape, true).space;
       const std::vector<const void*> seen = printed_inputs(k);  // say which inputs are row values
       std::string reductions;
       for (std::size_t i = 0; i < pass1.names.size(); ++i) {

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /// @file The row ops (softmax, log_softmax, layer_norm and its backward, cross_entropy and its backward) handed to the executor of the data's device: one call per op,
-/// as backend/run.hpp does for statements, so that dense/ names no backend. On the CPU, softmax, log_softmax and layer_norm are their formulas run as row
+/// as backend/run.hpp does for statements, so that ops/ names no backend. On the CPU, softmax, log_softmax and layer_norm are their formulas run as row
 /// epilogues (backend/row_epilogue.hpp), not kernels of their own.
 #pragma once
 
 #include <cstdint>
 
-#include "weft/backend/cpu/cross_entropy.hpp"
-#include "weft/backend/cpu/layer_norm.hpp"
+#include "weft/backend/cpu/rows/cross_entropy.hpp"
+#include "weft/backend/cpu/rows/layer_norm.hpp"
 #include "weft/core/device.hpp"
 
 #if defined(__CUDACC__)
@@ -23,7 +23,7 @@ inline namespace WEFT_BACKEND_ABI {
 // refused CUDA tensors before allocating).
 
 /// softmax (log_softmax with kLog) of contiguous x viewed as (outer, n, inner), over the middle dim, into y, on a
-/// CUDA device (the CPU runs softmax's formula as a row epilogue: dense/softmax.hpp).
+/// CUDA device (the CPU runs softmax's formula as a row epilogue: ops/softmax.hpp).
 template <bool kLog, class T>
 void run_softmax_rows(const T* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t inner, Device device) {
 #if defined(__CUDACC__)
@@ -34,7 +34,7 @@ void run_softmax_rows(const T* x, T* y, std::int64_t outer, std::int64_t n, std:
 }
 
 /// layer_norm of `rows` contiguous rows of n elements into y, on a CUDA device (the CPU runs layer_norm's formula
-/// as a row epilogue: dense/layer_norm.hpp); b may be null (no bias).
+/// as a row epilogue: ops/layer_norm.hpp); b may be null (no bias).
 template <class T>
 void run_layer_norm_rows(const T* x, const T* w, const T* b, T* y, std::int64_t rows, std::int64_t n, double eps,
                          Device device) {

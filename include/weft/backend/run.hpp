@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "weft/backend/cpu/foreach.hpp"
-#include "weft/backend/cpu/isa_hint.hpp"
+#include "weft/backend/cpu/simd/isa_hint.hpp"
 #include "weft/backend/cpu/pointwise.hpp"
 #include "weft/backend/dense_statements.hpp"
 #include "weft/backend/row_epilogue.hpp"
@@ -18,7 +18,7 @@
 #include "weft/plan/statements.hpp"
 
 #if defined(__CUDACC__)
-#include "weft/backend/cuda/multi_tensor.cuh"
+#include "weft/backend/cuda/foreach.cuh"
 #include "weft/backend/cuda/pointwise.cuh"
 #endif
 
@@ -33,20 +33,23 @@ inline namespace WEFT_BACKEND_ABI {
 /// strided layout's rank-1 case) and everything else in the strided layout.
 /// Non-temporal stores need every packet store aligned: the outputs are
 /// contiguous from an aligned base and each row holds whole packets.
+/// `k`: the statements' operands, recorded for the log when `logging`.
 template <class... Stmts>
-void dispatch_cpu(const IterationSpace& space, bool stream, Stmts&... stmts) {
+void dispatch_cpu(const StatementPlan& plan, const KernelOperands& k, bool logging, Stmts&... stmts) {
   cpu::hint_isa_once();
+  const IterationSpace& space = plan.space;
   auto run = [&]<bool kLinear>() {
     using Kernel = PointwiseKernel<kLinear, Stmts...>;
+    count_kernel_type<Kernel>();
     const int threads = cpu::threads_for(space.numel);
-    const bool streaming = stream && space.inner() % cpu::lanes_v<Kernel> == 0;
-    std::string where;
-    if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code))
-      where = cat("cpu, ", kLinear ? "contiguous" : "strided", ", ", space.numel, " elements, ",
-                  KernelPackets<Kernel>::capable ? cat(simd::kIsaName, " x", cpu::lanes_v<Kernel>, " packets")
-                                         : std::string("scalar loop"),
-                  ", ", threads, " thread(s)", streaming ? ", streaming stores" : "");
-    cpu::run_pointwise(build_kernel<kLinear>(space, where, stmts...), space, threads, streaming);
+    const bool streaming = plan.stream && space.inner() % cpu::lanes_v<Kernel> == 0;
+    if (logging)
+      log_kernel<Kernel>(k, space,
+                         cat("cpu, ", kLinear ? "contiguous" : "strided", ", ", space.numel, " elements, ",
+                             KernelPackets<Kernel>::capable ? cat(simd::kIsaName, " x", cpu::lanes_v<Kernel>, " packets")
+                                                            : std::string("scalar loop"),
+                             ", ", threads, " thread(s)", streaming ? ", streaming stores" : ""));
+    cpu::run_pointwise(construct_kernel<kLinear>(space, plan.strides.data(), stmts...), space, threads, streaming);
   };
   if (space.linear) run.template operator()<true>();
   else run.template operator()<false>();
@@ -57,18 +60,24 @@ void dispatch_cpu(const IterationSpace& space, bool stream, Stmts&... stmts) {
 /// CUDA keeps the linear layout: it is what lets every thread issue 16-byte vector loads.
 /// nvcc's device pass compiles the kernels only (compile_kernels).
 template <class... Stmts>
-void dispatch_cuda(const IterationSpace& space, Device device, Stmts&... stmts) {
+void dispatch_cuda(const StatementPlan& plan, const KernelOperands& k, bool logging, Device device, Stmts&... stmts) {
 #if defined(__CUDA_ARCH__)
   cuda::compile_pointwise_kernels<PointwiseKernel<true, Stmts...>>();
   cuda::compile_pointwise_kernels<PointwiseKernel<false, Stmts...>>();
-  (void)space, (void)device, ((void)stmts, ...);
+  (void)plan, (void)k, (void)logging, (void)device, ((void)stmts, ...);
 #else
-  std::string where;
-  if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code))
-    where = cat("cuda:", device.index(), ", ", space.linear ? "contiguous" : "strided", ", ", space.numel,
-                " elements, ", cuda::describe_launch(space, device));
-  if (space.linear) cuda::run_pointwise(build_kernel<true>(space, where, stmts...), space, device);
-  else cuda::run_pointwise(build_kernel<false>(space, where, stmts...), space, device);
+  const IterationSpace& space = plan.space;
+  auto run = [&]<bool kLinear>() {
+    using Kernel = PointwiseKernel<kLinear, Stmts...>;
+    count_kernel_type<Kernel>();
+    if (logging)
+      log_kernel<Kernel>(k, space,
+                         cat("cuda:", device.index(), ", ", kLinear ? "contiguous" : "strided", ", ", space.numel,
+                             " elements, ", cuda::describe_launch(space, device)));
+    cuda::run_pointwise(construct_kernel<kLinear>(space, plan.strides.data(), stmts...), space, device);
+  };
+  if (space.linear) run.template operator()<true>();
+  else run.template operator()<false>();
 #endif
 }
 #endif
@@ -88,12 +97,15 @@ void give_shape(KernelOperands& k, std::size_t s, Stmt& stmt, const Shape& shape
   k.tensors[std::size_t(k.outputs[s].index)].ref = tensor_ref(stmt.dst);
 }
 
-/// Evaluates statements `*dst_k = rhs_k` in one kernel (see DESIGN.md: fuse).
-/// Every check runs before anything is allocated or written.
+/// Evaluates statements `*dst_k = rhs_k` in one kernel (docs/api.md: fuse). Every check runs
+/// before anything is allocated or written. The statements' types are walked once, to record
+/// their operands (kernel_operands); checks, plan and log read that record, and the kernel's
+/// evaluators take the planned strides.
 template <class... Stmts>
 void run_pointwise_statements(const char* op, Stmts&... stmts) {
+  const bool logging = kernel_logs_enabled();
   OperandStorage<Stmts...> operands;
-  KernelOperands k = kernel_operands(operands, false, stmts...);
+  KernelOperands k = kernel_operands(operands, logging, stmts...);
   const std::pair<Device, Shape> checked = check_statements(op, k);
   const Device device = checked.first;
   const Shape& shape = checked.second;
@@ -102,14 +114,12 @@ void run_pointwise_statements(const char* op, Stmts&... stmts) {
   (give_shape(k, s++, stmts, shape, device), ...);
   if (shape.numel() == 0) return;
   const bool destination_read = read_overlaps_safely(op, k, shape);
-  const auto [space, stream] = plan_statements(k, shape, destination_read);
+  const StatementPlan plan = plan_statements(k, shape, destination_read);
 #if !defined(__CUDA_ARCH__)
-  if (device.is_cpu()) return dispatch_cpu(space, stream, stmts...);
-#else
-  (void)stream;  // the device pass has no CPU dispatch
+  if (device.is_cpu()) return dispatch_cpu(plan, k, logging, stmts...);
 #endif
 #if defined(__CUDACC__)
-  dispatch_cuda(space, device, stmts...);
+  dispatch_cuda(plan, k, logging, device, stmts...);
 #else
   fail_no_cuda(op);
 #endif
@@ -144,18 +154,20 @@ void run_foreach_cpu(const Kernel& kernel, const ListTable& table, std::span<con
 
 /// Evaluates list statements `*dst_k = rhs_k` for every tensor index in one
 /// kernel. Every check runs before anything is written.
-template <ListBackends kBackends = ListBackends::cpu_and_cuda, class... Stmts>
-void run_list_statements(const char* op, Stmts&... stmts) {
+template <ForeachBackends kBackends = ForeachBackends::cpu_and_cuda, class... Stmts>
+void run_foreach_statements(const char* op, Stmts&... stmts) {
+  const bool logging = kernel_logs_enabled() || log_enabled(LogComponent::foreach);
   OperandStorage<Stmts...> operands;
-  const CheckedLists checked = check_list_statements(op, kernel_operands(operands, false, stmts...));
+  KernelOperands k = kernel_operands(operands, logging, stmts...);
+  const CheckedLists checked = check_foreach_statements(op, k);
   const Device device = checked.device;
   const std::span<const std::int64_t> start = checked.start;
 #if defined(__CUDA_ARCH__)
   // nvcc's device pass: the kernels only (compile_kernels). The checks above stay: what they
   // instantiate can launch kernels too (a copy of an input that overlaps an output).
-  if constexpr (kBackends != ListBackends::cpu_only)
+  if constexpr (kBackends != ForeachBackends::cpu_only)
     cuda::compile_foreach_kernels<PointwiseKernel<false, Stmts...>>();
-  (void)device, (void)start;
+  (void)device, (void)start, (void)logging;
 #else
   const std::size_t size = start.size() - 1;
 
@@ -163,30 +175,28 @@ void run_list_statements(const char* op, Stmts&... stmts) {
   const std::int64_t total = start.back();
   const IterationSpace space = foreach_space(total);
   using Kernel = PointwiseKernel<false, Stmts...>;
-  std::string where;
-  if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code) ||
-      log_enabled(LogComponent::foreach)) {
-    where = cat(device, ", ", size, " tensors, ", total, " elements");
+  if (logging) {
+    std::string where = cat(device, ", ", size, " tensors, ", total, " elements");
     if (device.is_cpu())
       where += cat(", ", KernelPackets<Kernel>::capable ? cat(simd::kIsaName, " x", cpu::lanes_v<Kernel>, " packets") : "scalar",
                    ", ", cpu::threads_for(total), " thread(s)");
-    log_kernel<Kernel>(space, where, stmts...);
-    log(LogComponent::foreach, LogLevel::info, op, ": ", sizeof...(Stmts), " output list(s) x ", size,
+    log_kernel<Kernel>(k, space, where);
+    log_message(LogComponent::foreach, LogLevel::info, op, ": ", sizeof...(Stmts), " output list(s) x ", size,
         " tensors, ", total, " elements, 1 kernel [", where, "]");
   }
   ListTable table;
-  const Kernel kernel = build_list_kernel(space, table, stmts...);
+  const Kernel kernel = build_foreach_kernel(space, table, stmts...);
   if (device.is_cpu()) {
-    if constexpr (kBackends == ListBackends::cuda_only)
+    if constexpr (kBackends == ForeachBackends::cuda_only)
       fail(op, "internal error: lists on ", device, " reached a call compiled for CUDA only");
     else return run_foreach_cpu(kernel, table, start, cpu::threads_for(total));
   }
-  if constexpr (kBackends == ListBackends::cpu_only)
+  if constexpr (kBackends == ForeachBackends::cpu_only)
     fail(op, "internal error: lists on ", device, " reached a call compiled for the CPU only");
 #if defined(__CUDACC__)
   else {
     std::vector<std::int64_t> sizes(size);
-    for (std::size_t k = 0; k < size; ++k) sizes[k] = start[k + 1] - start[k];
+    for (std::size_t i = 0; i < size; ++i) sizes[i] = start[i + 1] - start[i];
     cuda::run_foreach(kernel, table, sizes, device);
   }
 #else

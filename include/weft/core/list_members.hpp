@@ -38,7 +38,7 @@ struct PassedListCheck {
 /// list of the same serial and length therefore has the same members, and member checks that
 /// passed for a set of lists pass again: the first output list of a call keeps the last
 /// kMemo such sets (`passed`), and a call that finds its own set there skips the member walk
-/// (plan/foreach.hpp: check_list_statements). Only calls writing this list touch `passed`:
+/// (plan/foreach.hpp: check_foreach_statements). Only calls writing this list touch `passed`:
 /// like its elements, it must not be written by two threads at once.
 struct ListMembers {
   static constexpr std::size_t kMemo = 4;

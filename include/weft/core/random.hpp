@@ -7,7 +7,7 @@
 
 #include "weft/core/config.hpp"
 
-namespace weft::random {
+namespace weft::detail::random {
 
 /// Four 32-bit words of Philox4x32-10 (Salmon et al., SC'11) for counter `index` and key `seed`.
 struct Philox4x32 {
@@ -58,4 +58,4 @@ WEFT_HOST_DEVICE inline std::int64_t uniform_int(std::uint64_t seed, std::uint64
   return low + std::int64_t(bits % std::uint64_t(high - low));
 }
 
-}  // namespace weft::random
+}  // namespace weft::detail::random

@@ -186,5 +186,14 @@ inline std::int64_t strided_offset(std::int64_t i, const Shape& shape, const Str
   return at;
 }
 
+/// `dim` wrapped into [0, rank) (a rank-0 tensor takes 0 and -1, like PyTorch),
+/// or a weft::Error naming the op, the dim and the input's shape.
+inline int wrap_dim_of(const char* op, std::int64_t dim, const Shape& shape) {
+  const std::int64_t r = std::max(shape.rank(), 1);
+  if (dim < -r || dim >= r)
+    fail(op, "dim ", dim, " is out of range for an input of shape ", shape, "; dims go from ", -r, " to ", r - 1);
+  return int(dim < 0 ? dim + r : dim);
+}
+
 }  // namespace detail
 }  // namespace weft

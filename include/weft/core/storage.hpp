@@ -79,6 +79,22 @@ inline void release_cuda(void* p, std::size_t, Device d) {
            "as CUDA (.cu, with the weft CUDA dependency) or keep the tensor on Device::cpu()");
 }
 
+/// Whether nvcc compiles this translation unit: only then can its kernels run on CUDA tensors.
+inline constexpr bool kCudaCompiled =
+#if defined(__CUDACC__)
+    true;
+#else
+    false;
+#endif
+
+/// Whether this translation unit runs kernels on `device`: the CPU always, CUDA where nvcc compiles it.
+inline bool device_compiled(Device device) { return kCudaCompiled || !device.is_cuda(); }
+
+/// fail_no_cuda for a device this translation unit cannot run kernels on; nothing otherwise.
+inline void check_device_compiled(const char* op, Device device) {
+  if (!device_compiled(device)) fail_no_cuda(op);
+}
+
 inline std::shared_ptr<Storage> allocate(std::size_t bytes, Device device) {
   tensor_counters().allocations.fetch_add(1, std::memory_order_relaxed);
   if (device.is_cpu()) {

@@ -14,7 +14,7 @@ namespace weft {
 
 /// A list of views of tensors of dtype T, any shapes: built from tensors, it refers to their
 /// elements. Like a view, it is a handle: copies of a list share it, and assigning an expression
-/// writes every listed tensor's elements, in ONE multi-tensor kernel.
+/// writes every listed tensor's elements, in ONE foreach kernel.
 template <Element T>
 class TensorList {
  public:

@@ -41,7 +41,7 @@ namespace detail {
 enum class AssignKind : unsigned char { set, add, sub, mul, div };
 
 inline namespace WEFT_BACKEND_ABI {
-// Defined by dense/fuse.hpp: evaluates `source` (a tensor, view, number or expression) into the
+// Defined by ops/fuse.hpp: evaluates `source` (a tensor, view, number or expression) into the
 // destination. A view keeps its shape (the source broadcasts to it); a Tensor takes the source's
 // shape (set) or keeps its own (compound assignments); a list gets `source` at k in tensor k.
 template <AssignKind kind, class T, class Source>

@@ -13,8 +13,8 @@
 
 #include "weft/core/device.hpp"
 #include "weft/core/tensor_list.hpp"
-#include "weft/dense/factories.hpp"
-#include "weft/dense/fuse.hpp"
+#include "weft/ops/factories.hpp"
+#include "weft/ops/fuse.hpp"
 #include "weft/expr/operators.hpp"
 
 namespace weft::dist {

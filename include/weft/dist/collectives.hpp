@@ -8,8 +8,8 @@
 
 #include "weft/core/dtype.hpp"
 #include "weft/core/tensor.hpp"
-#include "weft/dense/factories.hpp"
-#include "weft/dense/fuse.hpp"
+#include "weft/ops/factories.hpp"
+#include "weft/ops/fuse.hpp"
 #include "weft/dist/agreement.hpp"
 #include "weft/dist/group.hpp"
 #include "weft/dist/reduce_op.hpp"

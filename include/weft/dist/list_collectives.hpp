@@ -8,7 +8,7 @@
 
 #include "weft/core/dtype.hpp"
 #include "weft/core/tensor_list.hpp"
-#include "weft/dense/factories.hpp"
+#include "weft/ops/factories.hpp"
 #include "weft/dist/agreement.hpp"
 #include "weft/dist/bucket.hpp"
 #include "weft/dist/collectives.hpp"

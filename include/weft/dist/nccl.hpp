@@ -1,17 +1,13 @@
 // SPDX-License-Identifier: MIT
-/// @file NCCL for CUDA tensors (nvcc with WEFT_DIST_NCCL only): a group's NCCL communicator, made on its first CUDA collective and kept with its MPI communicator, and the transport that moves flat device buffers.
+/// @file NCCL for CUDA tensors: a group's NCCL communicator, made on its first CUDA collective and kept with its MPI communicator, and the transport that moves flat device buffers through backend/nccl.hpp (which refuses, in a file not compiled for NCCL).
 #pragma once
 
-#if defined(__CUDACC__) && defined(WEFT_DIST_NCCL)
-
-#include <cuda_runtime.h>
 #include <mpi.h>
-#include <nccl.h>
 
 #include <cstdint>
 #include <string>
 
-#include "weft/core/cuda_device.hpp"
+#include "weft/backend/nccl.hpp"
 #include "weft/core/device.hpp"
 #include "weft/core/dtype.hpp"
 #include "weft/core/error.hpp"
@@ -20,54 +16,17 @@
 
 namespace weft::dist::detail {
 
-/// Throws weft::Error naming the NCCL call, NCCL's text for the code and its last error message.
-[[noreturn, gnu::cold, gnu::noinline]] inline void throw_nccl_error(ncclResult_t result, const char* call,
-                                                                    ncclComm_t comm) {
-  const char* last = ncclGetLastError(comm);
-  throw Error(weft::detail::cat("weft::dist: NCCL call ", call, " failed: ", ncclGetErrorString(result),
-                                last && *last ? std::string(" (") + last + ")" : std::string()));
-}
-
-inline void check_nccl(ncclResult_t result, const char* call, ncclComm_t comm = nullptr) {
-  if (result != ncclSuccess) [[unlikely]] throw_nccl_error(result, call, comm);
-}
-
-/// NCCL's datatype of T; bool travels as bytes (sum and max reduce it as a logical or, min as and).
-template <Element T>
-ncclDataType_t nccl_datatype() {
-  if constexpr (std::is_same_v<T, float>) return ncclFloat32;
-  else if constexpr (std::is_same_v<T, double>) return ncclFloat64;
-  else if constexpr (std::is_same_v<T, half>) return ncclFloat16;
-  else if constexpr (std::is_same_v<T, bfloat16>) return ncclBfloat16;
-  else if constexpr (std::is_same_v<T, std::int32_t>) return ncclInt32;
-  else if constexpr (std::is_same_v<T, std::int64_t>) return ncclInt64;
-  else return ncclUint8;
-}
-
-/// NCCL's op: avg is NCCL's own (it divides by the rank count, no pass of ours).
-template <Element T>
-ncclRedOp_t nccl_op(ReduceOp op) {
-  if constexpr (std::is_same_v<T, bool>) return op == ReduceOp::min ? ncclMin : ncclMax;
-  switch (op) {
-    case ReduceOp::avg: return ncclAvg;
-    case ReduceOp::max: return ncclMax;
-    case ReduceOp::min: return ncclMin;
-    default: return ncclSum;
-  }
-}
-
 /// A group's NCCL communicator and the device it was made for. It lives as an attribute of the
 /// group's MPI communicator: finalize frees that communicator, and MPI's delete callback
 /// (release_nccl_attribute) destroys this one with it, on every rank in the same order.
 struct NcclCommunicator {
-  ncclComm_t comm = nullptr;
+  weft::detail::NcclHandle comm = nullptr;
   Device device = Device::cpu();
 };
 
 inline int release_nccl_attribute(MPI_Comm, int, void* value, void*) {
   auto* nccl = static_cast<NcclCommunicator*>(value);
-  ncclCommFinalize(nccl->comm);  // flushes what is still queued, then frees the peers' connections
-  ncclCommDestroy(nccl->comm);
+  weft::detail::nccl_release(nccl->comm);
   delete nccl;
   return MPI_SUCCESS;
 }
@@ -102,58 +61,52 @@ inline std::string nccl_device_error(const char* what, Device device, const Grou
 /// The group's NCCL communicator on `device`, made on first use: group rank 0 draws an
 /// ncclUniqueId, MPI broadcasts it over the group, and every rank joins (collective: every rank
 /// of the group calls it at the same collective, after the agreement).
-inline ncclComm_t nccl_communicator(const Group& group, Device device) {
+inline weft::detail::NcclHandle nccl_communicator(const Group& group, Device device) {
   if (NcclCommunicator* nccl = cached_nccl(group)) return nccl->comm;
-  ncclUniqueId id{};
-  if (group.rank() == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
-  MPI_Bcast(&id, int(sizeof id), MPI_BYTE, 0, communicator_of(group)->comm);
-  weft::detail::CudaDeviceGuard guard(device.index());
-  auto* nccl = new NcclCommunicator{nullptr, device};
-  const ncclResult_t made = ncclCommInitRank(&nccl->comm, group.size(), id, group.rank());
-  if (made != ncclSuccess) {
-    delete nccl;
-    throw_nccl_error(made, "ncclCommInitRank", nullptr);
-  }
+  weft::detail::NcclUniqueId id;
+  if (group.rank() == 0) id = weft::detail::nccl_unique_id();
+  MPI_Bcast(id.bytes, int(sizeof id.bytes), MPI_BYTE, 0, communicator_of(group)->comm);
+  auto* nccl = new NcclCommunicator{weft::detail::nccl_join(group.size(), id, group.rank(), device), device};
   MPI_Comm_set_attr(communicator_of(group)->comm, nccl_attribute_key(), nccl);
   return nccl->comm;
 }
 
-/// Moves a collective's flat buffers in device memory through NCCL, on the legacy default stream
-/// where weft's kernels run: the pack before and the unpack after are ordered with it, and a
-/// host read of the result (a copy to the host) waits for it.
+/// NCCL's combination of `op` (the same four).
+constexpr weft::detail::NcclOp nccl_op(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::avg: return weft::detail::NcclOp::avg;
+    case ReduceOp::max: return weft::detail::NcclOp::max;
+    case ReduceOp::min: return weft::detail::NcclOp::min;
+    default: return weft::detail::NcclOp::sum;
+  }
+}
+
+/// Moves a collective's flat buffers in device memory through NCCL (backend/nccl.hpp), on the
+/// stream where weft's kernels run.
 struct NcclTransport {
-  ncclComm_t comm = nullptr;
+  weft::detail::NcclHandle comm = nullptr;
   Device device = Device::cpu();
   int rank = 0;
-  static constexpr bool kAverages = true;  // ncclAvg
+  static constexpr bool kAverages = true;  // NCCL's avg
 
   template <Element T>
   void all_reduce(T* data, std::int64_t n, ReduceOp op) const {
-    weft::detail::CudaDeviceGuard guard(device.index());
-    check_nccl(ncclAllReduce(data, data, std::size_t(n), nccl_datatype<T>(), nccl_op<T>(op), comm, nullptr),
-               "ncclAllReduce", comm);
+    weft::detail::nccl_all_reduce(comm, device, data, n, nccl_op(op));
   }
   template <Element T>
   void broadcast(T* data, std::int64_t n, int root) const {
-    weft::detail::CudaDeviceGuard guard(device.index());
-    check_nccl(ncclBroadcast(data, data, std::size_t(n), nccl_datatype<T>(), root, comm, nullptr), "ncclBroadcast", comm);
+    weft::detail::nccl_broadcast(comm, device, data, n, root);
   }
   /// out[k * n + i] = rank k's in[i]; in == nullptr: this rank's part is already at out + rank * n.
   template <Element T>
   void all_gather(T* out, const T* in, std::int64_t n) const {
-    weft::detail::CudaDeviceGuard guard(device.index());
-    const T* source = in ? in : out + std::int64_t(rank) * n;
-    check_nccl(ncclAllGather(source, out, std::size_t(n), nccl_datatype<T>(), comm, nullptr), "ncclAllGather", comm);
+    weft::detail::nccl_all_gather(comm, device, out, in ? in : out + std::int64_t(rank) * n, n);
   }
   /// out[i] = reduce over ranks of in[rank * n + i].
   template <Element T>
   void reduce_scatter(T* out, const T* in, std::int64_t n, ReduceOp op) const {
-    weft::detail::CudaDeviceGuard guard(device.index());
-    check_nccl(ncclReduceScatter(in, out, std::size_t(n), nccl_datatype<T>(), nccl_op<T>(op), comm, nullptr),
-               "ncclReduceScatter", comm);
+    weft::detail::nccl_reduce_scatter(comm, device, out, in, n, nccl_op(op));
   }
 };
 
 }  // namespace weft::dist::detail
-
-#endif  // __CUDACC__ && WEFT_DIST_NCCL

@@ -47,24 +47,18 @@ inline namespace WEFT_BACKEND_ABI {
 /// Why tensors on `device` cannot travel over `group` from this file ("" when they can).
 inline std::string transport_error(const char* what, Device device, const Group& group) {
   if (device.is_cpu()) return "";
-#if defined(__CUDACC__) && defined(WEFT_DIST_NCCL)
-  return nccl_device_error(what, device, group);
-#else
-  (void)group;
+  if (weft::detail::kNcclCompiled) return nccl_device_error(what, device, group);
   return weft::detail::cat(what, " is on ", device,
                            "; CUDA tensors travel by NCCL, from files compiled by nvcc with -DWEFT_DIST_NCCL "
                            "(else move them with .to(Device::cpu()))");
-#endif
 }
 
 /// Calls f with the transport of `device`'s memory over `group` (checked by transport_error
 /// first). The first CUDA collective of a group makes its NCCL communicator (collective).
 template <class F>
 void with_transport(const Group& group, Device device, F&& f) {
-#if defined(__CUDACC__) && defined(WEFT_DIST_NCCL)
-  if (device.is_cuda()) return f(NcclTransport{nccl_communicator(group, device), device, group.rank()});
-#endif
-  (void)device;
+  if constexpr (weft::detail::kNcclCompiled)
+    if (device.is_cuda()) return f(NcclTransport{nccl_communicator(group, device), device, group.rank()});
   f(MpiTransport{&group});
 }
 

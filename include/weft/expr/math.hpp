@@ -15,7 +15,7 @@
 // namespace (weft::simd, backend/cpu), and overload resolution picks one. So
 // one functor body serves the scalar tail, the SIMD loop and the CUDA kernel,
 // and this layer names no backend type.
-namespace weft::math {
+namespace weft::detail::math {
 
 /// Whether V is a packet (a SIMD vector of lanes, which holds its raw vector type) rather than a scalar.
 template <class V>
@@ -140,10 +140,10 @@ WEFT_HOST_DEVICE inline T select(bool m, T a, T b) {
   return m ? a : b;
 }
 
-}  // namespace weft::math
+}  // namespace weft::detail::math
 
-// Comparisons: a bool for scalars (packets: int32 lanes holding 0 or 1, backend/cpu/packet.hpp).
-namespace weft::math {
+// Comparisons: a bool for scalars (packets: int32 lanes holding 0 or 1, backend/cpu/simd/packet.hpp).
+namespace weft::detail::math {
 
 #define WEFT_COMPARISON_MATH(name, op)                                    \
   template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>            \
@@ -164,4 +164,4 @@ WEFT_HOST_DEVICE inline bool nonzero(T c) {
   return c != T(0);
 }
 
-}  // namespace weft::math
+}  // namespace weft::detail::math

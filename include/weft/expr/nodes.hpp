@@ -8,7 +8,7 @@
 
 #include "weft/core/tuple.hpp"
 #include "weft/expr/expr.hpp"
-#include "weft/expr/ops.hpp"
+#include "weft/expr/functors.hpp"
 
 namespace weft {
 
@@ -84,35 +84,35 @@ struct mixed_promote {
   using type = apply_scalar_t<tensors, scalars>;
 };
 
-template <ops::Kind kind, class... Args>
+template <functors::Kind kind, class... Args>
 struct map_types;
 template <class... Args>
-struct map_types<ops::Kind::arithmetic, Args...> {
+struct map_types<functors::Kind::arithmetic, Args...> {
   using value = typename mixed_promote<Args...>::type;
   using compute = math_t<value>;
 };
 template <class... Args>
-struct map_types<ops::Kind::floating, Args...> {
+struct map_types<functors::Kind::floating, Args...> {
   using value = to_floating_t<typename mixed_promote<Args...>::type>;
   using compute = math_t<value>;
 };
 template <class... Args>
-struct map_types<ops::Kind::comparison, Args...> {
+struct map_types<functors::Kind::comparison, Args...> {
   using value = bool;
   using compute = math_t<typename mixed_promote<Args...>::type>;
 };
 template <class Cond, class A, class B>
-struct map_types<ops::Kind::where, Cond, A, B> {
+struct map_types<functors::Kind::where, Cond, A, B> {
   using value = typename mixed_promote<A, B>::type;
   using compute = math_t<value>;
 };
 template <class X>
-struct map_types<ops::Kind::predicate, X> {
+struct map_types<functors::Kind::predicate, X> {
   using value = bool;
   using compute = math_t<to_floating_t<typename mixed_promote<X>::type>>;
 };
 template <class X>
-struct map_types<ops::Kind::square, X> {
+struct map_types<functors::Kind::square, X> {
   using value = typename mixed_promote<X, Scalar<std::int64_t>>::type;  // x * 2's dtype: bool squares in int64
   using compute = math_t<value>;
 };
@@ -141,7 +141,7 @@ struct refusal {
 };
 #define WEFT_REFUSE(Op, condition, message)  \
   template <class... Args>                   \
-  struct refusal<ops::Op, Args...> {         \
+  struct refusal<functors::Op, Args...> {         \
     static constexpr bool value = condition; \
     static constexpr bool check() {          \
       static_assert(!value, message);        \

@@ -37,7 +37,7 @@ auto make_map(const Xs&... xs) {
   template <Operand A, Operand B>                                        \
     requires HasTensorOperand<A, B>                                      \
   auto operator sym(const A& a, const B& b) {                            \
-    return detail::make_map<ops::Op>(a, b);                              \
+    return detail::make_map<functors::Op>(a, b);                              \
   }
 WEFT_BINARY_OPERATOR(+, Add)
 WEFT_BINARY_OPERATOR(-, Sub)
@@ -54,14 +54,14 @@ WEFT_BINARY_OPERATOR(!=, NotEqual)
 template <Operand A>
   requires HasTensorOperand<A>
 auto operator-(const A& a) {
-  return detail::make_map<ops::Neg>(a);
+  return detail::make_map<functors::Neg>(a);
 }
 
 #define WEFT_UNARY_FUNCTION(name, Op)                        \
   template <Operand A>                                       \
     requires HasTensorOperand<A>                             \
   auto name(const A& a) {                                    \
-    return detail::make_map<ops::Op>(a);                     \
+    return detail::make_map<functors::Op>(a);                     \
   }
 WEFT_UNARY_FUNCTION(exp, Exp)
 WEFT_UNARY_FUNCTION(log, Log)
@@ -96,7 +96,7 @@ WEFT_UNARY_FUNCTION(logical_not, LogicalNot)
   template <Operand A, Operand B>                            \
     requires HasTensorOperand<A, B>                          \
   auto name(const A& a, const B& b) {                        \
-    return detail::make_map<ops::Op>(a, b);                  \
+    return detail::make_map<functors::Op>(a, b);                  \
   }
 WEFT_BINARY_FUNCTION(pow, Pow)
 WEFT_BINARY_FUNCTION(maximum, Maximum)
@@ -120,38 +120,38 @@ concept BoolOperand = std::is_same_v<typename expr_t<X>::value_type, bool>;
 template <Operand A, Operand B>
   requires HasTensorOperand<A, B> && detail::BoolOperand<A> && detail::BoolOperand<B>
 auto operator&&(const A& a, const B& b) {
-  return detail::make_map<ops::LogicalAnd>(a, b);
+  return detail::make_map<functors::LogicalAnd>(a, b);
 }
 template <Operand A, Operand B>
   requires HasTensorOperand<A, B> && detail::BoolOperand<A> && detail::BoolOperand<B>
 auto operator||(const A& a, const B& b) {
-  return detail::make_map<ops::LogicalOr>(a, b);
+  return detail::make_map<functors::LogicalOr>(a, b);
 }
 template <Operand A>
   requires HasTensorOperand<A> && detail::BoolOperand<A>
 auto operator!(const A& a) {
-  return detail::make_map<ops::LogicalNot>(a);
+  return detail::make_map<functors::LogicalNot>(a);
 }
 
 /// clamp(x, lo, hi) = min(max(x, lo), hi); lo and hi may be numbers or tensors.
 template <Operand X, Operand Lo, Operand Hi>
   requires HasTensorOperand<X, Lo, Hi>
 auto clamp(const X& x, const Lo& lo, const Hi& hi) {
-  return detail::make_map<ops::Clamp>(x, lo, hi);
+  return detail::make_map<functors::Clamp>(x, lo, hi);
 }
 
 /// where(cond, a, b) = cond ? a : b, elementwise; cond is usually a bool tensor or comparison.
 template <Operand C, Operand A, Operand B>
   requires HasTensorOperand<C, A, B>
 auto where(const C& cond, const A& a, const B& b) {
-  return detail::make_map<ops::Where>(cond, a, b);
+  return detail::make_map<functors::Where>(cond, a, b);
 }
 
 /// lerp(a, b, w) = a + w * (b - a).
 template <Operand A, Operand B, Operand W>
   requires HasTensorOperand<A, B, W>
 auto lerp(const A& a, const B& b, const W& w) {
-  return detail::make_map<ops::Lerp>(a, b, w);
+  return detail::make_map<functors::Lerp>(a, b, w);
 }
 
 /// The operand converted to dtype U, rounding to U's precision.

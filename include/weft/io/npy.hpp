@@ -13,7 +13,7 @@
 #include "weft/core/shape.hpp"
 #include "weft/core/storage.hpp"
 #include "weft/core/tensor.hpp"
-#include "weft/dense/fuse.hpp"
+#include "weft/ops/fuse.hpp"
 #include "weft/io/file.hpp"
 #include "weft/io/tensor_bytes.hpp"
 

@@ -11,7 +11,7 @@
 #include "weft/core/shape.hpp"
 #include "weft/core/storage.hpp"
 #include "weft/core/tensor.hpp"
-#include "weft/dense/fuse.hpp"
+#include "weft/ops/fuse.hpp"
 
 namespace weft::io {
 

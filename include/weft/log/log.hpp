@@ -98,7 +98,7 @@ inline void log_write(LogComponent component, const std::string& message) {
 
 /// Logs `parts...` when the component is on; the arguments are only formatted then.
 template <class... Parts>
-void log(LogComponent component, LogLevel level, const Parts&... parts) {
+void log_message(LogComponent component, LogLevel level, const Parts&... parts) {
   if (log_enabled(component, level)) log_write(component, detail::cat(parts...));
 }
 

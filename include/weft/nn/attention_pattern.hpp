@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /// @file Attention recognized from its formula: matmul(softmax(matmul(q, k^T) * scale [+ mask], -1), v) runs as nn::sdpa_forward (O(L E) memory); any other product of a softmax runs as written, and the `sdpa` log says which part did not match.
 ///
-/// weft::softmax of an expression that holds a matmul is a lazy node (dense/softmax.hpp), so the
+/// weft::softmax of an expression that holds a matmul is a lazy node (ops/softmax.hpp), so the
 /// product of such a softmax with v reaches the matmul below with the whole formula in its type.
 /// The scores' form is matched at compile time (the node types), the rest when it runs (the dim,
 /// the shapes, the devices, the where's fill); a miss evaluates the formula op by op, as
@@ -15,8 +15,8 @@
 #include <string>
 #include <type_traits>
 
-#include "weft/dense/matmul.hpp"
-#include "weft/dense/softmax.hpp"
+#include "weft/ops/matmul.hpp"
+#include "weft/ops/softmax.hpp"
 #include "weft/log/log.hpp"
 #include "weft/nn/sdpa.hpp"
 
@@ -40,7 +40,7 @@ struct BinaryMap<Map<Op, L, R>> {
 template <class N>
 inline constexpr bool is_where_v = false;
 template <class C, class A, class B>
-inline constexpr bool is_where_v<Map<ops::Where, C, A, B>> = true;
+inline constexpr bool is_where_v<Map<functors::Where, C, A, B>> = true;
 
 template <class N>
 inline constexpr bool is_matmul_v = is_instance_v<N, Matmul>;
@@ -83,7 +83,7 @@ consteval ScoresForm scaled_form() {
     return {};
   } else if constexpr (BinaryMap<S>::value) {
     using B = BinaryMap<S>;
-    constexpr bool mul = std::is_same_v<typename B::op, ops::Mul>, div = std::is_same_v<typename B::op, ops::Div>;
+    constexpr bool mul = std::is_same_v<typename B::op, functors::Mul>, div = std::is_same_v<typename B::op, functors::Div>;
     if constexpr ((mul || div) && is_matmul_v<typename B::lhs>)
       return is_number_node_v<typename B::rhs> ? ScoresForm{mul ? ScaleForm::times : ScaleForm::divided}
                                                : ScoresForm{ScaleForm::none, MaskForm::none, kTensorScale};
@@ -115,7 +115,7 @@ consteval ScoresForm scores_form() {
     } else {
       return plain;
     }
-  } else if constexpr (std::is_same_v<typename BinaryMap<P>::op, ops::Add>) {
+  } else if constexpr (std::is_same_v<typename BinaryMap<P>::op, functors::Add>) {
     using L = typename BinaryMap<P>::lhs;
     using R = typename BinaryMap<P>::rhs;
     constexpr ScoresForm l = scaled_form<L>(), r = scaled_form<R>();

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "weft/backend/rows.hpp"
-#include "weft/dense/factories.hpp"
-#include "weft/dense/operand.hpp"
-#include "weft/dense/reduce.hpp"
+#include "weft/ops/factories.hpp"
+#include "weft/ops/operand.hpp"
+#include "weft/ops/reduce.hpp"
 #include "weft/plan/operands.hpp"
 
 namespace weft::nn {
@@ -68,9 +68,7 @@ CrossEntropyRows check_cross_entropy(const char* op, const TensorView<const T>& 
   if (targets.device() != logits.device())
     fail(op, "logits (shape ", logits.shape(), ") are on ", logits.device(), " but targets (shape ", targets.shape(),
          ") are on ", targets.device(), "; move them to one device with .to(device)");
-#if !defined(__CUDACC__)
-  if (logits.device().is_cuda()) fail_no_cuda(op);
-#endif
+  check_device_compiled(op, logits.device());
   const std::int64_t rows = lead.numel();
   auto check = [&](std::int64_t r, std::int64_t t) {
     if (t >= 0 && t < n) return;

@@ -13,7 +13,7 @@ namespace weft::nn {
 template <Operand G, Operand X>
   requires HasTensorOperand<G, X>
 auto gelu_backward(const G& dy, const X& x) {
-  return detail::make_map<ops::GeluBackward>(dy, x);
+  return detail::make_map<functors::GeluBackward>(dy, x);
 }
 
 /// gelu_tanh_backward(dy, x) = dy * d/dx gelu_tanh(x) = dy * ((1 + t) / 2 + x/2 (1 - t^2)
@@ -22,7 +22,7 @@ auto gelu_backward(const G& dy, const X& x) {
 template <Operand G, Operand X>
   requires HasTensorOperand<G, X>
 auto gelu_tanh_backward(const G& dy, const X& x) {
-  return detail::make_map<ops::GeluTanhBackward>(dy, x);
+  return detail::make_map<functors::GeluTanhBackward>(dy, x);
 }
 
 }  // namespace weft::nn

@@ -6,8 +6,8 @@
 #include <type_traits>
 
 #include "weft/backend/rows.hpp"
-#include "weft/dense/factories.hpp"
-#include "weft/dense/operand.hpp"
+#include "weft/ops/factories.hpp"
+#include "weft/ops/operand.hpp"
 
 namespace weft::nn {
 
@@ -40,9 +40,7 @@ nn::LayerNormGradients<T> layer_norm_backward_impl(const TensorView<const T>& dy
     fail(op, "dy (shape ", dy.shape(), ") is on ", dy.device(), ", x (shape ", x.shape(), ") on ", x.device(),
          " and weight (shape ", ws, ") on ", weight.device(), "; move them to one device with .to(device)");
   if (!(eps >= 0)) fail(op, "eps must be >= 0, got ", eps, " (x of shape ", x.shape(), ")");
-#if !defined(__CUDACC__)
-  if (x.device().is_cuda()) fail_no_cuda(op);
-#endif
+  check_device_compiled(op, x.device());
   const TensorView<const T> dyc = dy.contiguous(), xc = x.contiguous(), wc = weight.contiguous();
   nn::LayerNormGradients<T> out{empty<T>(x.shape(), x.device()), empty<T>(ws, x.device()), empty<T>(ws, x.device())};
   const std::int64_t n = ws.numel();

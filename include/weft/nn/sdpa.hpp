@@ -8,10 +8,7 @@
 #include "weft/log/log.hpp"
 #include "weft/nn/sdpa_backend.hpp"
 #include "weft/nn/sdpa_cuda.hpp"
-#include "weft/backend/cpu/flash_attention.hpp"
-#include "weft/backend/cpu/flash_attention_amx.hpp"
-#include "weft/backend/cpu/flash_attention_bfmmla.hpp"
-#include "weft/backend/cpu/flash_attention_dpbf16.hpp"
+#include "weft/backend/attention.hpp"
 #include "weft/nn/sdpa_math.hpp"
 #include "weft/nn/sdpa_options.hpp"
 #include "weft/nn/sdpa_problem.hpp"
@@ -55,32 +52,6 @@ std::string sdpa_describe(const TensorView<const T>& q, const TensorView<const T
                            s.dropout_p > 0 ? ", dropout" : "");
 }
 
-/// Whether the flash backend runs bfloat16 on AMX tiles (flash_attention_amx.hpp) for `s`.
-template <class T>
-bool flash_on_amx(const SdpaShape& s) {
-  return std::is_same_v<T, bfloat16> && s.dropout_p == 0 && flash_amx_available();
-}
-
-/// Whether the flash backend runs bfloat16 with its block products on BFMMLA
-/// (flash_attention_bfmmla.hpp): every bfloat16 problem of a FEAT_BF16 build.
-template <class T>
-constexpr bool flash_on_bfmmla() {
-  return std::is_same_v<T, bfloat16> && flash_bfmmla_available();
-}
-
-/// Whether the flash backend runs bfloat16 with its block products on vdpbf16ps
-/// (flash_attention_dpbf16.hpp): every bfloat16 problem of an AVX512-BF16 build without AMX.
-template <class T>
-constexpr bool flash_on_dpbf16() {
-  return std::is_same_v<T, bfloat16> && flash_dpbf16_available();
-}
-
-#if WEFT_GEMM_DPBF16
-namespace native_bf16 = dpbf16;  // this build's block products on bfloat16 operands (at most one)
-#elif WEFT_GEMM_BFMMLA
-namespace native_bf16 = bfmmla;
-#endif
-
 /// The backend that runs: flash unless a SdpaBackendGuard excludes it. The `sdpa` log says
 /// which one ran ("amx-bf16 tiles" when flash's block products run on AMX, "avx512-bf16" on
 /// vdpbf16ps, "neon-bfmmla" on BFMMLA) and why flash was refused.
@@ -92,16 +63,13 @@ SdpaBackend choose_backend(const char* op, const TensorView<const T>& q, const T
     fail(op, "no attention backend is allowed (SdpaBackendGuard with an empty list) for q ", q.shape(),
          "; allow SdpaBackend::flash or SdpaBackend::math");
   const SdpaBackend chosen = flash ? SdpaBackend::flash : SdpaBackend::math;
-  if (log_enabled(LogComponent::sdpa))
+  if (log_enabled(LogComponent::sdpa)) {
+    const std::string products = flash ? weft::detail::flash_cpu_products<T>(s) : "";
     log_write(LogComponent::sdpa,
-              weft::detail::cat(op, ": ", backend_name(chosen), " backend (cpu",
-                                !flash                ? ""
-                                : flash_on_amx<T>(s)    ? ", amx-bf16 tiles"
-                                : flash_on_dpbf16<T>()  ? ", avx512-bf16"
-                                : flash_on_bfmmla<T>()  ? ", neon-bfmmla"
-                                                        : "",
+              weft::detail::cat(op, ": ", backend_name(chosen), " backend (cpu", products.empty() ? "" : ", ", products,
                                 ", ", sdpa_describe(q, k, v, s, o), ")",
                                 flash ? "" : "; flash refused: excluded by SdpaBackendGuard"));
+  }
   return chosen;
 }
 
@@ -116,9 +84,7 @@ template <class T>
 void check_sdpa_tensors(const char* op, std::initializer_list<const TensorView<const T>*> ts) {
   for (const TensorView<const T>* t : ts) {
     if (!t->defined()) fail(op, "an operand is an empty (default-constructed) tensor");
-#if !defined(__CUDACC__)
-    if (t->device().is_cuda()) weft::detail::fail_no_cuda(op);
-#endif
+    weft::detail::check_device_compiled(op, t->device());
     if (!t->device().is_cpu())
       fail(op, "an operand of shape ", t->shape(), " is on ", t->device(),
            ": attention runs on the CPU in this version; move the tensors with .to(weft::Device::cpu())");
@@ -142,38 +108,20 @@ SdpaOutput<typename Q::value_type> sdpa_forward(const Q& query, const K& key, co
     auto [out, lse] = detail::sdpa_forward_cuda(q, k, v, o);
     return SdpaOutput<T>{std::move(out), std::move(lse)};
   }
-#if defined(__CUDA_ARCH__)  // nvcc's device pass: the CPU backends below are host-only code
-  return {};
-#else
   const char* op = "nn::sdpa_forward";
   detail::check_sdpa_tensors<T>(op, {&q, &k, &v});
   const detail::SdpaShape s = detail::sdpa_shape(op, q.shape(), k.shape(), v.shape(), o);
   SdpaOutput<T> r{empty<T>(s.out_shape()), empty<double>(s.lse_shape())};
-  const auto qr = detail::sdpa_rows(q), kr = detail::sdpa_rows(k), vr = detail::sdpa_rows(v);
   const auto bias = detail::sdpa_bias<Acc>(o.attn_mask, s);
   if (detail::choose_backend(op, q, k, v, s, o) == SdpaBackend::math) {
-    const detail::SdpaMathState<Acc> st = detail::sdpa_math_forward<Acc>(qr, kr, vr, bias, s);
+    const detail::SdpaMathState<Acc> st =
+        detail::sdpa_math_forward<Acc>(detail::sdpa_rows(q), detail::sdpa_rows(k), detail::sdpa_rows(v), bias, s);
     detail::store(st.out, r.out);
     detail::store(st.lse, r.lse);
   } else {
-    const detail::FlashProblem<T> problem{s, qr, kr, vr, bias};
-#if WEFT_FLASH_AMX
-    if constexpr (std::is_same_v<T, bfloat16>)
-      if (detail::flash_on_amx<T>(s)) {
-        detail::flash_forward_amx(problem, r.out.data(), r.lse.data());
-        return r;
-      }
-#endif
-#if WEFT_GEMM_DPBF16 || WEFT_GEMM_BFMMLA
-    if constexpr (std::is_same_v<T, bfloat16>) {
-      detail::flash_forward_cpu<T, detail::native_bf16::ForwardProducts>(problem, r.out.data(), r.lse.data());
-      return r;
-    }
-#endif
-    detail::flash_forward_cpu(problem, r.out.data(), r.lse.data());
+    weft::detail::run_flash_forward(s, q, k, v, bias, r.out.data(), r.lse.data());
   }
   return r;
-#endif
 }
 
 /// torch.nn.functional.scaled_dot_product_attention: softmax(q k^T scale + mask) v.
@@ -201,9 +149,6 @@ SdpaGradients<typename Q::value_type> sdpa_backward(const D& grad_out, const Q& 
   if (q.defined() && q.device().is_cuda())
     weft::detail::fail(op, "q ", q.shape(), " is on ", q.device(), ": the CUDA backward is not written yet (the CUDA "
                        "forward is); run the backward on the CPU");
-#if defined(__CUDA_ARCH__)
-  return {};
-#else
   detail::check_sdpa_tensors<T>(op, {&dout, &q, &k, &v, &out});
   if (!lse.defined() || !lse.device().is_cpu())
     weft::detail::fail(op, "lse must be the CPU tensor sdpa_forward returned");
@@ -213,36 +158,19 @@ SdpaGradients<typename Q::value_type> sdpa_backward(const D& grad_out, const Q& 
                        " and lse (", lse.shape(), ") shape ", s.lse_shape(), " for q ", q.shape(), ", k ", k.shape(),
                        ", v ", v.shape(), "; pass the tensors sdpa_forward returned for these inputs");
   SdpaGradients<T> g{empty<T>(q.shape()), empty<T>(k.shape()), empty<T>(v.shape())};
-  const auto qr = detail::sdpa_rows(q), kr = detail::sdpa_rows(k), vr = detail::sdpa_rows(v);
-  const auto outr = detail::sdpa_rows(out), doutr = detail::sdpa_rows(dout);
   const auto bias = detail::sdpa_bias<Acc>(o.attn_mask, s);
   if (detail::choose_backend(op, q, k, v, s, o) == SdpaBackend::math) {
-    const detail::SdpaMathState<Acc> st = detail::sdpa_math_forward<Acc>(qr, kr, vr, bias, s);
-    const detail::SdpaMathGradients<Acc> mg = detail::sdpa_math_backward(doutr, st, s);
+    const detail::SdpaMathState<Acc> st =
+        detail::sdpa_math_forward<Acc>(detail::sdpa_rows(q), detail::sdpa_rows(k), detail::sdpa_rows(v), bias, s);
+    const detail::SdpaMathGradients<Acc> mg = detail::sdpa_math_backward(detail::sdpa_rows(dout), st, s);
     detail::store(mg.dq, g.dq);
     detail::store(mg.dk, g.dk);
     detail::store(mg.dv, g.dv);
   } else {
     const std::vector<double> lse_v = detail::sdpa_values(lse);
-    const detail::FlashProblem<T> problem{s, qr, kr, vr, bias};
-#if WEFT_FLASH_AMX
-    if constexpr (std::is_same_v<T, bfloat16>)
-      if (detail::flash_on_amx<T>(s)) {
-        detail::flash_backward_amx(problem, outr, doutr, lse_v.data(), g.dq.data(), g.dk.data(), g.dv.data());
-        return g;
-      }
-#endif
-#if WEFT_GEMM_DPBF16 || WEFT_GEMM_BFMMLA
-    if constexpr (std::is_same_v<T, bfloat16>) {
-      detail::flash_backward_cpu<T, detail::native_bf16::BackwardProducts>(problem, outr, doutr, lse_v.data(),
-                                                                           g.dq.data(), g.dk.data(), g.dv.data());
-      return g;
-    }
-#endif
-    detail::flash_backward_cpu(problem, outr, doutr, lse_v.data(), g.dq.data(), g.dk.data(), g.dv.data());
+    weft::detail::run_flash_backward(s, q, k, v, bias, out, dout, lse_v.data(), g.dq.data(), g.dk.data(), g.dv.data());
   }
   return g;
-#endif
 }
 
 }  // namespace WEFT_BACKEND_ABI

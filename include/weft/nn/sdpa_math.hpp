@@ -15,11 +15,9 @@
 #include <limits>
 #include <vector>
 
-#include "weft/backend/cpu/gemm.hpp"
-#include "weft/plan/attention_dropout.hpp"
+#include "weft/backend/attention.hpp"
+#include "weft/backend/gemm.hpp"
 #include "weft/nn/sdpa_problem.hpp"
-
-#if !defined(__CUDA_ARCH__)
 
 namespace weft::nn::detail {
 inline namespace WEFT_BACKEND_ABI {
@@ -36,8 +34,7 @@ void math_gemm(const std::vector<math_t<U>>& a, const std::vector<math_t<U>>& b,
                std::int64_t batch, std::int64_t n, std::int64_t k, std::int64_t m) {
   c.assign(std::size_t(batch * n * m), math_t<U>(0));
   if (batch * n * m == 0 || k == 0) return;
-  weft::detail::cpu::gemm_batched(a.data(), k, Strides{n * k}, b.data(), m, Strides{k * m}, c.data(), Shape{batch}, n,
-                                  k, m);
+  weft::detail::gemm_host_dense(a.data(), b.data(), c.data(), batch, n, k, m);
   if constexpr (is_16bit_float_v<U>)
     for (auto& x : c) x = round_to<U>(x);
 }
@@ -180,5 +177,3 @@ SdpaMathGradients<U> sdpa_math_backward(const SdpaRows<T>& dout, const SdpaMathS
 
 }  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::nn::detail
-
-#endif  // !defined(__CUDA_ARCH__)

@@ -8,15 +8,19 @@
 #include <variant>
 #include <vector>
 
-#include "weft/dense/factories.hpp"
+#include "weft/ops/factories.hpp"
 #include "weft/nn/sdpa_options.hpp"
-#include "weft/plan/attention_problem.hpp"
+#include "weft/backend/attention.hpp"
 
 namespace weft::nn::detail {
 inline namespace WEFT_BACKEND_ABI {
 
 using weft::detail::fail;
 using weft::TensorBase;
+using weft::detail::SdpaDropout;
+using weft::detail::SdpaRows;
+using weft::detail::SdpaShape;
+using weft::detail::sdpa_rows;
 
 /// Checks q, k, v and the options against each other (PyTorch's rules) and returns the extents;
 /// every message names `op`, the shapes and a fix.

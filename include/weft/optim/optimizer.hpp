@@ -13,9 +13,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "weft/dense/factories.hpp"
+#include "weft/ops/factories.hpp"
 #include "weft/core/tensor_list.hpp"
-#include "weft/dense/fuse.hpp"
+#include "weft/ops/fuse.hpp"
 #include "weft/log/log.hpp"
 #include "weft/optim/grad_scale.hpp"
 
@@ -41,7 +41,7 @@ namespace detail {
 
 using weft::detail::cat;
 using weft::detail::fail;
-using weft::detail::ListBackends;
+using weft::detail::ForeachBackends;
 
 /// One state list and the value it gets in this step's kernel.
 template <class S, class E>
@@ -52,18 +52,18 @@ struct StateWrite {
 
 /// How a step's kernel runs. The step count on the host (CPU parameters) compiles the CPU's
 /// executor only, the count on the device (CUDA parameters) the CUDA one only: each update
-/// compiles one executor per path, not two (ListBackends). The tests run the device path on the
+/// compiles one executor per path, not two (ForeachBackends). The tests run the device path on the
 /// CPU with RunOnCpu (DeviceStep below), where there is no GPU.
 struct RunOnCpu {
   template <class... Stmts>
   static void run(const char* op, Stmts&... stmts) {
-    weft::detail::run_list_statements<ListBackends::cpu_only>(op, stmts...);
+    weft::detail::run_foreach_statements<ForeachBackends::cpu_only>(op, stmts...);
   }
 };
 struct RunOnCuda {
   template <class... Stmts>
   static void run(const char* op, Stmts&... stmts) {
-    weft::detail::run_list_statements<ListBackends::cuda_only>(op, stmts...);
+    weft::detail::run_foreach_statements<ForeachBackends::cuda_only>(op, stmts...);
   }
 };
 
@@ -219,12 +219,14 @@ class Optimizer {
     }
   }
 
-  /// The state list `name`, made on first use: one tensor per parameter, filled with `init`.
+  /// The state list `name`, made on first use: one tensor per parameter, filled with `init` by
+  /// one foreach kernel.
   TensorList<S>& slot(const std::string& name, double init = 0.0) {
     for (auto& s : states_)
       if (s.name == name) return s.list;
     TensorList<S> list;
-    for (const auto& p : params_) list.push_back(weft::full<S>(p.shape(), S(init), p.device()));
+    for (const auto& p : params_) list.push_back(weft::empty<S>(p.shape(), p.device()));
+    if (list.size() != 0) list = S(init);
     states_.push_back({name, list});
     return states_.back().list;
   }
@@ -290,14 +292,12 @@ class Optimizer {
 
   /// The step count lives on the device for CUDA parameters (as in PyTorch's fused optimizers:
   /// the host never reads found_inf or waits for the GPU), on the host for CPU parameters, where
-  /// the host is the device (`capturable` changes nothing there).
+  /// the host is the device.
   void run_step(const TensorList<P>& grads, const GradScale* scale) {
     if (device().is_cuda()) {
-#if defined(__CUDACC__)
-      run_device_step<detail::RunOnCuda>(grads, scale);
-#else
-      weft::detail::fail_no_cuda(name_);
-#endif
+      weft::detail::check_device_compiled(name_, device());
+      // Only nvcc files compile the CUDA executors (docs/architecture.md).
+      if constexpr (weft::detail::kCudaCompiled) run_device_step<detail::RunOnCuda>(grads, scale);
     } else {
       run_host_step(grads, scale);
     }
@@ -317,7 +317,7 @@ class Optimizer {
     double grad_mul = grad_sign();
     if (scale) {
       if (scale->found_inf.item() != 0.0f) {
-        log(LogComponent::optim, LogLevel::info, name_, " step skipped: found_inf is set (step count stays ", step_,
+        log_message(LogComponent::optim, LogLevel::info, name_, " step skipped: found_inf is set (step count stays ", step_,
             ")");
         return;
       }
@@ -367,7 +367,7 @@ class Optimizer {
 
   void log_step(const TensorList<P>& grads, bool master, const std::string& what) const {
     if (!log_enabled(LogComponent::optim)) return;
-    log(LogComponent::optim, LogLevel::info, name_, " ", what, ": 1 group on ", device(), ", ", grads.size(),
+    log_message(LogComponent::optim, LogLevel::info, name_, " ", what, ": 1 group on ", device(), ", ", grads.size(),
         " tensors, ", grads.numel(), " elements, ", dtype_name<P>(), " parameters, ", dtype_name<S>(), " state",
         master ? " with master weights" : "", ", 1 kernel");
   }

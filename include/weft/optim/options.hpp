@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /// @file Options of weft's optimizers: plain structs with PyTorch's names and defaults.
 ///
-/// Every struct also has `capturable` (PyTorch's name; accepted and changes nothing: CUDA steps
-/// always keep the step count on the device, with no host reads, and on the CPU the host is the
-/// device; docs/optimizers.md) and `master_weights`
-/// (16-bit parameters get float32 master copies that the step updates; the parameters are their
-/// rounded values, written by the same kernel). Any member may change between steps (schedules:
-/// `opt.options().lr = ...`); nothing is re-planned or recompiled, the numbers are kernel arguments.
+/// Every struct also has `master_weights` (16-bit parameters get float32 master copies that the
+/// step updates; the parameters are their rounded values, written by the same kernel). There is
+/// no `capturable` (PyTorch's flag for steps without host reads): CUDA steps always keep the step
+/// count on the device, and on the CPU the host is the device (docs/optimizers.md). Any member
+/// may change between steps (schedules: `opt.options().lr = ...`); nothing is re-planned or
+/// recompiled, the numbers are kernel arguments.
 #pragma once
 
 #include <type_traits>
@@ -25,7 +25,6 @@ struct SGDOptions {
   double weight_decay = 0.0;
   bool nesterov = false;
   bool maximize = false;
-  bool capturable = false;
   bool master_weights = false;
 };
 
@@ -41,7 +40,6 @@ struct AdamFamilyOptions {
   double weight_decay = kDecoupledWeightDecay ? 1e-2 : 0.0;
   bool amsgrad = false;
   bool maximize = false;
-  bool capturable = false;
   bool master_weights = false;
 };
 using AdamOptions = AdamFamilyOptions<false>;
@@ -55,7 +53,6 @@ struct AdagradOptions {
   double initial_accumulator_value = 0.0;
   double eps = 1e-10;
   bool maximize = false;
-  bool capturable = false;
   bool master_weights = false;
 };
 
@@ -69,7 +66,6 @@ struct RMSpropOptions {
   double momentum = 0.0;
   bool centered = false;
   bool maximize = false;
-  bool capturable = false;
   bool master_weights = false;
 };
 
@@ -80,7 +76,6 @@ struct LionOptions {
   std::pair<double, double> betas = {0.9, 0.99};
   double weight_decay = 0.0;
   bool maximize = false;
-  bool capturable = false;
   bool master_weights = false;
 };
 

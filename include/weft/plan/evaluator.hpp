@@ -59,12 +59,12 @@ struct Cursor {
   int outer_rank = 0;
 
   Cursor() = default;
-  Cursor(T* base, const Strides& full, const IterationSpace& space) : data(base), row(base) {
+  /// `collapsed`: the operand's strides in the iteration space (IterationSpace::collapse).
+  Cursor(T* base, const Strides& collapsed) : data(base), row(base) {
     if constexpr (!kLinear) {
-      Strides s = space.collapse(full);
-      outer_rank = space.rank() - 1;
-      for (int d = 0; d < outer_rank; ++d) strides[d] = s[d];
-      inner = s[space.rank() - 1];
+      outer_rank = collapsed.rank() - 1;
+      for (int d = 0; d < outer_rank; ++d) strides[d] = collapsed[d];
+      inner = collapsed[outer_rank];
     }
   }
   WEFT_HOST_DEVICE void seek(const std::int64_t* outer) {
@@ -171,7 +171,19 @@ struct BuildContext {
   const void* first[Shared::size == 0 ? 1 : Shared::size] = {};
   const IterationSpace* space = nullptr;
   ListTable* lists = nullptr;  // foreach kernels only
+  /// The strides plan_statements computed for the space (collapsed): the destinations', then every
+  /// tensor leaf's in preorder, the order the evaluators are built in; each is taken once. Null
+  /// for kernels planned elsewhere (reductions, row epilogues).
+  const Strides* planned = nullptr;
 };
+
+/// An operand's strides in the kernel's iteration space: the next planned ones, or its own
+/// broadcast to the space's shape and collapsed.
+template <class Shared>
+Strides operand_strides(BuildContext<Shared>& ctx, const Shape& shape, const Strides& strides) {
+  if (ctx.planned) return *ctx.planned++;
+  return ctx.space->collapse(broadcast_strides(shape, strides, ctx.space->full));
+}
 
 template <class Node, class Want, bool kLinear, class Shared>
 struct Evaluator;
@@ -191,7 +203,7 @@ struct CursorRead {
   WEFT_HOST_DEVICE Want coeff(std::int64_t j, Cache&) const {
     return convert_value<Want>(math_t<T>(*cursor.at(j)));
   }
-  /// Elements j .. j+N-1 as one vector value of Target: a CPU packet (backend/cpu/packet.hpp) or
+  /// Elements j .. j+N-1 as one vector value of Target: a CPU packet (backend/cpu/simd/packet.hpp) or
   /// a CUDA thread's lanes (backend/cuda/lanes.hpp). The strided layout runs vectors on CUDA
   /// only in foreach kernels, where a single tensor holds one element (stride 0): it is read
   /// once and broadcast.
@@ -200,7 +212,7 @@ struct CursorRead {
   WEFT_HOST_DEVICE typename Target::template Value<Want, N> vector(std::int64_t j, Cache&) const {
     return Target::template load<Want, N>(cursor, j);
   }
-  /// The CUDA vector path needs every operand aligned to N elements (the multi-tensor launcher
+  /// The CUDA vector path needs every operand aligned to N elements (the foreach launcher
   /// checks list members per tensor).
   template <int V>
   bool vec_aligned() const {
@@ -212,9 +224,8 @@ struct CursorRead {
 template <class T, class Want, bool kLinear, class Shared>
 struct Evaluator<Leaf<T>, Want, kLinear, Shared> : CursorRead<Cursor<const T, kLinear>, T, Want> {
   Evaluator(const Leaf<T>& leaf, BuildContext<Shared>& ctx)
-      : CursorRead<Cursor<const T, kLinear>, T, Want>{Cursor<const T, kLinear>(
-            leaf.tensor.data(), broadcast_strides(leaf.tensor.shape(), leaf.tensor.strides(), ctx.space->full),
-            *ctx.space)} {}
+      : CursorRead<Cursor<const T, kLinear>, T, Want>{
+            Cursor<const T, kLinear>(leaf.tensor.data(), operand_strides(ctx, leaf.tensor.shape(), leaf.tensor.strides()))} {}
 };
 
 /// A number as every element (the same value at every index), already converted to Want.
@@ -356,7 +367,7 @@ struct Evaluator<Map<Op, Args...>, Want, kLinear, Shared>
     }
   }
 
-  /// Elements j .. j+N-1 as one vector value of Target: a CPU packet (backend/cpu/packet.hpp) or
+  /// Elements j .. j+N-1 as one vector value of Target: a CPU packet (backend/cpu/simd/packet.hpp) or
   /// a CUDA thread's lanes (backend/cuda/lanes.hpp).
   /// A shared node's cache slot holds its vector value.
   WEFT_VECTOR_PATH

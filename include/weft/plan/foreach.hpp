@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file Plans foreach statements (expressions over lists of tensors): member checks, the iteration space and the ONE multi-tensor kernel.
+/// @file Plans foreach statements (expressions over lists of tensors): member checks, the iteration space and the ONE foreach kernel.
 #pragma once
 
 #include <algorithm>
@@ -27,7 +27,7 @@ inline IterationSpace foreach_space(std::int64_t total) {
 /// The kernel of list statements; fills `table` with the base pointers of
 /// their lists' tensors and their ScalarLists' numbers. No checks.
 template <class... Stmts>
-PointwiseKernel<false, Stmts...> build_list_kernel(const IterationSpace& space, ListTable& table,
+PointwiseKernel<false, Stmts...> build_foreach_kernel(const IterationSpace& space, ListTable& table,
                                                    const Stmts&... stmts) {
   using Kernel = PointwiseKernel<false, Stmts...>;
   count_kernel_type<Kernel>();
@@ -146,7 +146,7 @@ struct CheckedLists {
 /// Checks list statements: one length for every list, single tensors of one element, and the
 /// member checks (check_list_members), which a call over the same lists as a call that passed
 /// them skips (find_passed_check).
-inline CheckedLists check_list_statements(const char* op, const KernelOperands& k) {
+inline CheckedLists check_foreach_statements(const char* op, const KernelOperands& k) {
   std::size_t size = 0;
   bool have_size = false;
   auto use_size = [&](std::size_t n, const char* what) {
@@ -193,12 +193,12 @@ inline CheckedLists check_list_statements(const char* op, const KernelOperands& 
   return {device, lists[0]->members->start};
 }
 
-/// The executors a call of run_list_statements compiles: both (the lists' device is known at run
+/// The executors a call of run_foreach_statements compiles: both (the lists' device is known at run
 /// time only), or one, for callers that send the other device's lists down another path (an
 /// optimizer: its step count on the host for CPU lists, on the device for CUDA lists;
 /// docs/optimizers.md). A CUDA executor is two __global__ instantiations (the launch tables) and
 /// their launch code, a CPU executor the vectorized loop: each one left out is compile time saved.
-enum class ListBackends { cpu_and_cuda, cpu_only, cuda_only };
+enum class ForeachBackends { cpu_and_cuda, cpu_only, cuda_only };
 
 }  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::detail

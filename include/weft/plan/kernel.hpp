@@ -16,8 +16,8 @@ namespace detail {
 
 /// Where statement `stmt` writes: its destination's elements over the kernel's iteration space.
 template <bool kLinear, class T, class E, class Context>
-Cursor<T, kLinear> dest_cursor(const Assignment<T, E>& stmt, const IterationSpace& space, Context&) {
-  return {stmt.dst.data(), stmt.dst.strides(), space};
+Cursor<T, kLinear> dest_cursor(const Assignment<T, E>& stmt, const IterationSpace&, Context& ctx) {
+  return {stmt.dst.data(), operand_strides(ctx, stmt.dst.shape(), stmt.dst.strides())};
 }
 /// A list statement writes tensor k of its list (select(k)); its members are contiguous.
 template <bool kLinear, class T, class E, class Context>
@@ -34,8 +34,8 @@ template <class N>
 inline constexpr bool recompute_cheaper_v = false;
 template <class Op, class... Args>
 inline constexpr bool recompute_cheaper_v<Map<Op, Args...>> =
-    (std::is_same_v<Op, ops::Add> || std::is_same_v<Op, ops::Sub> || std::is_same_v<Op, ops::Mul> ||
-     std::is_same_v<Op, ops::Neg>) &&
+    (std::is_same_v<Op, functors::Add> || std::is_same_v<Op, functors::Sub> || std::is_same_v<Op, functors::Mul> ||
+     std::is_same_v<Op, functors::Neg>) &&
     ((is_leaf_v<Args> || is_scalar_node_v<Args>) && ...);
 
 template <class All, class Pending, class Acc>

@@ -78,7 +78,7 @@ MultiShapeKernel<Stmts...> build_multi_shape_kernel(const std::vector<IterationS
   using Kernel = MultiShapeKernel<Stmts...>;
   count_kernel_type<Kernel>();
   return [&]<std::size_t... Is>(std::index_sequence<Is...>) {
-    return Kernel{{{{construct_kernel<false>(spaces[Is], stmts)}...}}};
+    return Kernel{{{{construct_kernel<false>(spaces[Is], nullptr, stmts)}...}}};
   }(std::index_sequence_for<Stmts...>{});
 }
 

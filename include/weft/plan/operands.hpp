@@ -107,7 +107,7 @@ struct ExprNode {
   enum class Kind : unsigned char { tensor, list, number, number_list, op, cast };
   Kind kind = Kind::number;
   const char* name = "";  // op: its name; cast: the dtype it converts to
-  ops::Notation notation = ops::Notation::call;
+  functors::Notation notation = functors::Notation::call;
   int arity = 0;          // operands that follow in preorder
   int slot = -1;          // op: its shared-subexpression slot, -1 if none
   bool repeat = false;    // op: the same tree as its slot's first occurrence (the kernel loads it)

@@ -76,9 +76,9 @@ struct PrintContext {
 }
 
 /// "(a op b)", "op a" or "op(a, b, ...)".
-[[gnu::cold]] inline std::string format_op(const char* name, ops::Notation notation, const std::vector<std::string>& a) {
-  if (notation == ops::Notation::infix) return cat("(", a[0], " ", name, " ", a[1], ")");
-  if (notation == ops::Notation::prefix) return cat(name, a[0]);
+[[gnu::cold]] inline std::string format_op(const char* name, functors::Notation notation, const std::vector<std::string>& a) {
+  if (notation == functors::Notation::infix) return cat("(", a[0], " ", name, " ", a[1], ")");
+  if (notation == functors::Notation::prefix) return cat(name, a[0]);
   std::string body = cat(name, "(");
   for (std::size_t i = 0; i < a.size(); ++i) body += (i ? ", " : "") + strip_parens(a[i]);
   return body + ")";

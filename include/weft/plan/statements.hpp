@@ -19,7 +19,7 @@ namespace weft::detail {
 
 /// Destinations at least this large are written with non-temporal stores on
 /// the CPU: they would not stay in cache anyway, and streaming skips reading
-/// each line before overwriting it (DESIGN.md section 5: ~1.15x).
+/// each line before overwriting it (measured ~1.15x: docs/benchmarks.md).
 inline constexpr std::int64_t kStreamingBytes = std::int64_t(8) << 20;
 
 /// True when `t`, broadcast to `shape`, reads exactly the element `dst` writes at every index.
@@ -34,37 +34,41 @@ inline bool elementwise_identical(const TensorRef& t, const TensorRef& dst, cons
 
 inline namespace WEFT_BACKEND_ABI {
 
-/// Logs a kernel: the first run of each kernel type at info level (fusion,
-/// output_code), every run at debug level (+fusion).
-template <class Kernel, class... Stmts>
-[[gnu::cold]] void log_kernel(const IterationSpace& space, const std::string& where, Stmts&... stmts) {
+/// Logs a kernel from its recorded operands (kernel_operands with find_repeats): the first run of
+/// each kernel type at info level (fusion, output_code), every run at debug level (+fusion).
+template <class Kernel>
+[[gnu::cold]] void log_kernel(const KernelOperands& k, const IterationSpace& space, const std::string& where) {
   static std::atomic<bool> seen{false};
   bool first = !seen.exchange(true, std::memory_order_relaxed);
   if (log_enabled(LogComponent::fusion, first ? LogLevel::info : LogLevel::debug))
-    log_write(LogComponent::fusion, cat("fused ", sizeof...(Stmts), " statement(s) into 1 kernel: ",
-                                        describe_kernel(space, where, true, stmts...), "  [", where, "]"));
+    log_write(LogComponent::fusion, cat("fused ", k.statements(), " statement(s) into 1 kernel: ",
+                                        print_kernel(k, space, where, true), "  [", where, "]"));
   if (first && log_enabled(LogComponent::output_code))
-    log_write(LogComponent::output_code, describe_kernel(space, where, false, stmts...));
+    log_write(LogComponent::output_code, print_kernel(k, space, where, false));
 }
 
-/// The kernel of statements for one layout over `space`.
+/// Logs a kernel whose operands were not recorded for the log: records them first.
+template <class Kernel, class... Stmts>
+[[gnu::cold]] void log_kernel(const IterationSpace& space, const std::string& where, Stmts&... stmts) {
+  OperandStorage<Stmts...> operands;
+  log_kernel<Kernel>(kernel_operands(operands, true, stmts...), space, where);
+}
+
+/// Whether the fusion or output_code log is on: then kernels record their operands for it.
+inline bool kernel_logs_enabled() {
+  return log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code);
+}
+
+/// The kernel of statements for one layout over `space`; `planned`: plan_statements' strides (or
+/// null: each operand's own, broadcast and collapsed).
 template <bool kLinear, class... Stmts>
-PointwiseKernel<kLinear, Stmts...> construct_kernel(const IterationSpace& space, Stmts&... stmts) {
+PointwiseKernel<kLinear, Stmts...> construct_kernel(const IterationSpace& space, const Strides* planned,
+                                                    Stmts&... stmts) {
   using Kernel = PointwiseKernel<kLinear, Stmts...>;
   BuildContext<typename Kernel::Shared> ctx;
   ctx.space = &space;
+  ctx.planned = planned;
   return Kernel(space, std::move(ctx), stmts...);
-}
-
-/// Builds the kernel for one layout over `space` and logs it.
-template <bool kLinear, class... Stmts>
-PointwiseKernel<kLinear, Stmts...> build_kernel(const IterationSpace& space, const std::string& where,
-                                                Stmts&... stmts) {
-  using Kernel = PointwiseKernel<kLinear, Stmts...>;
-  count_kernel_type<Kernel>();
-  if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code))
-    log_kernel<Kernel>(space, where, stmts...);
-  return construct_kernel<kLinear>(space, stmts...);
 }
 
 /// Whether statement s writes into its destination as it is: a view, a compound assignment, or a
@@ -172,7 +176,7 @@ bool rebind_overlapping_reads(const char* op, KernelOperands& k, Safe&& safe) {
         if (!share_elements(in.ref, dst)) continue;
         destination_read = true;
         if (safe(in.ref, s, t)) continue;
-        log(LogComponent::fusion, LogLevel::info, op, ": an input of shape ", in.ref.shape(),
+        log_message(LogComponent::fusion, LogLevel::info, op, ": an input of shape ", in.ref.shape(),
             " overlaps the output of shape ", dst.shape(), " without matching it elementwise; reading a copy");
         in.rebind_to_copy(in.tensor, in.ref);
       }
@@ -202,29 +206,38 @@ inline bool rows_aligned(const IterationSpace& space, const TensorRef& dst) {
   return ok;
 }
 
-/// The iteration space over the operands of statements [first, last) (default: all), and whether
-/// the CPU streams the stores.
-inline std::pair<IterationSpace, bool> plan_statements(const KernelOperands& k, const Shape& shape,
-                                                        bool destination_read, std::size_t first = 0,
-                                                        std::size_t last = std::size_t(-1)) {
-  last = std::min(last, k.statements());
+/// How statements run: their iteration space, whether the CPU streams the stores, and every
+/// operand's strides in that space (collapsed): the destinations', then each tensor leaf's in
+/// preorder, the order the kernel's evaluators take them in (BuildContext::planned).
+struct StatementPlan {
+  IterationSpace space;
+  bool stream = false;
   std::vector<Strides> strides;
+};
+
+/// The plan of statements [first, last) (default: all) over `shape`.
+inline StatementPlan plan_statements(const KernelOperands& k, const Shape& shape, bool destination_read,
+                                     std::size_t first = 0, std::size_t last = std::size_t(-1)) {
+  last = std::min(last, k.statements());
+  StatementPlan plan;
   std::int64_t dst_bytes = 0;
   for (std::size_t s = first; s < last; ++s) {
     const TensorRef& dst = k.tensor(k.outputs[s]);
-    strides.push_back(dst.strides());
+    plan.strides.push_back(dst.strides());
     dst_bytes += dst.element_bytes;
   }
   for (std::size_t i = k.rhs_begin[first]; i < k.rhs_begin[last]; ++i)
     if (k.nodes[i].kind == ExprNode::Kind::tensor) {
       const TensorRef& t = k.tensor(k.nodes[i]);
-      strides.push_back(broadcast_strides(t.shape(), t.strides(), shape));
+      plan.strides.push_back(broadcast_strides(t.shape(), t.strides(), shape));
     }
-  IterationSpace space = plan_iteration(shape, strides);
-  dst_bytes *= space.numel;
+  plan.space = plan_iteration(shape, plan.strides);
+  for (Strides& s : plan.strides) s = plan.space.collapse(s);
+  dst_bytes *= plan.space.numel;
   bool aligned_rows = true;
-  for (std::size_t s = first; s < last; ++s) aligned_rows = aligned_rows && rows_aligned(space, k.tensor(k.outputs[s]));
-  return {space, aligned_rows && !destination_read && dst_bytes >= kStreamingBytes};
+  for (std::size_t s = first; s < last; ++s) aligned_rows = aligned_rows && rows_aligned(plan.space, k.tensor(k.outputs[s]));
+  plan.stream = aligned_rows && !destination_read && dst_bytes >= kStreamingBytes;
+  return plan;
 }
 
 }  // namespace WEFT_BACKEND_ABI

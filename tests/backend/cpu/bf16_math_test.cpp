@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file cpu: the forms of exp, sigmoid, tanh and silu to bfloat16's precision (backend/cpu/bf16_math.hpp)
+/// @file cpu: the forms of exp, sigmoid, tanh and silu to bfloat16's precision (backend/cpu/simd/bf16_math.hpp)
 /// on every bfloat16 input against double references, the bfloat16 kernels that use them, and
 /// non-temporal 16-bit stores (simd::stream_float).
 ///
@@ -18,11 +18,11 @@
 #include <string>
 #include <vector>
 
-#include "weft/backend/cpu/bf16_math.hpp"
+#include "weft/backend/cpu/simd/bf16_math.hpp"
 
 namespace {
 
-namespace ws = weft::simd;
+namespace ws = weft::detail::simd;
 using weft::bfloat16;
 
 // Distance between two bfloat16 values in ulps (steps along the ordered bit patterns; +0 and -0

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file cpu: the WEFT_LOGS=cpu hint (weft/backend/cpu/isa_hint.hpp): when it fires (a pure function of
+/// @file cpu: the WEFT_LOGS=cpu hint (weft/backend/cpu/simd/isa_hint.hpp): when it fires (a pure function of
 /// the build's packet layer and the CPU's flags), what it says, and that a program prints it once.
 /// The x86-64 (SSE2) build of scripts/test is where it fires on an AVX2 or AVX-512 machine.
 #include <atomic>
@@ -95,8 +95,8 @@ TEST_CASE("isa hint: log_isa_hint_once prints on the first call only, and nothin
 TEST_CASE("isa hint: kernels print this build's hint once under WEFT_LOGS=cpu, and nothing without it") {
   HintLogsOff off;
   weft::set_logs("");  // whatever WEFT_LOGS says: the first kernels below run with the logs off
-  const std::string expected = isa_hint(weft::simd::kIsaName, weft::detail::cpu::running_cpu_features());
-  MESSAGE("this build: ", std::string(weft::simd::kIsaName), " packets; hint: ", expected.empty() ? "(none)" : expected);
+  const std::string expected = isa_hint(weft::kCpuPacketIsa, weft::detail::cpu::running_cpu_features());
+  MESSAGE("this build: ", std::string(weft::kCpuPacketIsa), " packets; hint: ", expected.empty() ? "(none)" : expected);
   WEFT_TEST_RNG(rng);
   Tensor<float> a = random_contiguous<float>(rng, Shape{257}, Domain{-2, 2});
   Tensor<float> y = weft::full<float>(Shape{257}, std::nanf(""));

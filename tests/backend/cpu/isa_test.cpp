@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include <weft/dense/matmul.hpp>
+#include <weft/ops/matmul.hpp>
 
 #include "log_capture.hpp"
 #include "pointwise_check.hpp"
@@ -17,7 +17,7 @@ using namespace weft_test;
 
 namespace {
 
-/// Float lanes in one register of each packet layer (weft/backend/cpu/simd.hpp).
+/// Float lanes in one register of each packet layer (weft/backend/cpu/simd/vec.hpp).
 int float_lanes_of(std::string_view isa) {
   if (isa == "avx512") return 16;
   if (isa == "avx2" || isa == "avx") return 8;
@@ -45,22 +45,22 @@ TEST_CASE("isa: the CPU backend's packet layer and width, as its fusion log repo
   for (std::size_t i = 0; i < av.size(); ++i) wrong += yav[i] != round_float(2 * av[i] + 1) || ybv[i] != 2 * bv[i] + 1;
   CHECK(wrong == 0);
 
-  const std::string isa = weft::simd::kIsaName, log = capture.text();
+  const std::string isa = weft::kCpuPacketIsa, log = capture.text();
   const int lanes = float_lanes_of(isa);
   INFO("fusion log:\n", log);
-  CHECK(weft::simd::kBytes == 4 * lanes);
+  CHECK(weft::kCpuPacketBytes == 4 * lanes);
   CHECK(log.find(isa + " x" + std::to_string(lanes) + " packets") != std::string::npos);      // float kernel
   CHECK(log.find(isa + " x" + std::to_string(lanes / 2) + " packets") != std::string::npos);  // double kernel
   // scripts/test prints this line in its summary, one per build.
   std::printf("[weft tests] cpu packets: %s, %d floats / %d doubles per packet, bf16 stores: %s\n", isa.c_str(), lanes,
-              lanes / 2, weft::simd::kBfloat16Conversion);
+              lanes / 2, weft::kCpuBf16Store);
 #if defined(WEFT_TEST_EXPECT_ISA)
   CHECK(isa == WEFT_TEST_EXPECT_ISA);
 #endif
 }
 
 TEST_CASE("isa: the bfloat16 store conversion and matmul path the build runs") {
-  const std::string conversion = weft::simd::kBfloat16Conversion, gemm = weft::detail::cpu::bf16_gemm_path();
+  const std::string conversion = weft::kCpuBf16Store, gemm = weft::detail::cpu::bf16_gemm_path();
   std::printf("[weft tests] bf16: stores %s, matmul %s\n", conversion.c_str(), gemm.c_str());
 #if defined(WEFT_TEST_EXPECT_BF16_CONVERSION)
   CHECK(conversion == WEFT_TEST_EXPECT_BF16_CONVERSION);

@@ -2,7 +2,7 @@
 /// @file cpu: bfloat16 matmul against a float64 reference within the fp32-accumulation bound, on
 /// whichever path the build and the OS allow (AMX-BF16 tiles, Arm BFMMLA, or float + Eigen and one
 /// rounding); which path runs, and what TDPBF16PS / BFMMLA do with denormals and roundings.
-#include <weft/dense/matmul.hpp>
+#include <weft/ops/matmul.hpp>
 
 #include <cstring>
 #include <string>
@@ -30,7 +30,7 @@ Domain bf16_domain() {
 /// Checks c against a (batch..., n, k) x b (batch..., k, m) (both at least 2-D, broadcast to the
 /// batch), element by element in the row-major order of c. All paths multiply exactly (8-bit
 /// significands) and add k products in fp32 in some order (TDPBF16PS, BFMMLA: pairs first, see
-/// gemm_amx.hpp, gemm_bfmmla.hpp), each addition rounded: |sum - exact| <= gamma_k sum |a b|
+/// backend/cpu/gemm/amx.hpp, backend/cpu/gemm/bfmmla.hpp), each addition rounded: |sum - exact| <= gamma_k sum |a b|
 /// with gamma_k = k u / (1 - k u), u = 2^-24 for round to nearest, 2^-23 for BFMMLA's round to
 /// odd (an error below one ulp); then one rounding to bfloat16, at most half an ulp of the fp32
 /// sum (whose magnitude is at most |exact| + that bound).

@@ -3,7 +3,7 @@
 // of the vectorized math against std:: evaluated in a wider type.
 //
 // Set WEFT_SIMD_ULP_REPORT=1 to print the measured maximum ulp error per function.
-#include "weft/backend/cpu/simd.hpp"
+#include "weft/backend/cpu/simd/vec.hpp"
 
 #include <doctest/doctest.h>
 
@@ -24,7 +24,7 @@
 
 namespace {
 
-namespace ws = weft::simd;
+namespace ws = weft::detail::simd;
 
 // The reference type: std:: in double for float results, in long double for double results.
 template <class T>

@@ -3,11 +3,11 @@
 /// double-precision host references. Skipped at run time without a CUDA device.
 #include <doctest/doctest.h>
 
-#include <weft/dense/factories.hpp>
-#include <weft/dense/layer_norm.hpp>
-#include <weft/dense/matmul.hpp>
-#include <weft/dense/softmax.hpp>
-#include <weft/dense/fuse.hpp>
+#include <weft/ops/factories.hpp>
+#include <weft/ops/layer_norm.hpp>
+#include <weft/ops/matmul.hpp>
+#include <weft/ops/softmax.hpp>
+#include <weft/ops/fuse.hpp>
 #include <weft/expr/operators.hpp>
 
 #include "backend/cuda/gpu_inputs.hpp"
@@ -94,7 +94,7 @@ TEST_CASE("cuda matmul: cuBLAS, batch broadcasting, transposed operands, dtypes"
     const Tensor<T> c = weft::matmul(a, b);
     CHECK(c.device() == gpu);
     // The CPU's matmul of the same values is itself checked against a double reference
-    // (tests/dense/matmul*_test.cpp); here the GPU result is compared with a double loop directly.
+    // (tests/ops/matmul*_test.cpp); here the GPU result is compared with a double loop directly.
     const Tensor<T> ha = a.to(Device::cpu()), hb = b.to(Device::cpu()), hc = c.to(Device::cpu());
     INFO("a ", shape_str(sa), " b ", shape_str(sb), " dtype ", type_name<T>());
     const std::int64_t k = sa[sa.rank() - 1];
@@ -139,7 +139,7 @@ TEST_CASE("cuda matmul: cuBLAS, batch broadcasting, transposed operands, dtypes"
   const Tensor<std::int32_t> ints = weft::zeros<std::int32_t>(Shape{2, 2}, gpu);
   CHECK_THROWS_WITH_AS(weft::eval(weft::matmul(ints, ints)), doctest::Contains("cuBLAS has no integer GEMM"), weft::Error);
   // A pointwise expression around a CUDA matmul (the product first, then one kernel): against the
-  // CPU's statement on the same values (itself checked in tests/dense/matmul_epilogue_test.cpp).
+  // CPU's statement on the same values (itself checked in tests/ops/matmul_epilogue_test.cpp).
   const weft::TensorView<float> x = on_gpu<float>(rng, Shape{70, 48}, GpuLayout::contiguous);
   const weft::TensorView<float> w = on_gpu<float>(rng, Shape{90, 48}, GpuLayout::contiguous);
   const weft::TensorView<float> bias = on_gpu<float>(rng, Shape{90}, GpuLayout::contiguous);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/// @file EmulatedOnHost for the foreach bodies (foreach_suite.hpp): the multi-tensor kernel's
-/// per-block body (cuda::run_list_block, the function every GPU block runs) executed on the host
+/// @file EmulatedOnHost for the foreach bodies (foreach_suite.hpp): the foreach kernel's
+/// per-block body (cuda::run_foreach_block, the function every GPU block runs) executed on the host
 /// for every block of every launch the planner packs, over CPU tensors, cycling through three
 /// launch tables. Plain C++ (foreach_block.hpp needs no nvcc, only the CUDA runtime's version).
 /// Its counts are one set for the whole program: a check compares them before and after its calls.
@@ -50,17 +50,17 @@ struct EmulatedOnHost {
     }
     const wd::IterationSpace space = wd::foreach_space(total);
     wd::ListTable table;
-    const auto kernel = wd::build_list_kernel(space, table, stmts...);
+    const auto kernel = wd::build_foreach_kernel(space, table, stmts...);
     using Kernel = std::remove_cv_t<decltype(kernel)>;
     if (total == 0) return;
     constexpr std::int64_t V = wc::vector_width_v<Kernel>;
     const std::int64_t resident = 132 * 8;
     ++runs[config];
     if (config == small_table)
-      emulate<typename wc::SmallListArgs<Kernel>::Launch>(kernel, table, sizes, wc::kBlockThreads * V, resident,
+      emulate<typename wc::SmallForeachArgs<Kernel>::Launch>(kernel, table, sizes, wc::kBlockThreads * V, resident,
                                                           wc::kBlockThreads, false);
     else if (config == large_table)
-      emulate<typename wc::LargeListArgs<Kernel>::Launch>(kernel, table, sizes, wc::kBlockThreads * V, resident,
+      emulate<typename wc::LargeForeachArgs<Kernel>::Launch>(kernel, table, sizes, wc::kBlockThreads * V, resident,
                                                           wc::kBlockThreads, false);
     else emulate<TinyLaunch>(kernel, table, sizes, 3 * V, 4, 3, true);
   }
@@ -69,7 +69,7 @@ struct EmulatedOnHost {
   static void emulate(const Kernel& kernel, const wd::ListTable& table, const std::vector<std::int64_t>& sizes,
                       std::int64_t unit, std::int64_t resident, std::uint32_t threads, bool smallest_chunk) {
     constexpr int V = wc::vector_width_v<Kernel>;
-    wd::ListLaunchPlan plan = wd::plan_list_launches<Launch>(table, sizes, unit, resident);
+    wd::ForeachLaunchPlan plan = wd::plan_foreach_launches<Launch>(table, sizes, unit, resident);
     REQUIRE(plan.tensors_per_launch > 0);
     if (smallest_chunk) {
       plan.chunk = unit;
@@ -87,7 +87,7 @@ struct EmulatedOnHost {
       split_tensors += l.block_chunk[0] != 0;
       for (int b = 0; b < l.blocks; ++b) {
         (l.vector_aligned(l.block_tensor[b]) ? vector_blocks : scalar_blocks) += 1;
-        for (std::uint32_t t = 0; t < threads; ++t) wc::run_list_block<V>(kernel, l, std::uint32_t(b), t, threads);
+        for (std::uint32_t t = 0; t < threads; ++t) wc::run_foreach_block<V>(kernel, l, std::uint32_t(b), t, threads);
       }
     });
     CHECK(launches == plan.launches);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/// @file The cuda suite's foreach bodies (foreach_suite.hpp) on the multi-tensor kernel's per-block
-/// body (cuda::run_list_block, the function every GPU block runs), executed on the host for every
+/// @file The cuda suite's foreach bodies (foreach_suite.hpp) on the foreach kernel's per-block
+/// body (cuda::run_foreach_block, the function every GPU block runs), executed on the host for every
 /// block of every launch the planner packs, over CPU tensors (foreach_emulated_on_host.hpp): random
 /// lists of every float dtype, one-element tensor operands, long lists in several launches. Plain
 /// C++: g++ compiles it, and it runs without a GPU.

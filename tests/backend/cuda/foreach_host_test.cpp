@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /// @file The cuda suite's foreach launch tables (capacity and packing, host only), and a fused
-/// AdamW step over mixed-dtype lists on the multi-tensor kernel's per-block body executed on the
+/// AdamW step over mixed-dtype lists on the foreach kernel's per-block body executed on the
 /// host (foreach_emulated_on_host.hpp; the other bodies are in foreach_host_blocks_test.cpp). Plain
 /// C++: g++ compiles it, and it runs without a GPU.
 #include <doctest/doctest.h>
@@ -67,7 +67,7 @@ FakeTable fake_table(const std::vector<std::int64_t>& sizes, int lists) {
 /// Packs `plan` and checks that every chunk of every tensor lands in exactly
 /// one block, with the table holding that tensor's pointers and size.
 template <class Launch>
-void check_packing(const wd::ListTable& table, const std::vector<std::int64_t>& sizes, const wd::ListLaunchPlan& plan) {
+void check_packing(const wd::ListTable& table, const std::vector<std::int64_t>& sizes, const wd::ForeachLaunchPlan& plan) {
   std::vector<std::vector<int>> seen(sizes.size());
   for (std::size_t k = 0; k < sizes.size(); ++k)
     seen[k].assign(std::size_t((sizes[k] + plan.chunk - 1) / plan.chunk), 0);
@@ -100,7 +100,7 @@ void check_packing(const wd::ListTable& table, const std::vector<std::int64_t>& 
   CHECK_MESSAGE(bad == 0, bad, " chunks were missed, repeated or given the wrong tensor");
 }
 
-std::string describe(const wd::ListLaunchPlan& plan) {
+std::string describe(const wd::ForeachLaunchPlan& plan) {
   return wd::cat(plan.tensors, " tensors, ", plan.elements, " elements: ", plan.launches, " launch(es) of up to ",
                  plan.tensors_per_launch, " tensors x ", plan.blocks_per_launch, " blocks, ", plan.chunks,
                  " chunks of ", plan.chunk, " elements");
@@ -117,8 +117,8 @@ TEST_CASE("foreach launch tables: capacity from the kernel argument limit, and p
   TensorList<weft::half> g;
   TensorList<float> m, v;
   using Kernel = kernel_of<decltype(adamw_statements(p, g, m, v))>::type;
-  using Small = wc::SmallListArgs<Kernel>;
-  using Large = wc::LargeListArgs<Kernel>;
+  using Small = wc::SmallForeachArgs<Kernel>;
+  using Large = wc::LargeForeachArgs<Kernel>;
   static_assert(wd::list_operands<Kernel>::lists == 14);  // 3 destinations + 11 list leaves
   static_assert(wd::list_operands<Kernel>::numbers == 0);
   static_assert(std::is_trivially_copyable_v<Small> && std::is_trivially_copyable_v<Large>);
@@ -151,8 +151,8 @@ TEST_CASE("foreach launch tables: capacity from the kernel argument limit, and p
   for (const auto* sizes : {&model, &many, &empty_ones}) {
     const FakeTable fake = fake_table(*sizes, 4);
     const wd::ListTable& table = fake.table;
-    const wd::ListLaunchPlan small = wd::plan_list_launches<typename Small::Launch>(table, *sizes, unit, resident);
-    const wd::ListLaunchPlan large = wd::plan_list_launches<typename Large::Launch>(table, *sizes, unit, resident);
+    const wd::ForeachLaunchPlan small = wd::plan_foreach_launches<typename Small::Launch>(table, *sizes, unit, resident);
+    const wd::ForeachLaunchPlan large = wd::plan_foreach_launches<typename Large::Launch>(table, *sizes, unit, resident);
     MESSAGE("4 KB table: ", describe(small), "\n", wc::kLargeKernelArgBytes, "-byte table: ", describe(large));
     CHECK(small.tensors_per_launch == Small::Capacity::kWords / 5);
     CHECK(small.chunk % unit == 0);
@@ -167,7 +167,7 @@ TEST_CASE("foreach launch tables: capacity from the kernel argument limit, and p
   // Chunks stay at one vector per thread while that fills the GPU, and never
   // go below it: 100 tensors of 1000 floats are 100 blocks of 1024.
   const std::vector<std::int64_t> hundred(100, 1000);
-  CHECK(wd::plan_list_launches<typename Small::Launch>(fake_table(hundred, 4).table, hundred, unit, resident).chunk == unit);
+  CHECK(wd::plan_foreach_launches<typename Small::Launch>(fake_table(hundred, 4).table, hundred, unit, resident).chunk == unit);
 }
 
 // ============================== the per-block body of every launch, on the host

@@ -17,9 +17,9 @@
 #include <type_traits>
 #include <vector>
 
-#include <weft/dense/factories.hpp>
+#include <weft/ops/factories.hpp>
 #include <weft/core/random.hpp>
-#include <weft/dense/fuse.hpp>
+#include <weft/ops/fuse.hpp>
 #include <weft/expr/operators.hpp>
 
 #include "backend/cuda/error_model.hpp"
@@ -171,8 +171,8 @@ void check_list(const ListData<T>& out, F&& expected, double ulps,
 
 // -------------------------------------------------------------- executors
 // The test bodies run on two executors: the real one (weft::fuse on lists of
-// CUDA tensors), and the multi-tensor kernel's per-block body
-// (cuda::run_list_block, the function every GPU block runs) executed on the
+// CUDA tensors), and the foreach kernel's per-block body
+// (cuda::run_foreach_block, the function every GPU block runs) executed on the
 // host for every block of every launch the planner packs, over CPU tensors.
 // The second needs no GPU.
 

@@ -6,7 +6,7 @@
 
 #include <utility>
 
-#include <weft/dense/factories.hpp>
+#include <weft/ops/factories.hpp>
 
 #include "cuda_support.hpp"
 #include "reference.hpp"

@@ -9,13 +9,13 @@
 #include <cmath>
 #include <vector>
 
-#include <weft/dense/factories.hpp>
-#include <weft/dense/foreach_norm.hpp>
-#include <weft/dense/fuse.hpp>
-#include <weft/dense/layer_norm.hpp>
-#include <weft/dense/matmul.hpp>
-#include <weft/dense/reduce.hpp>
-#include <weft/dense/softmax.hpp>
+#include <weft/ops/factories.hpp>
+#include <weft/ops/foreach_norm.hpp>
+#include <weft/ops/fuse.hpp>
+#include <weft/ops/layer_norm.hpp>
+#include <weft/ops/matmul.hpp>
+#include <weft/ops/reduce.hpp>
+#include <weft/ops/softmax.hpp>
 #include <weft/expr/operators.hpp>
 
 #include "reference.hpp"

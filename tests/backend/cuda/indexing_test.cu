@@ -6,8 +6,8 @@
 /// Skipped at run time without a CUDA device.
 #include <doctest/doctest.h>
 
-#include <weft/dense/indexing.hpp>
-#include <weft/dense/join.hpp>
+#include <weft/ops/indexing.hpp>
+#include <weft/ops/join.hpp>
 
 #include "backend/cuda/gpu_inputs.hpp"
 #include "dense_reference.hpp"

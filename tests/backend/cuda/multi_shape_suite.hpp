@@ -14,8 +14,8 @@
 #include <vector>
 
 #include <weft/core/random.hpp>
-#include <weft/dense/factories.hpp>
-#include <weft/dense/fuse.hpp>
+#include <weft/ops/factories.hpp>
+#include <weft/ops/fuse.hpp>
 #include <weft/expr/operators.hpp>
 
 namespace multi_shape_suite {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <weft/dense/join.hpp>
+#include <weft/ops/join.hpp>
 
 #include "backend/cuda/multi_shape_suite.hpp"
 #include "cuda_support.hpp"

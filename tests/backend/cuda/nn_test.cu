@@ -4,8 +4,8 @@
 /// rows) on a GPU against double-precision host references. Skipped at run time without a CUDA device.
 #include <doctest/doctest.h>
 
-#include <weft/dense/factories.hpp>
-#include <weft/dense/fuse.hpp>
+#include <weft/ops/factories.hpp>
+#include <weft/ops/fuse.hpp>
 #include <weft/nn/cross_entropy.hpp>
 #include <weft/nn/gelu.hpp>
 #include <weft/nn/layer_norm_backward.hpp>

@@ -19,9 +19,9 @@
 #include <utility>
 #include <vector>
 
-#include <weft/dense/factories.hpp>
+#include <weft/ops/factories.hpp>
 #include <weft/core/random.hpp>
-#include <weft/dense/fuse.hpp>
+#include <weft/ops/fuse.hpp>
 #include <weft/expr/operators.hpp>
 
 #include "backend/cuda/error_model.hpp"

@@ -4,9 +4,9 @@
 /// Skipped at run time without a CUDA device.
 #include <doctest/doctest.h>
 
-#include <weft/dense/factories.hpp>
-#include <weft/dense/reduce.hpp>
-#include <weft/dense/fuse.hpp>
+#include <weft/ops/factories.hpp>
+#include <weft/ops/reduce.hpp>
+#include <weft/ops/fuse.hpp>
 #include <weft/expr/operators.hpp>
 
 #include "backend/cuda/gpu_inputs.hpp"

@@ -4,10 +4,10 @@
 /// std match double references within the bound of a sequential sum. Skipped at run time without a CUDA device.
 #include <doctest/doctest.h>
 
-#include <weft/dense/arg_reduce.hpp>
-#include <weft/dense/cumsum.hpp>
-#include <weft/dense/statistics.hpp>
-#include <weft/dense/topk.hpp>
+#include <weft/ops/arg_reduce.hpp>
+#include <weft/ops/cumsum.hpp>
+#include <weft/ops/statistics.hpp>
+#include <weft/ops/topk.hpp>
 
 #include "backend/cuda/gpu_inputs.hpp"
 #include "dense_reference.hpp"

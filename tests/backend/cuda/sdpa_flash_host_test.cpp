@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include <weft/backend/cuda/flash_plan.hpp>
+#include <weft/backend/cuda/attention/flash_plan.hpp>
 #include <weft/nn/sdpa_cuda.hpp>
 
 namespace {
@@ -106,12 +106,12 @@ TEST_CASE("flash attention: causal block skipping matches a brute-force mask (L 
 }
 
 TEST_CASE("flash attention: refusals name what the CUDA kernel supports") {
-  nnd::FlashCudaRequest ok{"bfloat16", true, 128, 128, false, 0, true, {64, 128}};
-  CHECK(nnd::flash_cuda_refusal(ok).empty());
+  weft::detail::FlashCudaRequest ok{"bfloat16", true, 128, 128, false, 0, true, {64, 128}};
+  CHECK(weft::detail::flash_cuda_refusal(ok).empty());
   auto refusal = [&](auto change) {
-    nnd::FlashCudaRequest r = ok;
+    weft::detail::FlashCudaRequest r = ok;
     change(r);
-    return nnd::flash_cuda_refusal(r);
+    return weft::detail::flash_cuda_refusal(r);
   };
   CHECK(refusal([](auto& r) { r.flash_allowed = false; }).find("SdpaBackendGuard excludes") != std::string::npos);
   CHECK(refusal([](auto& r) { r.dtype = "float32", r.is_16bit = false; }).find("float32 inputs: the CUDA flash kernel takes float16 and bfloat16") != std::string::npos);
@@ -124,19 +124,19 @@ TEST_CASE("flash attention: refusals name what the CUDA kernel supports") {
 
 TEST_CASE("flash attention: operand strides merge batch dims or refuse") {
   const Shape s{2, 3, 4, 16, 64};
-  const nnd::FlashStrides c = nnd::flash_strides(s, weft::contiguous_strides(s));
+  const weft::detail::FlashStrides c = weft::detail::flash_strides(s, weft::contiguous_strides(s));
   CHECK(c.ok);
   CHECK(c.row == 64);
   CHECK(c.head == 16 * 64);
   CHECK(c.batch == 4 * 16 * 64);
   // (N, L, H, E) viewed as (N, H, L, E): heads step by E, rows by H E.
-  const nnd::FlashStrides t = nnd::flash_strides(Shape{2, 4, 16, 64}, weft::Strides{16 * 4 * 64, 64, 4 * 64, 1});
+  const weft::detail::FlashStrides t = weft::detail::flash_strides(Shape{2, 4, 16, 64}, weft::Strides{16 * 4 * 64, 64, 4 * 64, 1});
   CHECK(t.ok);
   CHECK(t.head == 64);
   CHECK(t.row == 4 * 64);
   CHECK(t.batch == 16 * 4 * 64);
   // Batch dims swapped: no single stride walks both.
-  CHECK(!nnd::flash_strides(s, weft::Strides{4 * 16 * 64, 3 * 4 * 16 * 64, 16 * 64, 64, 1}).ok);
+  CHECK(!weft::detail::flash_strides(s, weft::Strides{4 * 16 * 64, 3 * 4 * 16 * 64, 16 * 64, 64, 1}).ok);
 }
 
 }  // TEST_SUITE("cuda")

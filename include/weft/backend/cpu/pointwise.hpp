@@ -6,8 +6,8 @@
 #include <atomic>
 #include <cstdint>
 
-#include "weft/backend/cpu/packet.hpp"
-#include "weft/backend/cpu/simd.hpp"
+#include "weft/backend/cpu/simd/packet.hpp"
+#include "weft/backend/cpu/simd/vec.hpp"
 #include "weft/plan/iteration.hpp"
 
 #if defined(_OPENMP)

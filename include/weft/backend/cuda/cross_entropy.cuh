@@ -28,7 +28,7 @@ __device__ void row_exp_sum(const T* xr, std::int64_t n, int lane, RowReduceStor
   s = row_allreduce<G>(s, AddOp{}, storage);
 }
 
-/// loss_r = log s - (x_t - m) (see cpu/cross_entropy.hpp); row r at x + r * x_stride. Acc is
+/// loss_r = log s - (x_t - m) (see cpu/rows/cross_entropy.hpp); row r at x + r * x_stride. Acc is
 /// math_t<T>, a template parameter so that g++ and cicc mangle the kernel's name alike.
 template <int G, class T, class I, class O, class Acc>
 __global__ void __launch_bounds__(kRowBlock) cross_entropy_kernel(const T* __restrict__ x, std::int64_t x_stride,

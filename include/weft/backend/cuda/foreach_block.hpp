@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/// @file What one block of a CUDA foreach kernel runs (run_list_block), and the types of its
-/// launch tables. Plain C++ (host-device): multi_tensor.cuh's __global__ template calls it on the
+/// @file What one block of a CUDA foreach kernel runs (run_foreach_block), and the types of its
+/// launch tables. Plain C++ (host-device): backend/cuda/foreach.cuh's __global__ template calls it on the
 /// GPU, and tests run it on the host, block by block, with any C++ compiler (the CUDA headers
 /// only give CUDART_VERSION, which decides the large table's size).
 #pragma once
@@ -14,7 +14,7 @@
 
 #include "weft/backend/cuda/pointwise_thread.hpp"
 #include "weft/core/config.hpp"
-#include "weft/plan/multi_tensor.hpp"
+#include "weft/plan/foreach_launch.hpp"
 
 namespace weft::detail::cuda {
 
@@ -38,15 +38,15 @@ inline constexpr std::size_t kLargeKernelArgBytes = kKernelArgBytes;
 /// limit (a small list costs a 4 KB argument per launch, not 32 KB) and one
 /// at kLargeKernelArgBytes.
 template <class Kernel>
-using SmallListArgs = ListLaunchArgs<Kernel, kKernelArgBytes>;
+using SmallForeachArgs = ForeachLaunchArgs<Kernel, kKernelArgBytes>;
 template <class Kernel>
-using LargeListArgs = ListLaunchArgs<Kernel, kLargeKernelArgBytes>;
+using LargeForeachArgs = ForeachLaunchArgs<Kernel, kLargeKernelArgBytes>;
 
 /// Whether a foreach kernel has the large table besides the small one: it
 /// fits, and this CUDA takes more than 4 KB.
 template <class Kernel>
 inline constexpr bool has_large_table_v =
-    LargeListArgs<Kernel>::fits && LargeListArgs<Kernel>::arg_bytes > SmallListArgs<Kernel>::arg_bytes;
+    LargeForeachArgs<Kernel>::fits && LargeForeachArgs<Kernel>::arg_bytes > SmallForeachArgs<Kernel>::arg_bytes;
 
 /// What one block of a foreach launch runs: chunk block_chunk[block] of local
 /// tensor block_tensor[block]. select() points the kernel's list operands at
@@ -58,7 +58,7 @@ inline constexpr bool has_large_table_v =
 /// a chunk are 32-bit (chunk <= 2^30). Host-device: the tests run it on the
 /// host for every block of every launch.
 template <int V, class Kernel, class Launch>
-WEFT_HOST_DEVICE void run_list_block(const Kernel& kernel, const Launch& launch, std::uint32_t block,
+WEFT_HOST_DEVICE void run_foreach_block(const Kernel& kernel, const Launch& launch, std::uint32_t block,
                                      std::uint32_t thread, std::uint32_t threads) {
   const int k = launch.block_tensor[block];
   const std::int64_t begin = std::int64_t(launch.block_chunk[block]) * launch.chunk;
@@ -74,7 +74,7 @@ WEFT_HOST_DEVICE void run_list_block(const Kernel& kernel, const Launch& launch,
   for (std::uint32_t i = scalars_from + thread; i < n; i += threads) local.run_scalar(begin + i);
 }
 
-/// Per tensor: whether every list member is aligned to V elements (see run_list_block).
+/// Per tensor: whether every list member is aligned to V elements (see run_foreach_block).
 inline std::vector<char> vector_tensors(const ListTable& table, std::size_t tensors, int V) {
   std::vector<char> vector(tensors);
   for (std::size_t k = 0; k < tensors; ++k) vector[k] = V > 1 && list_vector_aligned(table, k, V);

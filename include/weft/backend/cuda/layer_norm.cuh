@@ -61,7 +61,7 @@ void run_layer_norm(const T* x, const T* w, const T* b, T* y, std::int64_t rows,
 }
 
 /// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * w, xhat = (x - mean) * rstd, per
-/// row (see cpu/layer_norm.hpp); each row's mean and rstd are kept in stats[2 row], [2 row + 1].
+/// row (see cpu/rows/layer_norm.hpp); each row's mean and rstd are kept in stats[2 row], [2 row + 1].
 template <int G, class T, class Acc>
 __global__ void __launch_bounds__(kRowBlock)
     layer_norm_backward_kernel(const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ w,

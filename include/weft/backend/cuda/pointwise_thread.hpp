@@ -26,7 +26,7 @@ inline constexpr std::size_t kVectorBytes = 16;
 
 /// The classic kernel-parameter limit. CUDA >= 12.1 raises it to 32764 bytes
 /// on Volta and newer, but every argument byte is copied at each launch, and
-/// long tensor lists belong to the multi-tensor (foreach) path anyway.
+/// long tensor lists belong to the foreach path anyway.
 inline constexpr std::size_t kKernelArgBytes = 4096;
 
 template <class Kernel>

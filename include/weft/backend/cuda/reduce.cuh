@@ -14,7 +14,7 @@
 
 #include "weft/backend/cuda/runtime.cuh"
 #include "weft/core/device.hpp"
-#include "weft/plan/reduce_plan.hpp"
+#include "weft/plan/reduction.hpp"
 #include "weft/expr/reducers.hpp"
 #include "weft/expr/math.hpp"
 #include "weft/plan/kernel.hpp"

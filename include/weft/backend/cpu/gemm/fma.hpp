@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+/// @file The CPU float / double GEMM kernel on FMA packets for gemm_packed, and its batched entry with a fused epilogue per output block (matmul expressions: `gelu(matmul(x, w) + b)` is one pass).
+///
+/// c = a b with every output sum_k a(i, k) b(k, j) accumulated in T, k in order (one FMA per
+/// product, so each partial sum rounds once per step; Eigen's blocked order differs only in the
+/// order of the additions: the same bound |error| <= k u sum_k |a b|).
+///
+/// Layout. The register block is BlockGemmTile<T> (backend/cpu/gemm/block.hpp: AVX-512 4 rows x 4 packets, 16
+/// registers 6 x 2), k one step at a time: a panel of a is kRows rows, k-major (a(i0 + r, s) at
+/// dst[s kRows + r], what the tile broadcasts from), a panel of b is kCols columns, k-major (one
+/// row of kCols at dst + s kCols, the tile's packet loads). Both are packed once per product,
+/// reading the operands through any strides: a transposed view costs no copy. Output blocks of
+/// about 256 x 256 per OpenMP thread; k in slices whose piece of a b panel is 32 KiB (L1 holds it
+/// while the block's a panels stream from L2; 16 KiB slices measured 5-10% slower at k = 3072).
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "weft/backend/cpu/gemm/block.hpp"
+#include "weft/backend/cpu/gemm/packed.hpp"
+
+// Host code only: nvcc's device pass has no SIMD layer (see simd.hpp).
+#if !defined(__CUDA_ARCH__)
+
+namespace weft::detail::cpu {
+
+/// The packets the FMA GEMM runs on in this build ("avx512", "avx2", "neon", ...), for logs.
+inline const char* gemm_fma_isa() { return simd::kIsaName; }
+
+/// A matrix read through element strides: (i, j) at data[i rs + j cs].
+template <class T>
+struct StridedMatrix {
+  const T* data;
+  std::int64_t rs, cs;
+  T operator()(std::int64_t i, std::int64_t j) const { return data[i * rs + j * cs]; }
+};
+
+/// The FMA kernel of gemm_packed for T = float or double (see there for the members).
+template <class T>
+struct GemmFmaKernel {
+  using Elem = T;
+  using Packed = T;
+  using Acc = T;
+  using Tile = BlockGemmTile<T>;
+  static constexpr std::int64_t kRows = Tile::kRows, kCols = Tile::kCols, kStep = 1;
+  static constexpr std::int64_t kStepElemsA = kRows, kStepElemsB = kCols, kAccFloats = kRows * kCols;
+  static constexpr std::int64_t kBlockRows = 256 / kRows * kRows, kBlockCols = std::max<std::int64_t>(256 / kCols, 1) * kCols;
+  static constexpr std::int64_t kSliceSteps = std::max<std::int64_t>(16, 32768 / (kCols * std::int64_t(sizeof(T))));
+
+  struct Thread {};
+
+  /// acc (kRows x kCols, row-major) = (zero if `first`, else acc) + the `steps` steps of a packed
+  /// a and b panel.
+  static void block(const T* a, const T* b, std::int64_t steps, T* acc, bool first) {
+    if (first) block_gemm_tile<T, false>(a, 1, kRows, b, kCols, acc, kCols, steps);
+    else block_gemm_tile<T, true>(a, 1, kRows, b, kCols, acc, kCols, steps);
+  }
+
+  /// Packs rows i0.. i0 + kRows - 1 of a (n x k): dst[s kRows + r] = a(i0 + r, s), zeros past n.
+  static void pack_a(const StridedMatrix<T>& a, std::int64_t n, std::int64_t k, std::int64_t i0, std::int64_t steps,
+                     T* dst) {
+    const std::int64_t rows = std::min(kRows, n - i0);
+    if (rows < kRows) std::memset(dst, 0, std::size_t(steps * kRows) * sizeof(T));
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const T* row = a.data + (i0 + r) * a.rs;
+      for (std::int64_t s = 0; s < k; ++s) dst[s * kRows + r] = row[s * a.cs];
+    }
+  }
+
+  /// Packs columns j0.. j0 + kCols - 1 of b (k x m): dst[s kCols + c] = b(s, j0 + c), zeros past m.
+  static void pack_b(const StridedMatrix<T>& b, std::int64_t /*k: steps covers it*/, std::int64_t m, std::int64_t j0, std::int64_t steps,
+                     T* dst) {
+    const std::int64_t cols = std::min(kCols, m - j0);
+    for (std::int64_t s = 0; s < steps; ++s) {
+      T* d = dst + s * kCols;
+      const T* row = b.data + s * b.rs + j0 * b.cs;
+      if (b.cs == 1) std::memcpy(d, row, std::size_t(cols) * sizeof(T));
+      else
+        for (std::int64_t c = 0; c < cols; ++c) d[c] = row[c * b.cs];
+      for (std::int64_t c = cols; c < kCols; ++c) d[c] = T(0);
+    }
+  }
+
+  /// Copies the register block at acc (rows i0.., columns j0..) into c, within n x m.
+  static void store(const T* acc, T* c, std::int64_t ldc, std::int64_t i0, std::int64_t j0, std::int64_t n,
+                    std::int64_t m) {
+    const std::int64_t cols = std::min(kCols, m - j0);
+    for (std::int64_t r = 0; r < kRows && i0 + r < n; ++r)
+      std::memcpy(c + (i0 + r) * ldc + j0, acc + r * kCols, std::size_t(cols) * sizeof(T));
+  }
+};
+
+/// Whether the FMA GEMM with a fused epilogue is expected to beat Eigen's GEMM plus one pass over
+/// the output for an n x k x m product (bench/dense_fusion, AMD Zen 4, 2 threads): at 2^21
+/// multiply-adds and more the two GEMMs run within 15% of each other (256^3 to 4096 x 1024 x
+/// 4096), below it Eigen's is up to 2x faster (64^3: 0.55x); and a product much deeper than wide
+/// (k above twice the larger of n and m, e.g. 1024 x 3072 x 768: 0.8-0.9x) loses more in the GEMM
+/// than one pass over its small output saves.
+/// gemm_epilogue_always (false): the tests set it to run every shape through the epilogue path.
+inline std::atomic<bool> gemm_epilogue_always{false};
+inline bool gemm_fma_epilogue_pays(std::int64_t n, std::int64_t k, std::int64_t m) {
+  return gemm_epilogue_always.load(std::memory_order_relaxed) || (n * k * m >= kSmallGemm && k <= 2 * std::max(n, m));
+}
+
+/// For every batch index bi of `batch` (a's matrix at a.data + sum_d coord_d a_batch[d], likewise
+/// b), the product a[bi] (n x k) b[bi] (k x m) in blocks: finish(bi, i0, i1, j0, j1, block, ld)
+/// gets rows [i0, i1) x columns [j0, j1) of it (block(i - i0, j - j0) at block[(i - i0) ld +
+/// j - j0]) once they are complete, on the thread that computed them. Threads go inside each
+/// product, or one product per thread for a batch of small ones (gemm_over_batch).
+template <class T, class Finish>
+void gemm_fma_blocks(const StridedMatrix<T>& a, const Strides& a_batch, const StridedMatrix<T>& b,
+                     const Strides& b_batch, const Shape& batch, std::int64_t n, std::int64_t k, std::int64_t m,
+                     const Finish& finish) {
+  using K = GemmFmaKernel<T>;
+  // a[bi] and b[bi] (batch_offsets is a few multiply-adds, once per packed panel)
+  auto operands = [&](std::int64_t bi) {
+    std::int64_t oa, ob;
+    batch_offsets(bi, batch, a_batch, b_batch, oa, ob);
+    return std::pair{StridedMatrix<T>{a.data + oa, a.rs, a.cs}, StridedMatrix<T>{b.data + ob, b.rs, b.cs}};
+  };
+  gemm_packed_blocks<K>(
+      batch, n, k, m,
+      [&](std::int64_t bi, std::int64_t i0, std::int64_t steps, T* dst) {
+        K::pack_a(operands(bi).first, n, k, i0, steps, dst);
+      },
+      [&](std::int64_t bi, std::int64_t j0, std::int64_t steps, T* dst) {
+        K::pack_b(operands(bi).second, k, m, j0, steps, dst);
+      },
+      finish);
+}
+
+}  // namespace weft::detail::cpu
+
+#endif  // !defined(__CUDA_ARCH__)

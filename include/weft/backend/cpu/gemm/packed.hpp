@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: MIT
+/// @file The driver of weft's packed GEMMs (bfloat16 on AMX tiles or Arm BFMMLA, float and double on FMA packets): packing, output blocks over OpenMP, k slices with partial sums in scratch, one store per output (or a fused epilogue per output block); a kernel type supplies the instruction-specific parts.
+///
+/// c = a b, a (n x k) and b (k x m). Both
+/// operands are packed once per product into panels of K::kRows rows (a) and K::kCols columns
+/// (b), k in steps of K::kStep and padded with zeros to whole steps (zeros add nothing to real
+/// outputs; padded rows and columns land in outputs that are never stored). Output blocks of
+/// K::kBlockRows x K::kBlockCols go to OpenMP threads (dynamic: a slow core takes fewer); within
+/// a block, k runs in K::kSliceSteps-step slices, the column panel outermost so that a slice of
+/// one b panel stays in L1 while the block's a panels stream from L2. Between slices each
+/// register block's fp32 sums wait in a per-thread scratch block; after the last slice K rounds
+/// them (bfloat16: rounds them once) into the output, or into a block buffer that a fused
+/// epilogue then reads (GemmBlockEpilogue).
+///
+/// A kernel type K provides:
+///   Elem, Packed, Acc              element type of c, of the packed panels, of the partial sums
+///   kRows, kCols, kStep            register block (kRows x kCols outputs) and k per step
+///   kStepElemsA, kStepElemsB       packed elements of one step of an a panel, of a b panel
+///   kAccFloats                     Acc elements of a register block's partial sums in scratch
+///   kBlockRows, kBlockCols, kSliceSteps
+///   pack_a(a, ..., n, k, i0, steps, dst), pack_b(b, ..., k, m, j0, steps, dst) (bound by the caller)
+///   block(a_panel, b_panel, steps, acc, first): acc = (first ? 0 : acc) + the steps' products
+///   store(acc, c, ldc, i0, j0, n, m): rounds the register block at (i0, j0) into c, inside n x m
+///   Thread: constructed by each thread before its blocks, destroyed after (AMX: tile config).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "weft/backend/cpu/gemm/eigen.hpp"
+#include "weft/backend/cpu/pointwise.hpp"
+#include "weft/core/dtype.hpp"
+#include "weft/core/shape.hpp"
+#include "weft/plan/statements.hpp"
+
+// Host code only: nvcc's device pass has no SIMD layer (see simd.hpp).
+#if !defined(__CUDA_ARCH__)
+
+namespace weft::detail::cpu {
+
+/// Aligned scratch.
+struct PackedGemmFree {
+  void operator()(void* p) const { std::free(p); }
+};
+
+/// Scratch of at most this size is kept by each thread between products: a fresh allocation of a
+/// few hundred KiB is mapped and page-faulted anew every call (glibc maps blocks above 128 KiB),
+/// measured at about a third of a 256^3 float product's time. Larger requests are allocated per
+/// call, where the product's own time dwarfs the faults.
+inline constexpr std::size_t kKeptScratchBytes = std::size_t(4) << 20;
+
+/// One scratch buffer of `count` T, 64-byte aligned: the calling thread's kept buffer `slot` (one
+/// per use within a product: packed a, packed b, partial sums, the epilogue's block), grown as
+/// needed, or a buffer of its own when larger than kKeptScratchBytes.
+template <class T>
+class PackedGemmScratch {
+ public:
+  PackedGemmScratch(int slot, std::int64_t count) {
+    const std::size_t bytes = (std::size_t(std::max<std::int64_t>(count, 1)) * sizeof(T) + 63) / 64 * 64;
+    if (bytes > kKeptScratchBytes) {
+      owned_.reset(std::aligned_alloc(64, bytes));
+      data_ = static_cast<T*>(owned_.get());
+      return;
+    }
+    struct Kept {
+      std::unique_ptr<void, PackedGemmFree> data;
+      std::size_t bytes = 0;
+    };
+    thread_local Kept kept[kSlots];
+    Kept& k = kept[slot];
+    if (k.bytes < bytes) k.data.reset(std::aligned_alloc(64, bytes)), k.bytes = bytes;
+    data_ = static_cast<T*>(k.data.get());
+  }
+  T* get() const { return data_; }
+
+  static constexpr int kSlots = 4;
+
+ private:
+  std::unique_ptr<void, PackedGemmFree> owned_;
+  T* data_ = nullptr;
+};
+
+/// Where gemm_packed puts its results: straight into c (row stride ldc).
+template <class Out>
+struct GemmStore {
+  static constexpr bool kBuffered = false;
+  Out* c;
+  std::int64_t ldc;
+};
+
+/// Where gemm_packed puts its results: each output block, once complete, into a buffer of the
+/// thread (kBlockRows x kBlockCols, row stride kBlockCols), then finish(i0, i1, j0, j1, buffer,
+/// ld) writes rows [i0, i1) x columns [j0, j1) of the product wherever it goes (an epilogue: the
+/// block is in cache, and the output is written once).
+template <class Finish>
+struct GemmBlockEpilogue {
+  static constexpr bool kBuffered = true;
+  Finish finish;
+};
+
+/// Where gemm_packed puts its results when c is large (kStreamingBytes or more): each output
+/// block, once complete, into the thread's buffer, then row by row into c (row stride ldc) with
+/// non-temporal stores where a row's 64-byte lines are whole. Stored straight from the register
+/// blocks, each line of c would be read before being overwritten (a register block writes half a
+/// line per row of a tile), and c's lines would evict the packed panels: a bfloat16 4096 x 1024 x
+/// 4096 product on AMX took 24.3 ms so and 19.6 ms through the buffer (bench/dense_fusion).
+template <class Out>
+struct GemmStreamStore {
+  static constexpr bool kBuffered = true;
+  Out* c;
+  std::int64_t ldc;
+  void finish(std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const Out* block,
+              std::int64_t ld) const {
+    using Line = simd::Vec<std::int32_t, 16>;  // 64 bytes: one line, whatever the ISA's width
+    const std::size_t row_bytes = std::size_t(j1 - j0) * sizeof(Out);
+    for (std::int64_t i = i0; i < i1; ++i) {
+      auto* dst = reinterpret_cast<unsigned char*>(c + i * ldc + j0);
+      const auto* src = reinterpret_cast<const unsigned char*>(block + (i - i0) * ld);
+      // head up to dst's first line boundary, whole lines streamed, the tail
+      const std::size_t head = std::min(row_bytes, std::size_t(-reinterpret_cast<std::uintptr_t>(dst) & 63));
+      const std::size_t lines = (row_bytes - head) / 64;
+      std::memcpy(dst, src, head);
+      for (std::size_t l = 0; l < lines; ++l) {
+        Line v;
+        std::memcpy(&v.raw, src + head + 64 * l, 64);
+        v.stream(reinterpret_cast<std::int32_t*>(dst + head + 64 * l));
+      }
+      std::memcpy(dst + head + 64 * lines, src + head + 64 * lines, row_bytes - head - 64 * lines);
+    }
+    simd::stream_fence();
+  }
+};
+
+/// The product of an n x k and a k x m operand, whose panels pack_a(i0, steps, dst) and
+/// pack_b(j0, steps, dst) write in K's layout (the kernel's pack_a / pack_b, bound to the
+/// operands by the caller), on `threads` threads (1: the calling thread only), with kernel K,
+/// into `out` (GemmStore or GemmBlockEpilogue). k may be 0 (zeros).
+template <class K, class PackA, class PackB, class Out>
+void gemm_packed(const PackA& pack_a, const PackB& pack_b, std::int64_t n, std::int64_t k, std::int64_t m, int threads,
+                 const Out& out) {
+  using Packed = typename K::Packed;
+  using Acc = typename K::Acc;
+  constexpr std::int64_t TA = K::kStepElemsA, TB = K::kStepElemsB;
+  const std::int64_t steps = (k + K::kStep - 1) / K::kStep;
+  const std::int64_t row_panels = (n + K::kRows - 1) / K::kRows, col_panels = (m + K::kCols - 1) / K::kCols;
+  // Blocks of K::kBlockRows rows, fewer rows while there would be fewer blocks than threads (a
+  // 256 x 256 product is one block: one busy thread), down to 4 register blocks' worth.
+  std::int64_t panels_per_block_row = K::kBlockRows / K::kRows;
+  constexpr std::int64_t kPanelsPerBlockCol = K::kBlockCols / K::kCols;
+  const std::int64_t block_cols = (m + K::kBlockCols - 1) / K::kBlockCols;
+  auto block_rows_of = [&](std::int64_t panels) { return (row_panels + panels - 1) / panels; };
+  while (panels_per_block_row > 4 && block_rows_of(panels_per_block_row) * block_cols < threads)
+    panels_per_block_row /= 2;
+  const std::int64_t block_rows = block_rows_of(panels_per_block_row);
+  const std::int64_t blocks = block_rows * block_cols;
+  const std::int64_t slices = std::max<std::int64_t>(1, (steps + K::kSliceSteps - 1) / K::kSliceSteps);
+  // Partial sums of a block between slices; one register block's worth when k is one slice.
+  const std::int64_t scratch_elems =
+      (slices > 1 ? std::min(row_panels, panels_per_block_row) * std::min(col_panels, kPanelsPerBlockCol) : 1) *
+      K::kAccFloats;
+  const PackedGemmScratch<Packed> packed_a(0, row_panels * steps * TA), packed_b(1, col_panels * steps * TB);
+  Packed* pa = packed_a.get();
+  Packed* pb = packed_b.get();
+  threads = int(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, blocks)));
+
+  WEFT_PRAGMA_OMP(omp parallel num_threads(threads) if (threads > 1))
+  {
+    // b panels first, handed out one at a time: one holds kCols / kRows times an a panel's
+    // elements (6 x 64 for vdpbf16ps), and a static split gave one thread all of them (512^3
+    // bfloat16: the other waited ~7% of the product at the barrier).
+    WEFT_PRAGMA_OMP(omp for schedule(dynamic, 1))
+    for (std::int64_t t = 0; t < row_panels + col_panels; ++t) {
+      if (t < col_panels) pack_b(t * K::kCols, steps, pb + t * steps * TB);
+      else pack_a((t - col_panels) * K::kRows, steps, pa + (t - col_panels) * steps * TA);
+    }
+
+    [[maybe_unused]] const typename K::Thread thread_state;  // per-thread setup, e.g. AMX tiles
+    const PackedGemmScratch<Acc> scratch(2, scratch_elems);
+    const PackedGemmScratch<typename K::Elem> buffer(3, Out::kBuffered ? K::kBlockRows * K::kBlockCols : 0);
+    WEFT_PRAGMA_OMP(omp for schedule(dynamic, 1))
+    for (std::int64_t blk = 0; blk < blocks; ++blk) {
+      const std::int64_t t0 = blk / block_cols * panels_per_block_row, u0 = blk % block_cols * kPanelsPerBlockCol;
+      const std::int64_t t1 = std::min(row_panels, t0 + panels_per_block_row);
+      const std::int64_t u1 = std::min(col_panels, u0 + kPanelsPerBlockCol);
+      const std::int64_t i0 = t0 * K::kRows, j0 = u0 * K::kCols;
+      for (std::int64_t sl = 0; sl < slices; ++sl) {
+        const std::int64_t s0 = sl * K::kSliceSteps, ns = std::min(K::kSliceSteps, steps - s0);
+        for (std::int64_t u = u0; u < u1; ++u)
+          for (std::int64_t t = t0; t < t1; ++t) {
+            Acc* acc = scratch.get() + (slices > 1 ? ((t - t0) * (u1 - u0) + (u - u0)) * K::kAccFloats : 0);
+            K::block(pa + (t * steps + s0) * TA, pb + (u * steps + s0) * TB, ns, acc, sl == 0);
+            if (sl + 1 < slices) continue;
+            if constexpr (Out::kBuffered)
+              K::store(acc, buffer.get(), K::kBlockCols, t * K::kRows - i0, u * K::kCols - j0, n - i0, m - j0);
+            else K::store(acc, out.c, out.ldc, t * K::kRows, u * K::kCols, n, m);
+          }
+      }
+      if constexpr (Out::kBuffered)
+        out.finish(i0, std::min(n, t1 * K::kRows), j0, std::min(m, u1 * K::kCols),
+                   static_cast<const typename K::Elem*>(buffer.get()), K::kBlockCols);
+    }
+  }
+}
+
+/// product(bi, threads) for the `count` n x k x m products of a batch: one product per thread
+/// for a batch of small ones (gemm_over_batch), else each product on all the threads it can use.
+template <class Product>
+void for_each_packed_product(std::int64_t count, std::int64_t n, std::int64_t k, std::int64_t m,
+                             const Product& product) {
+  if (gemm_over_batch(count, n, k, m)) {
+    const int threads = int(std::min<std::int64_t>(count, max_threads()));
+    WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(static))
+    for (std::int64_t bi = 0; bi < count; ++bi) product(bi, 1);
+  } else {
+    const int threads = threads_for(n * k * m / 64);
+    for (std::int64_t bi = 0; bi < count; ++bi) product(bi, threads);
+  }
+}
+
+/// For every batch index bi of `batch`, the n x k x m product whose panels pack_a(bi, i0, steps,
+/// dst) and pack_b(bi, j0, steps, dst) write (kernel K's layout), in blocks: finish(bi, i0, i1,
+/// j0, j1, block, ld) gets rows [i0, i1) x columns [j0, j1) of it (block(i - i0, j - j0) at
+/// block[(i - i0) ld + j - j0], K::Elem) once they are complete, on the thread that computed them,
+/// while they are in cache: the driver of every GEMM epilogue.
+template <class K, class PackA, class PackB, class Finish>
+void gemm_packed_blocks(const Shape& batch, std::int64_t n, std::int64_t k, std::int64_t m, const PackA& pack_a,
+                        const PackB& pack_b, const Finish& finish) {
+  for_each_packed_product(batch.numel(), n, k, m, [&](std::int64_t bi, int threads) {
+    auto done = [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const typename K::Elem* block,
+                    std::int64_t ld) { finish(bi, i0, i1, j0, j1, block, ld); };
+    gemm_packed<K>([&](std::int64_t i0, std::int64_t steps, auto* dst) { pack_a(bi, i0, steps, dst); },
+                   [&](std::int64_t j0, std::int64_t steps, auto* dst) { pack_b(bi, j0, steps, dst); }, n, k, m,
+                   threads, GemmBlockEpilogue<decltype(done)>{done});
+  });
+}
+
+/// c[b] = a[b] b[b] for every batch index of `batch`, with gemm_batched's conventions (a[b] is
+/// n x k with row stride lda at a + sum_d coord_d a_batch[d]; likewise b; c contiguous), with
+/// kernel K: one product per thread for batches of small products, else threads inside each.
+template <class K>
+void gemm_packed_batched(const typename K::Elem* a, std::int64_t lda, const Strides& a_batch,
+                         const typename K::Elem* b, std::int64_t ldb, const Strides& b_batch, typename K::Elem* c,
+                         const Shape& batch, std::int64_t n, std::int64_t k, std::int64_t m) {
+  const std::int64_t count = batch.numel();
+  const bool stream = n * m * std::int64_t(sizeof(typename K::Elem)) >= kStreamingBytes;
+  auto product = [&](std::int64_t bi, int threads) {
+    std::int64_t oa, ob;
+    batch_offsets(bi, batch, a_batch, b_batch, oa, ob);
+    const auto* pa = a + oa;
+    const auto* pb = b + ob;
+    auto run = [&](const auto& out) {
+      gemm_packed<K>([&](std::int64_t i0, std::int64_t steps, auto* dst) { K::pack_a(pa, lda, n, k, i0, steps, dst); },
+                     [&](std::int64_t j0, std::int64_t steps, auto* dst) { K::pack_b(pb, ldb, k, m, j0, steps, dst); },
+                     n, k, m, threads, out);
+    };
+    if (stream) run(GemmStreamStore<typename K::Elem>{c + bi * n * m, m});
+    else run(GemmStore<typename K::Elem>{c + bi * n * m, m});
+  };
+  for_each_packed_product(count, n, k, m, product);
+}
+
+}  // namespace weft::detail::cpu
+
+#endif  // !defined(__CUDA_ARCH__)
