@@ -7,6 +7,7 @@
 #include <weft/ops/reduce.hpp>
 
 #include "dense_reference.hpp"
+#include "reduce_sweep.hpp"
 #include "reference.hpp"
 
 using namespace weft_test;
@@ -57,43 +58,31 @@ TEST_CASE("reduce: random shapes, layouts, dims and keepdim (float32, every op)"
     Domain dom;
     dom.nan_chance = rng.chance(0.1) ? 0.01 : 0.0;
     const TensorView<float> x = make_view<float>(rng, full, dom, layout);
-    const std::vector<double> values = values_of(x);
-    const std::vector<std::int64_t> dims = random_dims(rng, full.rank());
-    const bool keepdim = rng.chance(0.5);
-    const std::vector<bool> mask = reduce_mask(full.rank(), dims);
-    std::int64_t n_red = 1;
-    for (int d = 0; d < full.rank(); ++d)
-      if (mask[std::size_t(d)]) n_red *= full[d];
-    INFO("iteration ", iter, ", layout ", layout_name(layout), ", ", dims.size(), " dims listed");
+    const RandomReduction c(rng, x);
+    INFO("iteration ", iter, ", layout ", layout_name(layout), ", ", c.dims.size(), " dims listed");
     for (Op op : {Op::sum, Op::mean, Op::max, Op::min, Op::amax, Op::amin, Op::norm}) {
       const double p = rng.pick(ps);
       const bool no_identity = op == Op::max || op == Op::min || op == Op::amax || op == Op::amin ||
                                (op == Op::norm && std::isinf(p));
-      if (no_identity && n_red == 0) {
-        CHECK_THROWS_AS(run_op(op, x, dims, keepdim, p), weft::Error);
+      if (no_identity && c.n_red == 0) {
+        CHECK_THROWS_AS(run_op(op, x, c.dims, c.keepdim, p), weft::Error);
         continue;
       }
-      check_reduction(run_op(op, x, dims, keepdim, p), op, values, full, mask, keepdim, p, kFloatEps);
+      c.check(run_op(op, x, c.dims, c.keepdim, p), op, p, kFloatEps);
     }
   }
 }
 
 TEST_CASE("reduce: prod over random shapes, layouts, dims and keepdim (float32)") {
   WEFT_TEST_RNG(rng);
-  // Log-uniform magnitudes in [0.8, 1.25]: log2 of a product of n is a random walk of standard
-  // deviation 0.19 sqrt(n), 13 at n = 5000, so products stay far from float's range ends (2^+-126);
-  // with [1/2, 2] it is 41, and a product could pass through subnormals, outside the bound.
-  const Domain near_one{0.8, 1.25, true};
+  const Domain near_one = near_one_domain<float>();  // products of 5000 stay within float's range
   for (int iter = 0; iter < 60; ++iter) {
     const Shape full = random_shape(rng, 0, 5, 5000);
     const Layout layout = random_layout(rng, false);
     const TensorView<float> x = make_view<float>(rng, full, near_one, layout);
-    const std::vector<double> values = values_of(x);
-    const std::vector<std::int64_t> dims = random_dims(rng, full.rank());
-    const bool keepdim = rng.chance(0.5);
+    const RandomReduction c(rng, x);
     INFO("iteration ", iter, ", layout ", layout_name(layout));
-    check_reduction(weft::prod(x, dims, keepdim), Op::prod, values, full, reduce_mask(full.rank(), dims), keepdim, 0,
-                    kFloatEps);
+    c.check(weft::prod(x, c.dims, c.keepdim), Op::prod, 0, kFloatEps);
   }
   // An expression, and products that overflow float, vanish, or hold a zero, an inf or a NaN.
   const TensorView<float> y = make_view<float>(rng, Shape{6, 40}, near_one, Layout::permuted);

@@ -49,15 +49,12 @@ TEST_CASE_TEMPLATE("logsumexp, var, std: random shapes, layouts, dims, keepdim a
     dom.nan_chance = rng.chance(0.1) ? 0.01 : 0.0;
     if (rng.chance(0.3)) dom.lo = -30, dom.hi = 30;  // exp of these spans 26 decades
     const TensorView<T> x = make_view<T>(rng, full, dom, layout);
-    const std::vector<double> values = values_of(x);
-    const std::vector<std::int64_t> dims = random_dims(rng, full.rank());
-    const bool keepdim = rng.chance(0.5);
-    const std::vector<bool> mask = reduce_mask(full.rank(), dims);
+    const RandomReduction c(rng, x);
     const double correction = rng.pick(std::vector<double>{0, 1, 1, 2.5});
     INFO("dtype ", type_name<T>(), ", iteration ", iter, ", layout ", layout_name(layout));
-    check_stat(weft::logsumexp(x, dims, keepdim), Stat::logsumexp, values, full, mask, keepdim, 0);
-    check_stat(weft::var(x, dims, correction, keepdim), Stat::var, values, full, mask, keepdim, correction);
-    check_stat(weft::std(x, dims, correction, keepdim), Stat::std, values, full, mask, keepdim, correction);
+    check_stat(weft::logsumexp(x, c.dims, c.keepdim), Stat::logsumexp, c.values, full, c.mask, c.keepdim, 0);
+    check_stat(weft::var(x, c.dims, correction, c.keepdim), Stat::var, c.values, full, c.mask, c.keepdim, correction);
+    check_stat(weft::std(x, c.dims, correction, c.keepdim), Stat::std, c.values, full, c.mask, c.keepdim, correction);
   }
 }
 

@@ -103,8 +103,7 @@ TEST_CASE("optimizers: GradScale unscales on the host path and skips a step with
   WEFT_TEST_RNG(rng);
   TensorList<float> p1 = random_list(rng, kShapes), p2 = random_list(rng, kShapes);
   p2 = p1;  // same values, separate storage
-  // capturable changes nothing on the CPU (the host is the device): the same kernel, bit for bit
-  optim::AdamW a(p1, {.lr = 1e-2}), b(p2, {.lr = 1e-2, .capturable = true});
+  optim::AdamW a(p1, {.lr = 1e-2}), b(p2, {.lr = 1e-2});
   std::int64_t kernel_types = -1;
   const Tensor<float> scale = weft::full<float>({1}, 256.0f), clear = weft::zeros<float>({1}),
                       overflow = weft::ones<float>({1});
@@ -173,4 +172,39 @@ TEST_CASE("optimizers: WEFT_LOGS=optim logs every step and every skip") {
                   "float32 state, 1 kernel") != std::string::npos);
   CHECK(text.find("[weft:optim] optim::AdamW step skipped: found_inf is set (step count stays 1)") != std::string::npos);
 }
+}
+
+TEST_CASE("optimizers: the first step fills each state list with one foreach kernel, whatever the parameter count") {
+  // +fusion logs every kernel launch: AdamW's first step runs one fill per state list (exp_avg,
+  // exp_avg_sq) and the update, 3 kernels for 3 or 12 parameters.
+  WEFT_TEST_RNG(rng);
+  for (int copies : {1, 4}) {
+    std::vector<Shape> shapes;
+    for (int c = 0; c < copies; ++c) shapes.insert(shapes.end(), kShapes.begin(), kShapes.end());
+    TensorList<float> p = random_list(rng, shapes);
+    TensorList<float> g = random_list(rng, shapes);
+    {  // freed NaN buffers of the state's sizes: the host pool hands them to the state lists
+      std::vector<Tensor<float>> poison;
+      for (const Shape& s : shapes) poison.push_back(weft::full<float>(s, NAN));
+      for (const Shape& s : shapes) poison.push_back(weft::full<float>(s, NAN));
+    }
+    optim::AdamW adam(p);
+    LogCapture capture;
+    weft::set_logs("+fusion");
+    adam.step(g);
+    weft::set_logs("");
+    const std::string text = capture.text();
+    INFO("parameters: ", shapes.size(), "\n", text);
+    std::size_t kernels = 0;
+    for (std::size_t at = text.find("[weft:fusion] fused"); at != std::string::npos;
+         at = text.find("[weft:fusion] fused", at + 1))
+      ++kernels;
+    CHECK(kernels == 3);
+    // From zero state: exp_avg = (1 - beta1) g, exp_avg_sq = (1 - beta2) g^2.
+    REQUIRE(adam.state("exp_avg").size() == shapes.size());
+    for (std::size_t k = 0; k < shapes.size(); ++k) {
+      CHECK(weft::allclose(adam.state("exp_avg")[k], 0.1 * g[k], 1e-6, 0.0));
+      CHECK(weft::allclose(adam.state("exp_avg_sq")[k], 0.001 * g[k] * g[k], 1e-6, 0.0));
+    }
+  }
 }

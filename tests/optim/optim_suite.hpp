@@ -142,7 +142,6 @@ void run_golden(const OptimGolden& g, bool master, Check&& check) {
                           " state, " + mode_name(mode) + (master ? ", master weights)" : ")");
   INFO(run);
   Options o = golden_options<Options>(g);
-  o.capturable = mode == Mode::scaled;  // accepted on the CPU, where it changes nothing (the host is the device)
   o.master_weights = master;
   Opt<P, S> opt(make_list<P>(g.shapes, g.param0), o);
   const Tensor<float> scale = weft::full<float>({1}, 1024.0f), clear = weft::zeros<float>({1}),

@@ -177,10 +177,19 @@ inline double ref_norm(const std::vector<double>& v, double p) {
 /// (worst case). c = 8 also covers each element's own rounding when it is
 /// an expression (one or two roundings per element, relative to |x_i|).
 /// The CUDA kernels fold up to n / (threads per output) values per thread,
-/// then a tree: their bound is the sequential length, see cuda_sum_error_bound.
+/// then a tree: their bound is the sequential length, see sequential_sum_error_bound.
 inline double sum_error_bound(std::int64_t n, double eps, double sum_abs) {
   return (std::log2(double(std::max<std::int64_t>(n, 1))) + 16.0) * eps * sum_abs;
 }
+
+/// How the code under test adds: weft's CPU kernels join partial sums pairwise (sum_error_bound);
+/// the CUDA kernels fold up to n values sequentially in one thread (a thread per output), then a
+/// tree (sequential_sum_error_bound).
+enum class SumOrder { pairwise, sequential };
+
+/// The worst case of a sequential sum of n values, (n + 16) eps sum|x|: it bounds every path of
+/// the CUDA kernels.
+inline double sequential_sum_error_bound(double n, double eps, double sum_abs) { return (n + 16) * eps * sum_abs; }
 
 /// logsumexp of a group in double: shift + log sum exp(x - shift), shift = max (0 when infinite).
 /// The tolerance: each exp(x - m) in the accumulator is off by ~(|x - m| + 2) eps relative, the
@@ -256,13 +265,13 @@ inline std::vector<std::int64_t> random_dims(Rng& rng, int rank) {
 }
 
 /// What an output element reducing `group` must be, for a result of dtype R accumulated in a
-/// type with machine epsilon eps_acc.
+/// type with machine epsilon eps_acc, its sums added in `order`.
 /// `magnitude`, when given, holds per element the sum of the absolute values of the terms that
 /// produce it (for an expression input such as x*x + x, whose own rounding error scales with
 /// |x*x| + |x|, not with its possibly cancelling result).
 template <class R>
 Expect expect_reduction(Op op, const std::vector<double>& group, double p, double eps_acc,
-                        const std::vector<double>* magnitude = nullptr) {
+                        const std::vector<double>* magnitude = nullptr, SumOrder order = SumOrder::pairwise) {
   const double n = double(group.size());
   const double sum_abs = magnitude ? ref_sum_abs(*magnitude) : ref_sum_abs(group);
   Expect e;
@@ -316,6 +325,12 @@ Expect expect_reduction(Op op, const std::vector<double>& group, double p, doubl
       break;
     }
   }
+  // A sequential sum may be off by far more than a pairwise one: the bounds of the ops that sum
+  // (sum, mean, and the p-norms that add |x|^p) widen to the sequential bound.
+  if (order == SumOrder::sequential && (op == Op::sum || op == Op::mean || (op == Op::norm && p != 0 && !std::isinf(p)))) {
+    const double slack = sequential_sum_error_bound(n, eps_acc, sum_abs) / (op == Op::mean ? std::max(n, 1.0) : 1.0);
+    e.tol = std::max(e.tol, slack + ulp_of<R>(e.want));
+  }
   return e;
 }
 
@@ -324,19 +339,23 @@ Expect expect_reduction(Op op, const std::vector<double>& group, double p, doubl
 inline namespace WEFT_BACKEND_ABI {
 
 /// Checks `out` = op over `mask` of an input with these values and shape (and, optionally, these
-/// per-element magnitudes, see expect_reduction).
+/// per-element magnitudes, see expect_reduction). A result on a GPU is read from a copy on the
+/// host, within the bounds of the CUDA kernels' sequential sums (SumOrder).
 template <class R>
 void check_reduction(const weft::TensorBase<R>& out, Op op, const std::vector<double>& values, const Shape& full,
                      const std::vector<bool>& mask, bool keepdim, double p, double eps_acc,
                      const std::vector<double>& magnitudes = {}) {
   INFO("op ", std::string(op_name(op)), " p ", p, ", input shape ", shape_str(full), ", keepdim ", keepdim);
   REQUIRE(out.shape() == reduced_shape(full, mask, keepdim));
+  const SumOrder order = out.device().is_cpu() ? SumOrder::pairwise : SumOrder::sequential;
+  const Tensor<R> copy = out.device().is_cpu() ? Tensor<R>() : out.to(weft::Device::cpu());
+  const weft::TensorBase<R>& host = out.device().is_cpu() ? out : copy;
   const ReductionReference ref(values, full, mask);
   const ReductionReference mag(magnitudes.empty() ? values : magnitudes, full, mask);
-  WEFT_CHECK_REPORT(check_output(out, [&](const std::vector<std::int64_t>& idx) {
+  WEFT_CHECK_REPORT(check_output(host, [&](const std::vector<std::int64_t>& idx) {
     std::int64_t o = 0;
-    for (int d = 0; d < out.dim(); ++d) o = o * out.shape()[d] + idx[std::size_t(d)];
-    return expect_reduction<R>(op, ref.groups[std::size_t(o)], p, eps_acc, &mag.groups[std::size_t(o)]);
+    for (int d = 0; d < host.dim(); ++d) o = o * host.shape()[d] + idx[std::size_t(d)];
+    return expect_reduction<R>(op, ref.groups[std::size_t(o)], p, eps_acc, &mag.groups[std::size_t(o)], order);
   }));
 }
 /// A lazy reduction (weft::sum(x, dim) is an expression node) checked as its evaluated tensor.

@@ -23,7 +23,7 @@
 #include "weft/core/tensor.hpp"
 #include "weft/expr/operators.hpp"
 #include "weft/log/log.hpp"
-#include "weft/plan/operands.hpp"
+#include "weft/plan/kernel_operands.hpp"
 
 #if defined(__CUDACC__)
 #include "weft/backend/cuda/gemm.cuh"

@@ -43,6 +43,8 @@ inline constexpr bool kNcclCompiled =
              "-DWEFT_DIST_NCCL (else move them with .to(Device::cpu()))");
 }
 
+// The collectives run on the legacy default stream where weft's kernels run: the pack before and
+// the unpack after are ordered with them, and a host read of the result waits for them.
 #if defined(__CUDACC__) && defined(WEFT_DIST_NCCL)
 static_assert(sizeof(ncclUniqueId) == sizeof(NcclUniqueId), "NcclUniqueId must hold an ncclUniqueId");
 
@@ -60,106 +62,94 @@ ncclRedOp_t op(NcclOp o) {
     default: return ncclSum;
   }
 }
+/// Runs call(comm) on `device` and checks what NCCL returned.
+template <class Call>
+void run(const char* name, NcclHandle handle, Device device, Call call) {
+  CudaDeviceGuard guard(device.index());
+  cuda::nccl::check_nccl(call(comm(handle)), name, comm(handle));
+}
 }  // namespace nccl_impl
-#endif
 
 /// A new unique id (drawn by one rank, which sends it to the others).
 inline NcclUniqueId nccl_unique_id() {
-  NcclUniqueId id;
-#if defined(__CUDACC__) && defined(WEFT_DIST_NCCL)
   ncclUniqueId raw{};
   cuda::nccl::check_nccl(ncclGetUniqueId(&raw), "ncclGetUniqueId");
-  static_assert(sizeof raw == sizeof id.bytes);
+  NcclUniqueId id;
   __builtin_memcpy(id.bytes, &raw, sizeof raw);
-#else
-  fail_no_nccl("ncclGetUniqueId");
-#endif
   return id;
 }
 
 /// This rank's communicator of `size` ranks joined with `id`, on `device` (collective).
 inline NcclHandle nccl_join(int size, const NcclUniqueId& id, int rank, Device device) {
-#if defined(__CUDACC__) && defined(WEFT_DIST_NCCL)
   ncclUniqueId raw;
   __builtin_memcpy(&raw, id.bytes, sizeof raw);
   CudaDeviceGuard guard(device.index());
   ncclComm_t comm = nullptr;
   cuda::nccl::check_nccl(ncclCommInitRank(&comm, size, raw, rank), "ncclCommInitRank");
   return comm;
-#else
-  (void)size, (void)id, (void)rank, (void)device;
-  fail_no_nccl("ncclCommInitRank");
-#endif
 }
 
 /// Flushes what is still queued on `comm`, frees its peers' connections and destroys it.
 inline void nccl_release(NcclHandle comm) {
-#if defined(__CUDACC__) && defined(WEFT_DIST_NCCL)
   ncclCommFinalize(nccl_impl::comm(comm));
   ncclCommDestroy(nccl_impl::comm(comm));
-#else
-  (void)comm;
-#endif
 }
-
-// The collectives run on the legacy default stream where weft's kernels run: the pack before and
-// the unpack after are ordered with them, and a host read of the result waits for them.
 
 /// data = data (op) over the ranks, n elements.
 template <Element T>
 void nccl_all_reduce(NcclHandle comm, Device device, T* data, std::int64_t n, NcclOp op) {
-#if defined(__CUDACC__) && defined(WEFT_DIST_NCCL)
-  CudaDeviceGuard guard(device.index());
-  cuda::nccl::check_nccl(ncclAllReduce(data, data, std::size_t(n), cuda::nccl::datatype<T>(), nccl_impl::op<T>(op),
-                                       nccl_impl::comm(comm), nullptr),
-                         "ncclAllReduce", nccl_impl::comm(comm));
-#else
-  (void)comm, (void)device, (void)data, (void)n, (void)op;
-  fail_no_nccl("ncclAllReduce");
-#endif
+  nccl_impl::run("ncclAllReduce", comm, device, [&](ncclComm_t c) {
+    return ncclAllReduce(data, data, std::size_t(n), cuda::nccl::datatype<T>(), nccl_impl::op<T>(op), c, nullptr);
+  });
 }
 
 /// data = rank root's data, n elements.
 template <Element T>
 void nccl_broadcast(NcclHandle comm, Device device, T* data, std::int64_t n, int root) {
-#if defined(__CUDACC__) && defined(WEFT_DIST_NCCL)
-  CudaDeviceGuard guard(device.index());
-  cuda::nccl::check_nccl(ncclBroadcast(data, data, std::size_t(n), cuda::nccl::datatype<T>(), root,
-                                       nccl_impl::comm(comm), nullptr),
-                         "ncclBroadcast", nccl_impl::comm(comm));
-#else
-  (void)comm, (void)device, (void)data, (void)n, (void)root;
-  fail_no_nccl("ncclBroadcast");
-#endif
+  nccl_impl::run("ncclBroadcast", comm, device, [&](ncclComm_t c) {
+    return ncclBroadcast(data, data, std::size_t(n), cuda::nccl::datatype<T>(), root, c, nullptr);
+  });
 }
 
 /// out[k * n + i] = rank k's in[i].
 template <Element T>
 void nccl_all_gather(NcclHandle comm, Device device, T* out, const T* in, std::int64_t n) {
-#if defined(__CUDACC__) && defined(WEFT_DIST_NCCL)
-  CudaDeviceGuard guard(device.index());
-  cuda::nccl::check_nccl(
-      ncclAllGather(in, out, std::size_t(n), cuda::nccl::datatype<T>(), nccl_impl::comm(comm), nullptr),
-      "ncclAllGather", nccl_impl::comm(comm));
-#else
-  (void)comm, (void)device, (void)out, (void)in, (void)n;
-  fail_no_nccl("ncclAllGather");
-#endif
+  nccl_impl::run("ncclAllGather", comm, device, [&](ncclComm_t c) {
+    return ncclAllGather(in, out, std::size_t(n), cuda::nccl::datatype<T>(), c, nullptr);
+  });
 }
 
 /// out[i] = (op) over ranks of in[rank * n + i].
 template <Element T>
 void nccl_reduce_scatter(NcclHandle comm, Device device, T* out, const T* in, std::int64_t n, NcclOp op) {
-#if defined(__CUDACC__) && defined(WEFT_DIST_NCCL)
-  CudaDeviceGuard guard(device.index());
-  cuda::nccl::check_nccl(ncclReduceScatter(in, out, std::size_t(n), cuda::nccl::datatype<T>(), nccl_impl::op<T>(op),
-                                           nccl_impl::comm(comm), nullptr),
-                         "ncclReduceScatter", nccl_impl::comm(comm));
-#else
-  (void)comm, (void)device, (void)out, (void)in, (void)n, (void)op;
-  fail_no_nccl("ncclReduceScatter");
-#endif
+  nccl_impl::run("ncclReduceScatter", comm, device, [&](ncclComm_t c) {
+    return ncclReduceScatter(in, out, std::size_t(n), cuda::nccl::datatype<T>(), nccl_impl::op<T>(op), c, nullptr);
+  });
 }
+
+#else  // no NCCL in this file: every entry refuses (transport_error names the fix first)
+
+inline NcclUniqueId nccl_unique_id() { fail_no_nccl("ncclGetUniqueId"); }
+inline NcclHandle nccl_join(int, const NcclUniqueId&, int, Device) { fail_no_nccl("ncclCommInitRank"); }
+inline void nccl_release(NcclHandle) {}
+template <Element T>
+void nccl_all_reduce(NcclHandle, Device, T*, std::int64_t, NcclOp) {
+  fail_no_nccl("ncclAllReduce");
+}
+template <Element T>
+void nccl_broadcast(NcclHandle, Device, T*, std::int64_t, int) {
+  fail_no_nccl("ncclBroadcast");
+}
+template <Element T>
+void nccl_all_gather(NcclHandle, Device, T*, const T*, std::int64_t) {
+  fail_no_nccl("ncclAllGather");
+}
+template <Element T>
+void nccl_reduce_scatter(NcclHandle, Device, T*, const T*, std::int64_t, NcclOp) {
+  fail_no_nccl("ncclReduceScatter");
+}
+
+#endif
 
 }  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::detail

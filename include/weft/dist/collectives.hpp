@@ -16,7 +16,7 @@
 #include "weft/dist/transfer.hpp"
 #include "weft/dist/transport.hpp"
 #include "weft/expr/operators.hpp"
-#include "weft/plan/operands.hpp"
+#include "weft/plan/kernel_operands.hpp"
 
 namespace weft::dist {
 

@@ -8,9 +8,9 @@
 
 #include "weft/backend/rows.hpp"
 #include "weft/ops/factories.hpp"
-#include "weft/ops/operand.hpp"
+#include "weft/ops/materialize.hpp"
 #include "weft/ops/reduce.hpp"
-#include "weft/plan/operands.hpp"
+#include "weft/plan/kernel_operands.hpp"
 
 namespace weft::nn {
 

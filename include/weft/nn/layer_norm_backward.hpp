@@ -7,7 +7,7 @@
 
 #include "weft/backend/rows.hpp"
 #include "weft/ops/factories.hpp"
-#include "weft/ops/operand.hpp"
+#include "weft/ops/materialize.hpp"
 
 namespace weft::nn {
 

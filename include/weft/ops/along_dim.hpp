@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "weft/ops/operand.hpp"
+#include "weft/ops/materialize.hpp"
 
 namespace weft::detail {
 inline namespace WEFT_BACKEND_ABI {  // a g++ translation unit refuses CUDA tensors, an nvcc one runs them

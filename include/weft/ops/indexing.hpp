@@ -11,7 +11,7 @@
 
 #include "weft/backend/indexing.hpp"
 #include "weft/ops/factories.hpp"
-#include "weft/ops/operand.hpp"
+#include "weft/ops/materialize.hpp"
 #include "weft/expr/operators.hpp"
 
 namespace weft {

@@ -12,7 +12,7 @@
 
 #include "weft/backend/indexing.hpp"
 #include "weft/ops/factories.hpp"
-#include "weft/ops/operand.hpp"
+#include "weft/ops/materialize.hpp"
 #include "weft/expr/dense.hpp"
 
 namespace weft {

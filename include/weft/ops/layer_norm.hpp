@@ -7,7 +7,7 @@
 #include "weft/backend/rows.hpp"
 #include "weft/ops/factories.hpp"
 #include "weft/ops/fuse.hpp"
-#include "weft/ops/operand.hpp"
+#include "weft/ops/materialize.hpp"
 #include "weft/ops/statistics.hpp"
 #include "weft/expr/operators.hpp"
 

@@ -10,7 +10,7 @@
 
 #include "weft/backend/gemm.hpp"
 #include "weft/ops/factories.hpp"
-#include "weft/ops/operand.hpp"
+#include "weft/ops/materialize.hpp"
 #include "weft/ops/fuse.hpp"
 #include "weft/expr/dense.hpp"
 

@@ -14,7 +14,7 @@
 #include "weft/backend/reduce.hpp"
 #include "weft/ops/factories.hpp"
 #include "weft/ops/fuse.hpp"
-#include "weft/ops/operand.hpp"
+#include "weft/ops/materialize.hpp"
 #include "weft/ops/reduction_node.hpp"
 #include "weft/plan/reduction.hpp"
 #include "weft/expr/operators.hpp"

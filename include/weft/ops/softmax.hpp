@@ -10,7 +10,7 @@
 #include "weft/ops/factories.hpp"
 #include "weft/ops/fuse.hpp"
 #include "weft/ops/matmul.hpp"
-#include "weft/ops/operand.hpp"
+#include "weft/ops/materialize.hpp"
 #include "weft/ops/reduce.hpp"
 #include "weft/expr/dense.hpp"
 #include "weft/expr/operators.hpp"

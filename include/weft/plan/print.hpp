@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "weft/plan/iteration.hpp"
-#include "weft/plan/operands.hpp"
+#include "weft/plan/kernel_operands.hpp"
 
 namespace weft::detail {
 

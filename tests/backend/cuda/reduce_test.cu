@@ -11,40 +11,21 @@
 
 #include "backend/cuda/gpu_inputs.hpp"
 #include "dense_reference.hpp"
+#include "reduce_sweep.hpp"
 
 using namespace gpu_inputs;
 using weft::test::cuda_available;
 
 namespace {
 
-/// The GPU kernels fold up to n values sequentially in one thread (a thread per output), then a
-/// tree: the worst case of a sequential sum, (n + 16) eps sum|x|, bounds every path.
-template <class R>
-Expect expect_gpu(Op op, const std::vector<double>& group, double p, double eps) {
-  Expect e = expect_reduction<R>(op, group, p, eps);
-  if (op == Op::sum || op == Op::mean || (op == Op::norm && p != 0 && !std::isinf(p))) {
-    const double n = double(group.size());
-    const double slack = (n + 16) * eps * ref_sum_abs(group) / (op == Op::mean ? std::max(n, 1.0) : 1.0);
-    e.tol = std::max(e.tol, slack + ulp_of<R>(e.want));
-  }
-  return e;
-}
-
+/// Checks a result on the GPU against the double reference within the bounds of the kernels'
+/// sequential sums (check_reduction reads it back to the host).
 template <class X>
 void check_gpu_reduction(const X& result, Op op, const std::vector<double>& values, const Shape& full,
                          const std::vector<bool>& mask, bool keepdim, double p, double eps) {
   const auto out = weft::eval(result);  // sum(x, dim) is a lazy node
-  using R = typename decltype(out)::value_type;
-  INFO("op ", std::string(op_name(op)), " p ", p, ", input shape ", shape_str(full), ", keepdim ", keepdim);
   CHECK(out.device() == gpu);
-  REQUIRE(out.shape() == reduced_shape(full, mask, keepdim));
-  const Tensor<R> host = out.to(Device::cpu());
-  const ReductionReference ref(values, full, mask);
-  WEFT_CHECK_REPORT(check_output(host, [&](const std::vector<std::int64_t>& idx) {
-    std::int64_t o = 0;
-    for (int d = 0; d < host.dim(); ++d) o = o * host.shape()[d] + idx[std::size_t(d)];
-    return expect_gpu<R>(op, ref.groups[std::size_t(o)], p, eps);
-  }));
+  check_reduction(out, op, values, full, mask, keepdim, p, eps);
 }
 
 }  // namespace
@@ -57,23 +38,17 @@ TEST_CASE("cuda reduce: float32 over random shapes, dims and layouts" * doctest:
     const Shape full = random_shape(rng, 0, 4, 6000);
     const GpuLayout layout = GpuLayout(rng.integer(0, 2));
     const weft::TensorView<float> x = on_gpu<float>(rng, full, layout);
-    const std::vector<double> v = values_of(x.to(Device::cpu()));
-    const std::vector<std::int64_t> dims = random_dims(rng, full.rank());
-    const bool keepdim = rng.chance(0.5);
-    const std::vector<bool> mask = reduce_mask(full.rank(), dims);
-    std::int64_t n_red = 1;
-    for (int d = 0; d < full.rank(); ++d)
-      if (mask[std::size_t(d)]) n_red *= full[d];
+    const RandomReduction c(rng, x);
     INFO("iteration ", iter, ", layout ", int(layout));
-    check_gpu_reduction(weft::sum(x, dims, keepdim), Op::sum, v, full, mask, keepdim, 0, kEps);
-    check_gpu_reduction(weft::mean(x, dims, keepdim), Op::mean, v, full, mask, keepdim, 0, kEps);
+    c.check(weft::sum(x, c.dims, c.keepdim), Op::sum, 0, kEps);
+    c.check(weft::mean(x, c.dims, c.keepdim), Op::mean, 0, kEps);
     const double p = rng.pick(std::vector<double>{1, 2, 3, 0});
-    check_gpu_reduction(weft::norm(x, p, dims, keepdim), Op::norm, v, full, mask, keepdim, p, kEps);
-    if (n_red > 0) {
-      check_gpu_reduction(weft::amax(x, dims, keepdim), Op::amax, v, full, mask, keepdim, 0, kEps);
-      check_gpu_reduction(weft::min(x, dims, keepdim), Op::min, v, full, mask, keepdim, 0, kEps);
+    c.check(weft::norm(x, p, c.dims, c.keepdim), Op::norm, p, kEps);
+    if (c.n_red > 0) {
+      c.check(weft::amax(x, c.dims, c.keepdim), Op::amax, 0, kEps);
+      c.check(weft::min(x, c.dims, c.keepdim), Op::min, 0, kEps);
     } else {
-      CHECK_THROWS_AS(weft::amax(x, dims, keepdim), weft::Error);
+      CHECK_THROWS_AS(weft::amax(x, c.dims, c.keepdim), weft::Error);
     }
   }
 }

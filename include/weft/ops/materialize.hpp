@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file What the dense ops share about their operands: the dtype an operand produces, an operand as a tensor, dims checked against a shape.
+/// @file An operand (tensor or expression) as the ops that read their input more than once need it: its dtype, and its elements as a tensor (materialize).
 #pragma once
 
 #include <algorithm>
