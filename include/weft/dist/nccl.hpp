@@ -16,6 +16,10 @@
 
 namespace weft::dist::detail {
 
+// What runs depends on how the file is compiled (backend/nccl.hpp): in the backend's namespace
+// (docs/architecture.md, ODR safety).
+inline namespace WEFT_BACKEND_ABI {
+
 /// A group's NCCL communicator and the device it was made for. It lives as an attribute of the
 /// group's MPI communicator: finalize frees that communicator, and MPI's delete callback
 /// (release_nccl_attribute) destroys this one with it, on every rank in the same order.
@@ -109,4 +113,5 @@ struct NcclTransport {
   }
 };
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::dist::detail

@@ -58,7 +58,7 @@ void check_random_flash(Rng& rng, std::int64_t E) {
   Tensor<double> lse = weft::empty<double>(s.lse_shape(), Device::cuda());
   weft::test::poison(out);
   weft::test::poison(lse);
-  nnd::flash_forward_cuda_into<T>(qd, kd, vd, s, out, lse);
+  weft::detail::flash_forward_cuda<T>(qd, kd, vd, s, out.data(), lse.data());
 #if !defined(__CUDA_ARCH__)  // the naive run uses the CPU math backend, host-only code
   const AttnResult ref = attention_reference(p);
   const NaiveRun<T> naive = naive_forward(q, k, v, o);
@@ -98,7 +98,7 @@ TEST_CASE("flash attention: the public call on CUDA tensors, its log, and its er
   const nnd::SdpaShape s = nnd::sdpa_shape("test", qs, ks, ks, o);
   Tensor<T> out = weft::empty<T>(s.out_shape(), Device::cuda());
   Tensor<double> lse = weft::empty<double>(s.lse_shape(), Device::cuda());
-  nnd::flash_forward_cuda_into<T>(q, k, v, s, out, lse);
+  weft::detail::flash_forward_cuda<T>(q, k, v, s, out.data(), lse.data());
   CHECK(got.out.device() == Device::cuda());
   CHECK(values_of(got.out.to(Device::cpu())) == values_of(out.to(Device::cpu())));
   CHECK(values_of(got.lse.to(Device::cpu())) == values_of(lse.to(Device::cpu())));
