@@ -115,10 +115,10 @@ TEST_CASE("plan: transposed and strided operands are not linear") {
   IterationSpace nr = plan_iteration(s3, strides_of(s3, narrowed, weft::zeros<float>(s3)));
   CHECK(nr.shape == Shape{2, 12});
   // Rank 0 and empty shapes.
-  IterationSpace r0 = plan_iteration(Shape{}, {Shape{}});
+  IterationSpace r0 = plan_iteration(Shape{}, std::vector<weft::Strides>{Shape{}});
   CHECK(r0.numel == 1);
   CHECK(r0.shape.numel() == 1);
-  IterationSpace e = plan_iteration(Shape{3, 0, 2}, {Shape{0, 2, 1}});
+  IterationSpace e = plan_iteration(Shape{3, 0, 2}, std::vector<weft::Strides>{Shape{0, 2, 1}});
   CHECK(e.numel == 0);
 }
 

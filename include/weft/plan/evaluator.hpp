@@ -171,9 +171,10 @@ struct BuildContext {
   const void* first[Shared::size == 0 ? 1 : Shared::size] = {};
   const IterationSpace* space = nullptr;
   ListTable* lists = nullptr;  // foreach kernels only
-  /// The strides plan_statements computed for the space (collapsed): the destinations', then every
-  /// tensor leaf's in preorder, the order the evaluators are built in; each is taken once. Null
-  /// for kernels planned elsewhere (reductions, row epilogues).
+  /// The strides plan_statements computed for the space (collapsed in the strided layout; the
+  /// linear one reads none): the destinations', then every tensor leaf's in preorder, the order
+  /// the evaluators are built in; each is taken once. Null for kernels planned elsewhere
+  /// (reductions, row epilogues).
   const Strides* planned = nullptr;
 };
 

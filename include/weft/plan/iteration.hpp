@@ -3,7 +3,7 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
+#include <span>
 
 #include "weft/core/shape.hpp"
 
@@ -16,20 +16,21 @@ struct DimGroup {
   int source_dim = -1;
 };
 
-/// `dims` (dims of `shape`, in walking order, outermost first) merged into groups: a dim joins
-/// the previous group when every operand steps both with one stride (s[last] == s[d] shape[d]).
-/// `operands`: every operand's strides over `shape`.
-inline std::vector<DimGroup> merge_dims(const std::vector<int>& dims, const Shape& shape,
-                                        const std::vector<Strides>& operands) {
-  std::vector<DimGroup> groups;
+/// `dims` (dims of `shape`, in walking order, outermost first) merged into groups, written to
+/// `groups` (room for dims.size()); returns their count. A dim joins the previous group when every
+/// operand steps both with one stride (s[last] == s[d] shape[d]). `operands`: every operand's
+/// strides over `shape`. No allocation: every assignment plans its space.
+inline int merge_dims(std::span<const int> dims, const Shape& shape, std::span<const Strides> operands,
+                      DimGroup* groups) {
+  int n = 0;
   for (int d : dims) {
-    bool mergeable = !groups.empty();
+    bool mergeable = n > 0;
     for (const Strides& s : operands)
-      if (mergeable && s[groups.back().source_dim] != s[d] * shape[d]) mergeable = false;
-    if (mergeable) groups.back() = {groups.back().extent * shape[d], d};
-    else groups.push_back({shape[d], d});
+      if (mergeable && s[groups[n - 1].source_dim] != s[d] * shape[d]) mergeable = false;
+    if (mergeable) groups[n - 1] = {groups[n - 1].extent * shape[d], d};
+    else groups[n++] = {shape[d], d};
   }
-  return groups;
+  return n;
 }
 
 /// The destination's shape with size-1 dims dropped and neighbouring dims
@@ -57,16 +58,18 @@ struct IterationSpace {
 
 /// `operands` holds every destination's strides and every input's strides
 /// broadcast to `shape`.
-inline IterationSpace plan_iteration(const Shape& shape, const std::vector<Strides>& operands) {
+inline IterationSpace plan_iteration(const Shape& shape, std::span<const Strides> operands) {
   IterationSpace space;
   space.full = shape;
   space.numel = shape.numel();
-  std::vector<int> dims;
+  int dims[kMaxRank], rank = 0;
   for (int d = 0; d < shape.rank(); ++d)
-    if (shape[d] != 1) dims.push_back(d);
-  for (const DimGroup& g : merge_dims(dims, shape, operands)) {
-    space.source_dim[space.rank()] = g.source_dim;
-    space.shape.push_back(g.extent);
+    if (shape[d] != 1) dims[rank++] = d;
+  DimGroup groups[kMaxRank];
+  const int merged = merge_dims(std::span<const int>(dims, std::size_t(rank)), shape, operands, groups);
+  for (int g = 0; g < merged; ++g) {
+    space.source_dim[space.rank()] = groups[g].source_dim;
+    space.shape.push_back(groups[g].extent);
   }
   if (space.rank() == 0) {
     space.shape.push_back(shape.numel() == 0 ? 0 : 1);

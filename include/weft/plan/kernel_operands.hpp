@@ -135,6 +135,7 @@ struct KernelOperands {
   std::span<ListRef> lists;
   std::span<const void*> shared_first;  // per shared slot: its first occurrence (while recording)
   std::span<Shape> rhs_shapes;          // per statement: its operands broadcast (set by the checks)
+  std::span<Strides> planned;           // room for every operand's strides (plan_statements writes them)
 
   std::size_t statements() const { return outputs.size(); }
   const TensorRef& tensor(const ExprNode& n) const { return tensors[std::size_t(n.index)].ref; }
@@ -198,6 +199,7 @@ struct OperandStorage {
   Slots<ListRef, kStatements + kNodes> lists;
   const void* shared_first[kShared + 1] = {};  // (+1: no zero-length array)
   Slots<Shape, kStatements> rhs_shapes;
+  Slots<Strides, kStatements + kNodes> planned;
 };
 
 inline namespace WEFT_BACKEND_ABI {  // the recorded tensors carry rebind_to_copy<T>
@@ -260,7 +262,7 @@ KernelOperands kernel_operands(OperandStorage<Stmts...>& storage, bool find_repe
   using Shared = shared_nodes_t<typename Stmts::expr_type...>;
   KernelOperands k{storage.outputs.items, storage.nodes.items, storage.rhs_begin.items, storage.tensors.items,
                    storage.lists.items, std::span<const void*>(storage.shared_first, Shared::size),
-                   storage.rhs_shapes.items};
+                   storage.rhs_shapes.items, storage.planned.items};
   k.find_repeats = find_repeats;
   ExprRecorder<Shared> record{k};
   ((record_destination(stmts, k), visit_nodes(stmts.rhs, record)), ...);

@@ -95,8 +95,10 @@ inline ReducePlan plan_reduction(const Shape& full, const std::vector<bool>& red
     std::stable_sort(reduced_dims.begin(), reduced_dims.end(),
                      [&](int a, int b) { return std::abs(p[a]) > std::abs(p[b]); });
   }
-  plan.kept = merge_dims(kept_dims, full, strides);
-  plan.reduced = merge_dims(reduced_dims, full, strides);
+  plan.kept.resize(kept_dims.size());
+  plan.kept.resize(std::size_t(merge_dims(kept_dims, full, strides, plan.kept.data())));
+  plan.reduced.resize(reduced_dims.size());
+  plan.reduced.resize(std::size_t(merge_dims(reduced_dims, full, strides, plan.reduced.data())));
   if (plan.reduced.empty()) plan.reduced.push_back({1, -1});
   return plan;
 }

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -207,32 +208,38 @@ inline bool rows_aligned(const IterationSpace& space, const TensorRef& dst) {
 }
 
 /// How statements run: their iteration space, whether the CPU streams the stores, and every
-/// operand's strides in that space (collapsed): the destinations', then each tensor leaf's in
-/// preorder, the order the kernel's evaluators take them in (BuildContext::planned).
+/// operand's strides in that space: the destinations', then each tensor leaf's in preorder, the
+/// order the kernel's evaluators take them in (BuildContext::planned). They lie in the recorded
+/// operands' storage (KernelOperands::planned; the next plan over the same operands reuses it)
+/// and are collapsed to the space only in the strided layout: the linear one reads no strides.
 struct StatementPlan {
   IterationSpace space;
   bool stream = false;
-  std::vector<Strides> strides;
+  std::span<const Strides> strides;
 };
 
-/// The plan of statements [first, last) (default: all) over `shape`.
+/// The plan of statements [first, last) (default: all) over `shape`. Allocates nothing: every
+/// assignment plans.
 inline StatementPlan plan_statements(const KernelOperands& k, const Shape& shape, bool destination_read,
                                      std::size_t first = 0, std::size_t last = std::size_t(-1)) {
   last = std::min(last, k.statements());
   StatementPlan plan;
+  std::size_t n = 0;
   std::int64_t dst_bytes = 0;
   for (std::size_t s = first; s < last; ++s) {
     const TensorRef& dst = k.tensor(k.outputs[s]);
-    plan.strides.push_back(dst.strides());
+    k.planned[n++] = dst.strides();
     dst_bytes += dst.element_bytes;
   }
   for (std::size_t i = k.rhs_begin[first]; i < k.rhs_begin[last]; ++i)
     if (k.nodes[i].kind == ExprNode::Kind::tensor) {
       const TensorRef& t = k.tensor(k.nodes[i]);
-      plan.strides.push_back(broadcast_strides(t.shape(), t.strides(), shape));
+      k.planned[n++] = broadcast_strides(t.shape(), t.strides(), shape);
     }
+  plan.strides = k.planned.first(n);
   plan.space = plan_iteration(shape, plan.strides);
-  for (Strides& s : plan.strides) s = plan.space.collapse(s);
+  if (!plan.space.linear)
+    for (Strides& s : k.planned.first(n)) s = plan.space.collapse(s);
   dst_bytes *= plan.space.numel;
   bool aligned_rows = true;
   for (std::size_t s = first; s < last; ++s) aligned_rows = aligned_rows && rows_aligned(plan.space, k.tensor(k.outputs[s]));
