@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file Attention on CUDA tensors: the checks and refusals (plain C++), and under nvcc the FlashAttention-2 forward launch with its head-dim dispatch.
+/// @file Attention on CUDA tensors: the checks, the refusals and the log, before backend/attention.hpp launches the FlashAttention-2 forward.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file matmul with PyTorch's semantics: 1-D operands promote, batch dims broadcast; Eigen GEMM (bfloat16: AMX tiles or Arm BFMMLA where built for them and permitted) on the CPU, cuBLAS on CUDA.
+/// @file matmul with PyTorch's semantics: 1-D operands promote, batch dims broadcast; the product is an expression node whose GEMM (and whether a pointwise epilogue runs on its blocks) backend/gemm.hpp chooses.
 #pragma once
 
 #include <climits>
@@ -149,12 +149,10 @@ struct Matmul : Expr<Matmul<A, B>> {
     detail::matmul_impl<value_type>(va, vb, out);
     return true;
   }
-  /// The product as finished blocks for an epilogue, on the CPU, both operands of 2+ dims (no dim
-  /// dropped): float and double on the FMA GEMM (operands read through their strides) where that
-  /// pays (cpu::gemm_fma_epilogue_pays); bfloat16 on the native GEMM (AMX, BFMMLA: the same GEMM
-  /// as without the epilogue, so it always pays; operands with rows not contiguous are copied, as
-  /// there). Empty elsewhere (other dtypes have no epilogue_blocks, so no epilogue is
-  /// instantiated). Evaluates operand expressions, checks.
+  /// The product as finished blocks for an epilogue where the backend runs it so
+  /// (backend/gemm.hpp: gemm_epilogue_blocks: the CPU, float and double where the FMA GEMM pays,
+  /// bfloat16 on the native GEMM); empty elsewhere (other dtypes have no epilogue_blocks, so no
+  /// epilogue is instantiated). Evaluates operand expressions, checks.
   std::optional<detail::MatmulBlocks<value_type>> epilogue_blocks() const
     requires(std::is_same_v<value_type, float> || std::is_same_v<value_type, double> ||
              std::is_same_v<value_type, bfloat16>)
