@@ -172,7 +172,6 @@ TEST_CASE("optimizers: WEFT_LOGS=optim logs every step and every skip") {
                   "float32 state, 1 kernel") != std::string::npos);
   CHECK(text.find("[weft:optim] optim::AdamW step skipped: found_inf is set (step count stays 1)") != std::string::npos);
 }
-}
 
 TEST_CASE("optimizers: the first step fills each state list with one foreach kernel, whatever the parameter count") {
   // +fusion logs every kernel launch: AdamW's first step runs one fill per state list (exp_avg,
@@ -207,4 +206,5 @@ TEST_CASE("optimizers: the first step fills each state list with one foreach ker
       CHECK(weft::allclose(adam.state("exp_avg_sq")[k], 0.001 * g[k] * g[k], 1e-6, 0.0));
     }
   }
+}
 }
