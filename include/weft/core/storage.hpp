@@ -37,11 +37,18 @@ class Storage {
   std::size_t bytes() const { return bytes_; }
   Device device() const { return device_; }
 
+  /// How many statements have written these bytes (torch's version counter): autograd remembers it
+  /// for each tensor it saves and refuses a backward after the tensor was modified in place.
+  /// weft::fuse and the assignment operators count a write (ops/fuse.hpp).
+  std::uint64_t version() const { return version_.load(std::memory_order_relaxed); }
+  void count_write() { version_.fetch_add(1, std::memory_order_relaxed); }
+
  private:
   void* data_;
   std::size_t bytes_;
   Device device_;
   Release release_;
+  std::atomic<std::uint64_t> version_{0};
 };
 
 namespace detail {

@@ -8,6 +8,19 @@
 
 namespace weft {
 
+namespace detail {
+/// Counts a write into each destination's storage (Storage::version, which autograd checks).
+template <class T, class E>
+void count_write(const Assignment<T, E>& statement) {
+  if (statement.dst.defined()) statement.dst.storage()->count_write();
+}
+template <class T, class E>
+void count_write(const ListAssignment<T, E>& statement) {
+  for (const TensorView<T>& member : *statement.dst)
+    if (member.defined()) member.storage()->count_write();
+}
+}  // namespace detail
+
 inline namespace WEFT_BACKEND_ABI {
 
 /// Runs several assignments as ONE kernel. Every right-hand side reads the
@@ -23,6 +36,7 @@ void fuse(As... statements) {
                 "TensorLists");
   if constexpr ((is_list_assignment_v<As> && ...)) detail::run_foreach_statements("fuse", statements...);
   else detail::run_fused_statements("fuse", statements...);
+  (detail::count_write(statements), ...);
 }
 
 /// Evaluates an expression (or copies a view) into a new contiguous tensor of its dtype.
@@ -62,6 +76,7 @@ void assign_statement(const TensorView<T>& dst, std::type_identity_t<Tensor<T>>*
   check_can_cast<typename decltype(rhs)::value_type, T>();
   Assignment<T, std::remove_const_t<decltype(rhs)>> statement{dst, kind == AssignKind::set ? owner : nullptr, rhs};
   run_statements("assign", statement);
+  count_write(statement);
 }
 
 template <AssignKind kind, class T, class Source>
@@ -82,6 +97,7 @@ void assign_into(TensorList<T>& dst, const Source& source) {
   check_can_cast<typename decltype(rhs)::value_type, T>();
   ListAssignment<T, std::remove_const_t<decltype(rhs)>> statement{&dst, rhs};
   run_foreach_statements("foreach", statement);
+  count_write(statement);
 }
 
 }  // namespace WEFT_BACKEND_ABI
