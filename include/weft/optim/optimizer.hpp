@@ -161,8 +161,19 @@ class Optimizer {
   using options_type = Options;
 
   /// The hyperparameters, by mutable reference for schedules; checked again at every step.
-  Options& options() { return options_; }
-  const Options& options() const { return options_; }
+  /// options() is group 0's (torch's param_groups[0]).
+  Options& options() { return options(0); }
+  const Options& options() const { return options(0); }
+  /// The parameter groups (torch's param_groups): each has its own options and steps as one kernel.
+  std::size_t num_param_groups() const { return 1; }
+  Options& options(std::size_t group) {
+    check_group(group);
+    return options_;
+  }
+  const Options& options(std::size_t group) const {
+    check_group(group);
+    return options_;
+  }
 
   /// One step with these gradients (same length, shapes and device as the parameters).
   void step(const TensorList<P>& grads) { run_step(grads, nullptr); }
@@ -246,6 +257,10 @@ class Optimizer {
   };
 
   Derived& derived() { return static_cast<Derived&>(*this); }
+  void check_group(std::size_t group) const {
+    if (group >= num_param_groups())
+      detail::fail(name_, "no parameter group ", group, "; this optimizer has ", num_param_groups());
+  }
   Device device() const { return params_.empty() ? Device::cpu() : params_[0].device(); }
 
   void check_grads(const TensorList<P>& grads) const {
