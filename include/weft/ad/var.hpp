@@ -54,7 +54,7 @@ class Var {
                    "ad::param (or it was computed under ad::NoGrad)");
     if (shape().numel() != 1)
       detail::fail(op, "backward() without a gradient needs a one-element Var (a loss), got shape ", shape(),
-                   "; reduce it first (ad::sum / ad::mean) or pass the gradient: y.backward(dy)");
+                   "; reduce it first (weft::sum or weft::mean of it) or pass the gradient: y.backward(dy)");
     backward(weft::ones<T>(shape(), value().device()));
   }
   /// Backpropagates `dy` (the gradient of some scalar with respect to this Var, of its shape).
@@ -66,9 +66,11 @@ class Var {
     if (!dy.defined() || dy.shape() != shape() || dy.device() != value().device())
       detail::fail(op, "the gradient must have the Var's shape ", shape(), " and device ", value().device(), ", got ",
                    dy.defined() ? cat_shape(dy) : std::string("an empty tensor"));
-    Tensor<T>& g = node_->grad_for_accumulation();
-    g += dy;
-    detail::run_backward(node_);
+    const std::vector<detail::NodeBase*> order = detail::backward_order(node_.get());
+    if (node_->grad.defined()) node_->grad += dy;
+    else if (node_->is_leaf() || !dy.is_contiguous()) node_->grad = dy;
+    else node_->grad = Tensor<T>(weft::detail::AdoptStorage{}, dy.storage(), dy.shape());  // read only: no copy
+    detail::run_backward(order);
   }
 
   /// The node (for the ops that record on the tape).

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: MIT
+/// @file The nn ops over Vars and their backward through weft's own backward kernels: linear (GEMMs over transposed views), layer_norm (nn::layer_norm_backward), cross_entropy (nn::cross_entropy_backward), scaled_dot_product_attention (the flash backward).
+#pragma once
+
+#include "weft/ad/record.hpp"
+#include "weft/ad/reduce.hpp"
+#include "weft/nn/cross_entropy.hpp"
+#include "weft/nn/layer_norm_backward.hpp"
+#include "weft/nn/sdpa.hpp"
+#include "weft/ops/layer_norm.hpp"
+#include "weft/ops/matmul.hpp"
+
+namespace weft::nn {
+
+/// linear(x, w, b) = x w^T + b over the last dim of x [..., in] with w [out, in], b [out]
+/// (torch.nn.functional.linear): ONE GEMM with the bias added in its epilogue, w read as a
+/// transposed view. Backward: dx = dy w, dw = dy^T x (rows of every batch dim together),
+/// db = sum of dy over the rows.
+template <class X, class W, class B>
+  requires ad::detail::AdOperands<X, W, B>
+auto linear(const X& x, const W& w, const B& b) {
+  using T = ad::detail::input_dtype_t<X>;
+  const char* op = "nn::linear";
+  const ad::detail::Input<T> in = ad::detail::input<T>(x), weight = ad::detail::input<T>(w),
+                             bias = ad::detail::input<T>(b);
+  const Shape xs = in.value.shape();
+  if (xs.rank() < 1 || weight.value.dim() != 2 || bias.value.dim() != 1 || weight.value.shape()[1] != xs[xs.rank() - 1] ||
+      bias.value.shape()[0] != weight.value.shape()[0])
+    weft::detail::fail(op, "x ", xs, ", weight ", weight.value.shape(), " and bias ", bias.value.shape(),
+                       " do not fit: x [..., in], weight [out, in], bias [out]");
+  const std::int64_t features = xs[xs.rank() - 1], outs = weight.value.shape()[0];
+  const TensorView<const T> rows = in.value.is_contiguous() ? in.value.view(Shape{in.value.numel() / features, features})
+                                                            : TensorView<const T>();
+  Tensor<T> x2;
+  if (!rows.defined()) x2 = in.value.reshape(Shape{in.value.numel() / features, features});
+  const TensorView<const T> xr = rows.defined() ? rows : TensorView<const T>(x2.view());
+  Tensor<T> y;
+  y = weft::matmul(xr, weight.value.transpose(0, 1)) + bias.value;
+  Shape ys = xs;
+  ys[ys.rank() - 1] = outs;
+  Tensor<T> value(weft::detail::AdoptStorage{}, y.storage(), ys);
+  ad::detail::SavedTensors saved;
+  saved.add(xr);
+  saved.add(weight.value);
+  return ad::detail::record_op<T>(
+      op, std::move(value), std::array{in.node, weight.node, bias.node}, std::move(saved),
+      [xr, wv = weight.value, nx = in.node, nw = weight.node, nb = bias.node, xs, outs](const Tensor<T>& g) {
+        const TensorView<const T> g2 = g.view().view(Shape{g.numel() / outs, outs});
+        if (nx && nx->requires_grad) ad::detail::accumulate<T>(nx, weft::eval(weft::matmul(g2, wv)).reshape(xs));
+        if (nw && nw->requires_grad) ad::detail::accumulate<T>(nw, weft::eval(weft::matmul(g2.transpose(0, 1), xr)));
+        if (nb && nb->requires_grad) ad::detail::accumulate<T>(nb, weft::eval(weft::sum(g2, 0)));
+      });
+}
+
+/// layer_norm(x, weight, bias, eps) over the last weight.dim() dims of a Var; the backward is
+/// nn::layer_norm_backward (dx, dweight, dbias in one pass pair).
+template <class X, class W, class B>
+  requires ad::detail::AdOperands<X, W, B>
+auto layer_norm(const X& x, const W& w, const B& b, double eps = 1e-5) {
+  using T = ad::detail::input_dtype_t<X>;
+  const ad::detail::Input<T> in = ad::detail::input<T>(x), weight = ad::detail::input<T>(w),
+                             bias = ad::detail::input<T>(b);
+  ad::detail::SavedTensors saved;
+  saved.add(in.value);
+  saved.add(weight.value);
+  return ad::detail::record_op<T>(
+      "layer_norm", weft::layer_norm(in.value, weight.value, bias.value, eps),
+      std::array{in.node, weight.node, bias.node}, std::move(saved),
+      [xv = in.value, wv = weight.value, nx = in.node, nw = weight.node, nb = bias.node, eps](const Tensor<T>& g) {
+        nn::LayerNormGradients<T> d = nn::layer_norm_backward(g, xv, wv, eps);
+        ad::detail::accumulate<T>(nx, std::move(d.dx));
+        ad::detail::accumulate<T>(nw, std::move(d.dweight));
+        ad::detail::accumulate<T>(nb, std::move(d.dbias));
+      });
+}
+
+/// cross_entropy(logits, targets, reduction) over a Var of logits [..., C]; the backward is
+/// nn::cross_entropy_backward (softmax minus the one-hot target, times the loss's gradient).
+template <class X, SingleTensor Targets>
+  requires ad::detail::AdOperands<X>
+auto cross_entropy(const X& logits, const Targets& targets, Reduction reduction = Reduction::mean) {
+  using T = ad::detail::input_dtype_t<X>;
+  const ad::detail::Input<T> in = ad::detail::input<T>(logits);
+  ad::detail::SavedTensors saved;
+  saved.add(in.value);
+  saved.add(targets.view());
+  const auto t = targets.view();
+  return ad::detail::record_op<T>("cross_entropy", nn::cross_entropy(in.value, t, reduction), std::array{in.node},
+                                  std::move(saved), [xv = in.value, node = in.node, t, reduction](const Tensor<T>& g) {
+                                    if (reduction == Reduction::none)
+                                      ad::detail::accumulate<T>(node, nn::cross_entropy_backward(g, xv, t, reduction));
+                                    else
+                                      ad::detail::accumulate<T>(node,
+                                                                nn::cross_entropy_backward(T(g.item()), xv, t, reduction));
+                                  });
+}
+
+/// scaled_dot_product_attention over Vars q, k, v (torch's semantics and options, dropout
+/// included); the backward is nn::sdpa_backward (FlashAttention-2's), from the saved output and
+/// log-sum-exp.
+template <class Q, class K, class V>
+  requires ad::detail::AdOperands<Q, K, V>
+auto scaled_dot_product_attention(const Q& q, const K& k, const V& v, const SdpaOptions& o = {}) {
+  using T = ad::detail::input_dtype_t<Q>;
+  const ad::detail::Input<T> qi = ad::detail::input<T>(q), ki = ad::detail::input<T>(k), vi = ad::detail::input<T>(v);
+  SdpaOutput<T> r = nn::sdpa_forward(qi.value, ki.value, vi.value, o);
+  ad::detail::SavedTensors saved;
+  for (const auto* t : {&qi.value, &ki.value, &vi.value}) saved.add(*t);
+  const TensorView<const T> out = r.out.view();
+  return ad::detail::record_op<T>(
+      "scaled_dot_product_attention", std::move(r.out), std::array{qi.node, ki.node, vi.node}, std::move(saved),
+      [qv = qi.value, kv = ki.value, vv = vi.value, out, lse = std::move(r.lse), nq = qi.node, nk = ki.node,
+       nv = vi.node, o](const Tensor<T>& g) {
+        SdpaGradients<T> d = nn::sdpa_backward(g, qv, kv, vv, out, lse, o);
+        ad::detail::accumulate<T>(nq, std::move(d.dq));
+        ad::detail::accumulate<T>(nk, std::move(d.dk));
+        ad::detail::accumulate<T>(nv, std::move(d.dv));
+      });
+}
+
+}  // namespace weft::nn
