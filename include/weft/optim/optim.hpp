@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/// @file weft::optim: every optimizer (one fused foreach kernel per step each).
+/// @file weft::optim: every optimizer (one fused foreach kernel per step each) and the learning-rate
+/// schedulers (torch.optim.lr_scheduler's formulas).
 #pragma once
 
 #include "weft/optim/grad_scale.hpp"
@@ -10,3 +11,8 @@
 #include "weft/optim/adagrad.hpp"
 #include "weft/optim/rmsprop.hpp"
 #include "weft/optim/lion.hpp"
+#include "weft/optim/step_lr.hpp"
+#include "weft/optim/linear_lr.hpp"
+#include "weft/optim/cosine_annealing_lr.hpp"
+#include "weft/optim/one_cycle_lr.hpp"
+#include "weft/optim/sequential_lr.hpp"
