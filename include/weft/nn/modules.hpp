@@ -1,0 +1,10 @@
+// SPDX-License-Identifier: MIT
+/// @file weft::nn modules (nn/modules/): Module (named parameters, state_dict), Linear, Embedding, LayerNorm, Dropout, Sequential.
+#pragma once
+
+#include "weft/nn/modules/module.hpp"
+#include "weft/nn/modules/dropout.hpp"
+#include "weft/nn/modules/embedding.hpp"
+#include "weft/nn/modules/layer_norm.hpp"
+#include "weft/nn/modules/linear.hpp"
+#include "weft/nn/modules/sequential.hpp"

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: MIT
+/// @file nn::Dropout: the drop probability of dropout, a module without parameters that drops only in training mode.
+#pragma once
+
+#include "weft/nn/modules/module.hpp"
+
+namespace weft::nn {
+
+/// torch.nn.Dropout(p): in training mode each element is zeroed with probability p and the others
+/// scaled by 1 / (1 - p); in eval mode it passes x through. p in [0, 1], as torch allows (p = 1
+/// drops everything).
+template <class T = float>
+class Dropout : public Module<T> {
+ public:
+  explicit Dropout(double p = 0.5) : p_(p) {
+    if (!(p >= 0 && p <= 1)) weft::detail::fail("nn::Dropout", "dropout probability has to be between 0 and 1, but got ", p);
+  }
+
+  double p() const { return p_; }
+
+ private:
+  double p_;
+};
+
+}  // namespace weft::nn
