@@ -94,7 +94,7 @@ double momentum_of(Opt& opt, std::size_t group) {
   else return opt.options(group).momentum;
 }
 
-void check_close(const std::vector<double>& got, const std::vector<double>& want, const char* what) {
+void check_per_group(const std::vector<double>& got, const std::vector<double>& want, const char* what) {
   REQUIRE(got.size() == want.size());
   for (std::size_t group = 0; group < want.size(); ++group) {
     INFO(what, " of group ", group, ": ", got[group], " vs torch's ", want[group]);
@@ -105,19 +105,19 @@ void check_close(const std::vector<double>& got, const std::vector<double>& want
 /// Steps `scheduler` through the golden's epochs; every lr it reports and sets, and the momentum,
 /// must be torch's.
 template <class Opt, class Scheduler>
-void check_golden(const GoldenSchedule& golden, Opt& opt, Scheduler& scheduler) {
+void check_schedule(const GoldenSchedule& golden, Opt& opt, Scheduler& scheduler) {
   for (std::size_t epoch = 0; epoch < golden.lr.size(); ++epoch) {
     CAPTURE(epoch);
     if (epoch > 0) scheduler.step();
     CHECK(scheduler.last_epoch() == std::int64_t(epoch));
-    check_close(scheduler.get_last_lr(), golden.lr[epoch], "lr");
+    check_per_group(scheduler.get_last_lr(), golden.lr[epoch], "lr");
     for (std::size_t group = 0; group < golden.group_lrs.size(); ++group)
       CHECK(opt.options(group).lr == scheduler.get_last_lr()[group]);
     if constexpr (optim::HasBetas<Opt> || optim::HasMomentum<Opt>) {
       if (!golden.momentum.empty()) {
         std::vector<double> momenta;
         for (std::size_t group = 0; group < golden.group_lrs.size(); ++group) momenta.push_back(momentum_of(opt, group));
-        check_close(momenta, golden.momentum[epoch], "momentum");
+        check_per_group(momenta, golden.momentum[epoch], "momentum");
       }
     } else {
       CHECK(golden.momentum.empty());
@@ -130,7 +130,7 @@ template <class Opt>
 void check_configuration(const std::string& name, Opt& opt) {
   CAPTURE(name);
   const GoldenSchedule& golden = goldens().at(name);
-  auto check = [&](auto& scheduler) { check_golden(golden, opt, scheduler); };
+  auto check = [&](auto& scheduler) { check_schedule(golden, opt, scheduler); };
   if (name == "step_lr") {
     optim::StepLR s(opt, 3, 0.5);
     check(s);
@@ -257,6 +257,17 @@ TEST_CASE("schedulers: an optimizer step uses the scheduled lr") {
   }
   CHECK(params[0].to_vector()[0] == expected);
   CHECK(expected == -(0.1 + 0.05 + 0.025 + 0.0125));
+}
+
+// torch's chainable form: the next lr comes from the current one, so an lr set in between carries on.
+TEST_CASE("schedulers: an lr set between steps carries on, as in torch") {
+  auto opt = groups_with_lrs<optim::SGDOptions>({0.1});
+  optim::StepLR sched(opt, 2, 0.5);
+  sched.step();
+  opt.options(0).lr = 1.0;
+  sched.step();  // epoch 2: lr * gamma
+  CHECK(sched.get_last_lr()[0] == 0.5);
+  CHECK(sched.base_lrs()[0] == 0.1);
 }
 
 TEST_CASE("schedulers: bad arguments throw weft::Error naming the scheduler, the values and the fix") {
