@@ -28,7 +28,8 @@ struct OneCycleLROptions {
   PerGroup max_momentum = 0.95;   // the momentum at the lowest lrs
   double div_factor = 25.0;         // initial_lr = max_lr / div_factor
   double final_div_factor = 1e4;    // min_lr = initial_lr / final_div_factor
-  bool three_phase = false;  // back down to initial_lr, then to min_lr (the paper's); else straight to min_lr (fastai's)
+  // true: up, back down to initial_lr, then to min_lr (the paper's); false: up, then to min_lr (fastai's)
+  bool three_phase = false;
 };
 
 /// The lr (and momentum) of step s of total_steps, by phase (torch's phases and step arithmetic):
@@ -130,8 +131,9 @@ class OneCycleLR : public LRScheduler<Opt> {
     // torch divides by the phase's length too (ZeroDivisionError): pct_start * total_steps = 1
     // gives the first phase (and the second of three) no length, pct_start = 1 the last one.
     if (phase.end_step == start_step)
-      weft::detail::fail(op, "step ", epoch, " falls in phase ", k + 1, " of the cycle, which has no length (it starts and ends at step ",
-                         start_step, ") with pct_start ", pct_start_, " and total_steps ", total_steps_,
+      weft::detail::fail(op, "step ", epoch, " falls in phase ", k + 1,
+                         " of the cycle, which has no length (it starts and ends at step ", start_step,
+                         ") with pct_start ", pct_start_, " and total_steps ", total_steps_,
                          "; choose another pct_start");
     const double pct = (double(epoch) - start_step) / (phase.end_step - start_step);
     const Levels& levels = levels_[group];

@@ -53,7 +53,8 @@ class SequentialLR {
   /// Advances one epoch: the scheduler of this epoch steps, or starts if the epoch is its milestone.
   void step() {
     const std::int64_t epoch = last_epoch_ + 1;
-    const std::size_t k = std::size_t(std::upper_bound(milestones_.begin(), milestones_.end(), epoch) - milestones_.begin());
+    const auto after = std::upper_bound(milestones_.begin(), milestones_.end(), epoch);
+    const std::size_t k = std::size_t(after - milestones_.begin());  // the milestones passed
     LRScheduler<Opt>& scheduler = schedulers_[k].get();
     if (k > 0 && milestones_[k - 1] == epoch) scheduler.restart();
     else scheduler.step();
