@@ -250,6 +250,23 @@ TEST_CASE("nn::Module: load_state_dict errors list every problem and write nothi
                                                               "bfloat16 from checkpoint"));
     CHECK(snapshot(seq) == seq_before);
   }
+  SUBCASE("a dtype weft has no type for (U8), and loading from a file without strict") {
+    struct Bytes : nn::Module<> {
+      Bytes() : u8(ad::param(weft::zeros<float>({3}))), f32(ad::param(weft::zeros<float>({2, 3}))) {
+        register_parameter("u8", &Bytes::u8);
+        register_parameter("f32", &Bytes::f32);
+      }
+      ad::Var<float> u8, f32;
+    };
+    Bytes bytes;
+    io::SafeTensors all(std::string(WEFT_GOLDEN_DIR) + "/io/all.safetensors");  // make_io_golden.py's
+    const std::string msg = error_of([&] { bytes.load_state_dict(all, false); });
+    CHECK(has(msg, "dtype mismatch for u8: copying a param of dtype U8 from checkpoint, the dtype in current model "
+                   "is float32."));
+    CHECK(!has(msg, "Unexpected"));  // not strict: unexpected keys are no error
+    CHECK(!has(msg, "strict = false"));
+    CHECK(bytes.f32.value().to_vector() == std::vector<float>(6, 0.0f));
+  }
   SUBCASE("every kind at once, and a repeated key: one error") {
     nn::StateDict state = keep_only(full, [](const std::string& n) { return n == "embed.weight" || n == "head.weight"; });
     state.push_back({"head.weight", weft::zeros<double>({2, 6})});
@@ -328,6 +345,23 @@ TEST_CASE("nn::Module: initialization follows torch's distributions; seeds repro
     CHECK(empty.weight.shape() == Shape{3, 0});
     CHECK(empty.bias.value().to_vector() == std::vector<float>(3, 0.0f));
   }
+}
+
+TEST_CASE("nn::Module: 16-bit modules save and load their own dtype") {
+  nn::Linear<weft::bfloat16> fc(64, 32, true, 3);
+  const MeanStd w = statistics(weft::eval(weft::cast<float>(fc.weight.value())).to_vector());
+  CHECK(w.max <= 0.125);
+  CHECK(w.min >= -0.125);
+  CHECK(std::abs(w.std / (0.125 / std::sqrt(3.0)) - 1) < 0.05);
+  nn::StateDict state = fc.state_dict();
+  CHECK(state[0].tensor.dtype() == weft::DType::bfloat16);
+  nn::Linear<weft::bfloat16> copy(64, 32, true, 4);
+  copy.load_state_dict(state);
+  CHECK(copy.weight.value().to_vector() == fc.weight.value().to_vector());
+  nn::Linear<> wider(64, 32);
+  CHECK(has(error_of([&] { wider.load_state_dict(state); }), "dtype mismatch for weight: copying a param of dtype "
+                                                             "bfloat16 from checkpoint, the dtype in current model is "
+                                                             "float32."));
 }
 
 TEST_CASE("nn::Module: train and eval reach every module") {

@@ -81,6 +81,8 @@ inline std::string quoted_list(const std::vector<std::string>& keys) {
 
 /// The base of every module whose parameters have element type T (float unless given: `Linear<>`,
 /// `Linear<double>`; class template argument deduction picks float for `nn::Linear fc(4, 8)`).
+/// A module's children are `Module<T>` too: one dtype per tree, which is what one optimizer's
+/// parameter list and one safetensors dtype check need (a bfloat16 model is `Module<bfloat16>`).
 template <class T = float>
 class Module {
   static_assert(is_floating_v<T>, "weft::nn modules hold floating-point parameters (float, double, half, bfloat16)");
