@@ -25,9 +25,10 @@ class TensorList {
     state_->tensors.reserve(views.size());
     for (TensorView<T>& v : views) push_back(std::move(v));
   }
-  /// Views of these tensors' elements (an rvalue vector's elements stay alive in the views).
+  /// Views of these tensors' elements (an rvalue vector's elements stay alive in the views, and
+  /// the list owns them).
   TensorList(std::vector<Tensor<T>>& tensors) : TensorList(std::vector<TensorView<T>>(tensors.begin(), tensors.end())) {}
-  TensorList(std::vector<Tensor<T>>&& tensors) : TensorList(tensors) {}
+  TensorList(std::vector<Tensor<T>>&& tensors) : TensorList(tensors) { state_->owned.assign(size(), true); }
   TensorList(std::initializer_list<TensorView<T>> views) : TensorList(std::vector<TensorView<T>>(views)) {}
   TensorList(const TensorList&) = default;
   TensorList(TensorList&&) noexcept = default;
@@ -70,7 +71,18 @@ class TensorList {
   void push_back(TensorView<T> view) {
     state_->members.append(view.data(), view.defined() ? view.numel() : 0);
     state_->tensors.push_back(std::move(view));
+    state_->owned.push_back(false);
   }
+  /// Takes a tensor the caller gives up (an rvalue): the list owns its elements.
+  void push_back(Tensor<T>&& tensor) {
+    push_back(TensorView<T>(tensor));
+    state_->owned.back() = true;
+  }
+  /// Whether member i was built from a tensor the list took (an rvalue): then the list may hold
+  /// the only reference to its elements. A member viewing a caller's tensor that holds the only
+  /// reference shows elements the caller dropped (the tensor was reassigned or destroyed): the
+  /// optimizers check this (optim/optimizer.hpp).
+  bool owns(std::size_t i) const { return state_->owned[i]; }
   auto begin() const { return state_->tensors.begin(); }
   auto end() const { return state_->tensors.end(); }
   /// Identity of the shared list (two handles to one list compare equal).
@@ -87,6 +99,7 @@ class TensorList {
   struct State {
     std::vector<TensorView<T>> tensors;
     detail::ListMembers members;
+    std::vector<bool> owned;  // owned[i]: see owns(i)
   };
   std::shared_ptr<State> state_;
 };

@@ -9,13 +9,17 @@ namespace weft::optim {
 inline namespace WEFT_BACKEND_ABI {
 
 /// torch.optim.Adagrad as one fused foreach kernel per step (see AdagradOptions for the formula).
-template <Element P, class S = default_state_t<P>>
+template <Element P = float, class S = default_state_t<P>>
 class Adagrad : public Optimizer<Adagrad<P, S>, P, S, AdagradOptions> {
  public:
   explicit Adagrad(TensorList<P> params, AdagradOptions options = {})
-      : Adagrad::Optimizer("optim::Adagrad", std::move(params), options) {
-    this->slot("sum", options.initial_accumulator_value);
-  }
+      : Adagrad::Optimizer("optim::Adagrad", std::move(params), options) {}
+  explicit Adagrad(std::vector<ad::Var<P>> params, AdagradOptions options = {})
+      : Adagrad::Optimizer("optim::Adagrad", std::move(params), options) {}
+  explicit Adagrad(std::vector<ParamGroup<P, AdagradOptions>> groups)
+      : Adagrad::Optimizer("optim::Adagrad", std::move(groups)) {}
+
+  static std::vector<StateSpec> state_specs(const AdagradOptions& o) { return {{"sum", o.initial_accumulator_value}}; }
 
   static void check_options(const AdagradOptions& o) {
     const char* op = "optim::Adagrad";
@@ -28,9 +32,9 @@ class Adagrad : public Optimizer<Adagrad<P, S>, P, S, AdagradOptions> {
 
   template <class Ctx>
   void update(const Ctx& ctx) {
-    const AdagradOptions& o = this->options();
+    const AdagradOptions& o = ctx.options();
     const auto& p = ctx.param();
-    TensorList<S> sum = this->slot("sum", o.initial_accumulator_value);
+    TensorList<S> sum = this->slot("sum");
     auto g = ctx.grad + o.weight_decay * p;
     auto sum1 = sum + g * g;
     const auto clr = o.lr / (1.0 + (ctx.t - 1.0) * o.lr_decay);

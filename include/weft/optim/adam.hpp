@@ -19,8 +19,13 @@ class AdamFamily : public Optimizer<Derived, P, S, Options> {
  public:
   static constexpr const char* kName = kDecoupled ? "optim::AdamW" : "optim::Adam";
 
-  AdamFamily(TensorList<P> params, Options options)
-      : Optimizer<Derived, P, S, Options>(kName, std::move(params), options) {}
+  AdamFamily(Params<P> params, Options options) : AdamFamily::Optimizer(kName, std::move(params), options) {}
+  explicit AdamFamily(std::vector<ParamGroup<P, Options>> groups) : AdamFamily::Optimizer(kName, std::move(groups)) {}
+
+  static std::vector<StateSpec> state_specs(const Options& o) {
+    if (o.amsgrad) return {{"exp_avg"}, {"exp_avg_sq"}, {"max_exp_avg_sq"}};
+    return {{"exp_avg"}, {"exp_avg_sq"}};
+  }
 
   static void check_options(const Options& o) {
     check_nonnegative(kName, {{"lr", o.lr}, {"eps", o.eps}, {"weight_decay", o.weight_decay}});
@@ -30,7 +35,7 @@ class AdamFamily : public Optimizer<Derived, P, S, Options> {
 
   template <class Ctx>
   void update(const Ctx& ctx) {
-    const Options& o = this->options();
+    const Options& o = ctx.options();
     const double b1 = o.betas.first, b2 = o.betas.second;
     const auto& p = ctx.param();
     TensorList<S> m = this->slot("exp_avg"), v = this->slot("exp_avg_sq");
@@ -60,19 +65,23 @@ class AdamFamily : public Optimizer<Derived, P, S, Options> {
 }  // namespace detail
 
 /// torch.optim.Adam as one fused foreach kernel per step.
-template <Element P, class S = default_state_t<P>>
+template <Element P = float, class S = default_state_t<P>>
 class Adam : public detail::AdamFamily<Adam<P, S>, P, S, AdamOptions, false> {
  public:
-  explicit Adam(TensorList<P> params, AdamOptions options = {})
-      : detail::AdamFamily<Adam<P, S>, P, S, AdamOptions, false>(std::move(params), options) {}
+  explicit Adam(TensorList<P> params, AdamOptions options = {}) : Adam::AdamFamily(std::move(params), options) {}
+  explicit Adam(std::vector<ad::Var<P>> params, AdamOptions options = {})
+      : Adam::AdamFamily(std::move(params), options) {}
+  explicit Adam(std::vector<ParamGroup<P, AdamOptions>> groups) : Adam::AdamFamily(std::move(groups)) {}
 };
 
 /// torch.optim.AdamW (decoupled weight decay) as one fused foreach kernel per step.
-template <Element P, class S = default_state_t<P>>
+template <Element P = float, class S = default_state_t<P>>
 class AdamW : public detail::AdamFamily<AdamW<P, S>, P, S, AdamWOptions, true> {
  public:
-  explicit AdamW(TensorList<P> params, AdamWOptions options = {})
-      : detail::AdamFamily<AdamW<P, S>, P, S, AdamWOptions, true>(std::move(params), options) {}
+  explicit AdamW(TensorList<P> params, AdamWOptions options = {}) : AdamW::AdamFamily(std::move(params), options) {}
+  explicit AdamW(std::vector<ad::Var<P>> params, AdamWOptions options = {})
+      : AdamW::AdamFamily(std::move(params), options) {}
+  explicit AdamW(std::vector<ParamGroup<P, AdamWOptions>> groups) : AdamW::AdamFamily(std::move(groups)) {}
 };
 
 template <Element P>

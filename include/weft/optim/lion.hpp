@@ -9,11 +9,16 @@ namespace weft::optim {
 inline namespace WEFT_BACKEND_ABI {
 
 /// Lion as one fused foreach kernel per step (see LionOptions for the formula).
-template <Element P, class S = default_state_t<P>>
+template <Element P = float, class S = default_state_t<P>>
 class Lion : public Optimizer<Lion<P, S>, P, S, LionOptions> {
  public:
   explicit Lion(TensorList<P> params, LionOptions options = {})
       : Lion::Optimizer("optim::Lion", std::move(params), options) {}
+  explicit Lion(std::vector<ad::Var<P>> params, LionOptions options = {})
+      : Lion::Optimizer("optim::Lion", std::move(params), options) {}
+  explicit Lion(std::vector<ParamGroup<P, LionOptions>> groups) : Lion::Optimizer("optim::Lion", std::move(groups)) {}
+
+  static std::vector<StateSpec> state_specs(const LionOptions&) { return {{"exp_avg"}}; }
 
   static void check_options(const LionOptions& o) {
     const char* op = "optim::Lion";
@@ -24,7 +29,7 @@ class Lion : public Optimizer<Lion<P, S>, P, S, LionOptions> {
 
   template <class Ctx>
   void update(const Ctx& ctx) {
-    const LionOptions& o = this->options();
+    const LionOptions& o = ctx.options();
     const double b1 = o.betas.first, b2 = o.betas.second;
     const auto& p = ctx.param();
     TensorList<S> m = this->slot("exp_avg");

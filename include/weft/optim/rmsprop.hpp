@@ -12,11 +12,22 @@ inline namespace WEFT_BACKEND_ABI {
 ///   sq = alpha sq + (1 - alpha) g^2
 ///   avg = sqrt(sq) + eps, or centered: ga = ga + (1 - alpha)(g - ga), avg = sqrt(sq - ga^2) + eps
 ///   p -= lr g / avg, or with momentum: buf = momentum buf + g / avg, p -= lr buf
-template <Element P, class S = default_state_t<P>>
+template <Element P = float, class S = default_state_t<P>>
 class RMSprop : public Optimizer<RMSprop<P, S>, P, S, RMSpropOptions> {
  public:
   explicit RMSprop(TensorList<P> params, RMSpropOptions options = {})
       : RMSprop::Optimizer("optim::RMSprop", std::move(params), options) {}
+  explicit RMSprop(std::vector<ad::Var<P>> params, RMSpropOptions options = {})
+      : RMSprop::Optimizer("optim::RMSprop", std::move(params), options) {}
+  explicit RMSprop(std::vector<ParamGroup<P, RMSpropOptions>> groups)
+      : RMSprop::Optimizer("optim::RMSprop", std::move(groups)) {}
+
+  static std::vector<StateSpec> state_specs(const RMSpropOptions& o) {
+    std::vector<StateSpec> specs{{"square_avg"}};
+    if (o.centered) specs.push_back({"grad_avg"});
+    if (o.momentum > 0.0) specs.push_back({"momentum_buffer"});
+    return specs;
+  }
 
   static void check_options(const RMSpropOptions& o) {
     const char* op = "optim::RMSprop";
@@ -26,7 +37,7 @@ class RMSprop : public Optimizer<RMSprop<P, S>, P, S, RMSpropOptions> {
 
   template <class Ctx>
   void update(const Ctx& ctx) {
-    const RMSpropOptions& o = this->options();
+    const RMSpropOptions& o = ctx.options();
     const auto& p = ctx.param();
     TensorList<S> sq = this->slot("square_avg");
     auto g = ctx.grad + o.weight_decay * p;
