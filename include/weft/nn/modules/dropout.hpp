@@ -5,6 +5,7 @@
 #include "weft/nn/modules/module.hpp"
 
 namespace weft::nn {
+inline namespace WEFT_BACKEND_ABI {
 
 /// torch.nn.Dropout(p): in training mode each element is zeroed with probability p and the others
 /// scaled by 1 / (1 - p); in eval mode it passes x through. p in [0, 1], as torch allows (p = 1
@@ -22,4 +23,5 @@ class Dropout : public Module<T> {
   double p_;
 };
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::nn

@@ -9,6 +9,7 @@
 #include "weft/nn/modules/module.hpp"
 
 namespace weft::nn {
+inline namespace WEFT_BACKEND_ABI {
 
 /// torch.nn.Embedding(num_embeddings, embedding_dim): `weight` [num_embeddings, embedding_dim],
 /// row i the vector of index i, drawn from N(0, 1). `seed`: nn/modules/init.hpp.
@@ -34,4 +35,5 @@ class Embedding : public Module<T> {
   std::int64_t num_embeddings_, embedding_dim_;
 };
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::nn

@@ -42,6 +42,10 @@ class InitSeeds {
   std::uint64_t drawn_ = 0;
 };
 
+// The process-wide counter above is one for every file; these call the factories, which differ
+// between nvcc and host files (core/config.hpp, docs/architecture.md "ODR safety").
+inline namespace WEFT_BACKEND_ABI {
+
 /// U(-bound, bound), torch's `nn.init.uniform_(t, -bound, bound)`.
 template <class T>
 Tensor<T> uniform_init(const Shape& shape, double bound, std::uint64_t seed) {
@@ -56,4 +60,5 @@ Tensor<T> normal_init(const Shape& shape, std::uint64_t seed) {
   return randn<T>(shape, seed);
 }
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::nn::detail

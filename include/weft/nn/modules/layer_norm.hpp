@@ -8,6 +8,7 @@
 #include "weft/ops/factories.hpp"
 
 namespace weft::nn {
+inline namespace WEFT_BACKEND_ABI {
 
 /// torch.nn.LayerNorm(dim, eps): y = (x - mean) / sqrt(var + eps) * weight + bias over the last
 /// dim of size `dim`; `weight` [dim] starts at ones and `bias` [dim] at zeros.
@@ -35,4 +36,5 @@ class LayerNorm : public Module<T> {
   double eps_;
 };
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::nn

@@ -10,6 +10,7 @@
 #include "weft/nn/modules/module.hpp"
 
 namespace weft::nn {
+inline namespace WEFT_BACKEND_ABI {
 
 /// torch.nn.Linear: `weight` [out_features, in_features] and `bias` [out_features] (an empty Var
 /// when `bias` is false: named_parameters and state_dict skip it, as torch's None). Both start as
@@ -43,4 +44,5 @@ class Linear : public Module<T> {
   std::int64_t in_features_, out_features_;
 };
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::nn

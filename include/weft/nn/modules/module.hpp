@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <typeinfo>
 #include <unordered_set>
 #include <utility>
@@ -64,11 +65,16 @@ struct CheckpointEntry {
   TensorView<const T> values;
 };
 
-/// The dynamic type's name ("weft::nn::Linear<float>", "Net"), as torch's messages name the class.
+/// The dynamic type's name ("weft::nn::Linear<float>", "Net"), as torch's messages name the class;
+/// without the backend's inline namespace (host_tu or cuda_tu, core/config.hpp), which users never write.
 inline std::string type_name(const std::type_info& type) {
   int status = 0;
-  std::unique_ptr<char, void (*)(void*)> name(abi::__cxa_demangle(type.name(), nullptr, nullptr, &status), std::free);
-  return status == 0 ? std::string(name.get()) : std::string(type.name());
+  std::unique_ptr<char, void (*)(void*)> demangled(abi::__cxa_demangle(type.name(), nullptr, nullptr, &status),
+                                                   std::free);
+  std::string name = status == 0 ? std::string(demangled.get()) : std::string(type.name());
+  for (const std::string_view abi : {"host_tu::", "cuda_tu::"})
+    for (std::size_t at; (at = name.find(abi)) != std::string::npos;) name.erase(at, abi.size());
+  return name;
 }
 
 inline std::string quoted_list(const std::vector<std::string>& keys) {
@@ -78,6 +84,10 @@ inline std::string quoted_list(const std::vector<std::string>& keys) {
 }
 
 }  // namespace detail
+
+// Modules run kernels (initialization, loading): like the optimizers, they live in the namespace
+// of the translation unit's backend (core/config.hpp, docs/architecture.md "ODR safety").
+inline namespace WEFT_BACKEND_ABI {
 
 /// The base of every module whose parameters have element type T (float unless given: `Linear<>`,
 /// `Linear<double>`; class template argument deduction picks float for `nn::Linear fc(4, 8)`).
@@ -295,4 +305,5 @@ class Module {
   bool training_ = true;
 };
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::nn

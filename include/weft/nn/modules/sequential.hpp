@@ -13,6 +13,7 @@
 #include "weft/nn/modules/module.hpp"
 
 namespace weft::nn {
+inline namespace WEFT_BACKEND_ABI {
 
 /// torch.nn.Sequential: owns its modules (each moved in, kept on the heap so that it keeps its
 /// dynamic type) and registers the i-th as the child "i", so that its parameters are named
@@ -77,4 +78,5 @@ class Sequential : public Module<T> {
 template <class M, class... Ms>
 Sequential(M&&, Ms&&...) -> Sequential<typename std::remove_cvref_t<M>::value_type>;
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::nn
