@@ -7,9 +7,9 @@
 namespace weft::nn {
 inline namespace WEFT_BACKEND_ABI {
 
-/// torch.nn.Dropout(p): in training mode each element is zeroed with probability p and the others
-/// scaled by 1 / (1 - p); in eval mode it passes x through. p in [0, 1], as torch allows (p = 1
-/// drops everything).
+/// torch.nn.Dropout(p): p is the probability with which dropout zeroes each element in training
+/// mode (the others scaled by 1 / (1 - p); eval mode passes x through). p in [0, 1], as torch
+/// allows (p = 1 drops everything).
 template <class T = float>
 class Dropout : public Module<T> {
  public:

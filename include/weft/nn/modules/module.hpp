@@ -4,7 +4,8 @@
 /// A module is written as in torch: its parameters (`ad::Var`) and child modules are members,
 /// registered by name in its constructor, and every walk (named_parameters, state_dict, train)
 /// follows the registration order, so the names and their order are torch's for the same
-/// architecture. The forward is a member function of each module (`forward`), not part of this base.
+/// architecture. This base declares no forward: a module's forward is a member function of its own
+/// class, with the inputs and outputs that module needs.
 ///
 /// Registration takes a pointer to the member (`register_parameter("weight", &Linear::weight)`),
 /// not its address: the registry then holds nothing that points into the object, so a module is

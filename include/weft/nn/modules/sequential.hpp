@@ -17,8 +17,7 @@ inline namespace WEFT_BACKEND_ABI {
 
 /// torch.nn.Sequential: owns its modules (each moved in, kept on the heap so that it keeps its
 /// dynamic type) and registers the i-th as the child "i", so that its parameters are named
-/// "0.weight", "1.bias", ... Its forward runs the modules in order. One Sequential argument is
-/// moved, not nested (`Sequential(std::move(other))` is the move constructor): nest it with push_back.
+/// "0.weight", "1.bias", ... in the order they run. One Sequential argument is moved, not nested (`Sequential(std::move(other))` is the move constructor): nest it with push_back.
 ///
 ///   nn::Sequential seq(nn::Linear(5, 7), nn::LayerNorm(7), nn::Linear(7, 3, false));
 template <class T = float>
