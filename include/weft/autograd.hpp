@@ -12,3 +12,4 @@
 #include "weft/ad/softmax.hpp"
 #include "weft/ad/indexing.hpp"
 #include "weft/nn/differentiable.hpp"
+#include "weft/nn/modules.hpp"
