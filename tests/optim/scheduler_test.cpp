@@ -204,6 +204,18 @@ TensorList<double> one_parameter() {
   return params;
 }
 
+/// One group of one float64 parameter per lr, for the real optimizers.
+template <class Options>
+std::vector<optim::ParamGroup<double, Options>> parameter_groups(const std::vector<double>& lrs) {
+  std::vector<optim::ParamGroup<double, Options>> groups;
+  for (double lr : lrs) {
+    Options o{};
+    o.lr = lr;
+    groups.push_back({one_parameter(), o});
+  }
+  return groups;
+}
+
 }  // namespace
 
 TEST_SUITE("cpu") {
@@ -225,23 +237,21 @@ TEST_CASE("schedulers: lr (and OneCycleLR's momentum) at every epoch match torch
   }
 }
 
-// The one-group configurations on weft's optimizers: the lr and momentum (beta1) a step then uses.
+// The configurations on weft's optimizers (one or two parameter groups): the lr and momentum (beta1) a step uses.
 TEST_CASE("schedulers: drive optim::SGD and optim::AdamW as torch's drive theirs") {
   int checked = 0;
   for (const auto& [name, golden] : goldens()) {
-    if (golden.group_lrs.size() != 1) continue;
-    TensorList<double> params = one_parameter();
     if (golden.optimizer == "sgd") {
-      optim::SGD<double> sgd(params, {.lr = golden.group_lrs[0]});
+      optim::SGD<double> sgd(parameter_groups<optim::SGDOptions>(golden.group_lrs));
       check_configuration(name, sgd);
       ++checked;
     } else if (golden.optimizer == "adamw") {
-      optim::AdamW<double> adamw(params, {.lr = golden.group_lrs[0]});
+      optim::AdamW<double> adamw(parameter_groups<optim::AdamWOptions>(golden.group_lrs));
       check_configuration(name, adamw);
       ++checked;
     }
   }
-  CHECK(checked == 9);
+  CHECK(checked == 15);
 }
 
 // A step between scheduler steps uses the lr the scheduler set (nothing is cached in the optimizer).
