@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -15,7 +16,8 @@ namespace weft::ad {
 /// No Var's grad() changes: every gradient the graph would accumulate into is put aside for the
 /// run and put back after. The graph is freed, as by backward().
 template <class T>
-std::vector<Tensor<T>> grad(const Var<T>& y, const std::vector<Var<T>>& inputs, const Tensor<T>& dy = {}) {
+std::vector<Tensor<T>> grad(const Var<T>& y, const std::type_identity_t<std::vector<Var<T>>>& inputs,
+                            const std::type_identity_t<Tensor<T>>& dy = {}) {
   const char* op = "ad::grad";
   if (!y.requires_grad())
     detail::fail(op, "y (shape ", y.shape(), ") requires no gradient: nothing it was computed from is an ad::param "

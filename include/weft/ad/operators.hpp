@@ -4,9 +4,10 @@
 
 #include "weft/ad/expression.hpp"
 
-namespace weft {
+// The operators live in weft::ad, the namespace of Var and ad::Expression, where argument-dependent
+// lookup finds them; the functions live in weft beside their tensor overloads (weft::exp(v)).
+namespace weft::ad {
 
-// Differentiable ops: the result is an ad::Expression (evaluated when assigned to an ad::Var).
 #define WEFT_AD_BINARY(name, Op)                                 \
   template <class A, class B>                                    \
     requires ad::detail::AdOperands<A, B>                        \
@@ -17,6 +18,40 @@ WEFT_AD_BINARY(operator+, Add)
 WEFT_AD_BINARY(operator-, Sub)
 WEFT_AD_BINARY(operator*, Mul)
 WEFT_AD_BINARY(operator/, Div)
+
+template <class A>
+  requires ad::detail::AdOperands<A>
+auto operator-(const A& a) {
+  return ad::detail::ad_map<functors::Neg>(a);
+}
+
+// Comparisons have no gradient: over Vars they read the values, as plain bool expressions
+// (masks for where and masked_fill).
+#define WEFT_AD_COMPARISON(name)                                     \
+  template <class A, class B>                                        \
+    requires ad::detail::AdOperands<A, B>                            \
+  auto name(const A& a, const B& b) {                                \
+    return weft::name(ad::detail::plain(a), ad::detail::plain(b));   \
+  }
+WEFT_AD_COMPARISON(operator<)
+WEFT_AD_COMPARISON(operator<=)
+WEFT_AD_COMPARISON(operator>)
+WEFT_AD_COMPARISON(operator>=)
+WEFT_AD_COMPARISON(operator==)
+WEFT_AD_COMPARISON(operator!=)
+#undef WEFT_AD_COMPARISON
+
+}  // namespace weft::ad
+
+namespace weft {
+
+// Differentiable functions: the result is an ad::Expression (evaluated when assigned to an ad::Var).
+#define WEFT_AD_BINARY(name, Op)                                 \
+  template <class A, class B>                                    \
+    requires ad::detail::AdOperands<A, B>                        \
+  auto name(const A& a, const B& b) {                            \
+    return ad::detail::ad_map<functors::Op>(a, b);               \
+  }
 WEFT_AD_BINARY(pow, Pow)
 WEFT_AD_BINARY(maximum, Maximum)
 WEFT_AD_BINARY(minimum, Minimum)
@@ -30,7 +65,6 @@ WEFT_AD_BINARY(remainder, Remainder)
   auto name(const A& a) {                             \
     return ad::detail::ad_map<functors::Op>(a);       \
   }
-WEFT_AD_UNARY(operator-, Neg)
 WEFT_AD_UNARY(exp, Exp)
 WEFT_AD_UNARY(log, Log)
 WEFT_AD_UNARY(log1p, Log1p)
@@ -81,21 +115,7 @@ auto cast(const X& x) {
   return ad::detail::combine([](const auto& e) { return weft::cast<U>(e); }, ad::detail::unwrap(x));
 }
 
-// Comparisons and predicates have no gradient: over Vars they read the values, as plain bool
-// expressions (masks for where and masked_fill).
-#define WEFT_AD_COMPARISON(name)                       \
-  template <class A, class B>                          \
-    requires ad::detail::AdOperands<A, B>              \
-  auto name(const A& a, const B& b) {                  \
-    return name(ad::detail::plain(a), ad::detail::plain(b)); \
-  }
-WEFT_AD_COMPARISON(operator<)
-WEFT_AD_COMPARISON(operator<=)
-WEFT_AD_COMPARISON(operator>)
-WEFT_AD_COMPARISON(operator>=)
-WEFT_AD_COMPARISON(operator==)
-WEFT_AD_COMPARISON(operator!=)
-#undef WEFT_AD_COMPARISON
+// Predicates have no gradient: over Vars they read the values, as plain bool expressions.
 #define WEFT_AD_PREDICATE(name)           \
   template <class A>                      \
     requires ad::detail::AdOperands<A>    \

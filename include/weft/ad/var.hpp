@@ -39,8 +39,8 @@ class Var {
   const Shape& shape() const { return value().shape(); }
   bool requires_grad() const { return checked().requires_grad; }
   /// The accumulated gradient (of the value's shape): zeros until a backward writes it.
-  Tensor<T>& grad() { return checked().grad_for_accumulation(); }
-  void zero_grad() {
+  Tensor<T>& grad() const { return checked().grad_for_accumulation(); }
+  void zero_grad() const {
     detail::Node<T>& n = checked();
     if (n.grad.defined()) n.grad = T(0);
   }

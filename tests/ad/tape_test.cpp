@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+/// @file The tape's semantics: backward accumulates, ad::grad touches no grad(), NoGrad records nothing, the graph is freed, a modified saved tensor or bad input is a weft::Error; the backward of a fused statement is ONE kernel (from the log).
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "error_check.hpp"
+#include "gradcheck.hpp"
+#include "log_capture.hpp"
+
+namespace {
+
+using weft::Tensor;
+using weft_test::uniform_tensor;
+namespace ad = weft::ad;
+
+/// The fusion log lines ("fused N statement(s) into 1 kernel: ...") of what f runs.
+template <class F>
+std::vector<std::string> kernels_of(F&& f) {
+  weft_test::LogCapture capture;
+  weft::set_logs("+fusion");
+  f();
+  weft::set_logs("");
+  std::vector<std::string> lines;
+  std::istringstream text(capture.text());
+  for (std::string line; std::getline(text, line);)
+    if (line.find("[weft:") != std::string::npos) lines.push_back(line);
+  return lines;
+}
+
+double at(const Tensor<float>& t, std::int64_t i) { return double(t.data()[i]); }
+
+}  // namespace
+
+TEST_SUITE("cpu") {
+
+TEST_CASE("autograd: the backward of a * sigmoid(b) + c is one kernel writing three gradients") {
+  WEFT_TEST_RNG(rng);
+  const auto a = ad::param(weft::eval(weft::cast<float>(uniform_tensor(rng, {64, 33}, -1, 1))));
+  const auto b = ad::param(weft::eval(weft::cast<float>(uniform_tensor(rng, {64, 33}, -1, 1))));
+  const auto c = ad::param(weft::eval(weft::cast<float>(uniform_tensor(rng, {64, 33}, -1, 1))));
+  ad::Var<float> y = a * weft::sigmoid(b) + c;
+  const Tensor<float> dy = weft::eval(weft::cast<float>(uniform_tensor(rng, {64, 33}, -1, 1)));
+  const std::vector<std::string> lines = kernels_of([&] { y.backward(dy); });
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].find("fused 3 statement(s) into 1 kernel") != std::string::npos);
+  CHECK(lines[0].find("t0 = sigmoid(") != std::string::npos);  // computed once for da and db
+  for (std::int64_t i = 0; i < 64 * 33; ++i) {
+    const double s = 1 / (1 + std::exp(-at(b.value(), i))), g = at(dy, i);
+    CHECK(at(a.grad(), i) == doctest::Approx(g * s).epsilon(1e-6));
+    CHECK(at(b.grad(), i) == doctest::Approx(g * at(a.value(), i) * s * (1 - s)).epsilon(1e-5));
+    CHECK(at(c.grad(), i) == doctest::Approx(g).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("autograd: backward accumulates; zero_grad; ad::grad leaves grad() alone") {
+  const auto x = ad::param(weft::eval(weft::arange<float>(6).reshape({2, 3}) * 0.5));
+  ad::Var<float> loss = weft::sum(x * x);
+  loss.backward();  // d/dx = 2x
+  loss = weft::sum(x * 3.0);
+  loss.backward();  // + 3
+  for (std::int64_t i = 0; i < 6; ++i) CHECK(at(x.grad(), i) == doctest::Approx(2 * 0.5 * double(i) + 3));
+  ad::Var<float> other = weft::sum(weft::exp(x));
+  const std::vector<Tensor<float>> g = ad::grad(other, {x});
+  for (std::int64_t i = 0; i < 6; ++i) {
+    CHECK(at(g[0], i) == doctest::Approx(std::exp(0.5 * double(i))).epsilon(1e-6));
+    CHECK(at(x.grad(), i) == doctest::Approx(2 * 0.5 * double(i) + 3));  // untouched
+  }
+  x.zero_grad();
+  for (std::int64_t i = 0; i < 6; ++i) CHECK(at(x.grad(), i) == 0.0);
+}
+
+TEST_CASE("autograd: NoGrad records nothing; constants get no gradient") {
+  const auto x = ad::param(weft::ones<float>({3}));
+  const ad::Var<float> constant(weft::ones<float>({3}));
+  {
+    ad::NoGrad guard;
+    ad::Var<float> y = x * 2.0;
+    CHECK(!y.requires_grad());
+    CHECK_THROWS_WITH_AS(y.backward(weft::ones<float>({3})), doctest::Contains("requires no gradient"), weft::Error);
+  }
+  ad::Var<float> z = x * constant + constant;
+  CHECK(z.requires_grad());
+  ad::Var<float> w = constant * 2.0;
+  CHECK(!w.requires_grad());
+}
+
+TEST_CASE("autograd: a graph is freed by its backward; a second backward through it is an error") {
+  const auto x = ad::param(weft::ones<float>({3}));
+  ad::Var<float> y = weft::exp(x);
+  ad::Var<float> loss = weft::sum(y);
+  std::weak_ptr<ad::detail::NodeBase> y_node = y.node();
+  loss.backward();
+  CHECK_THROWS_WITH_AS(loss.backward(), doctest::Contains("freed by an earlier backward"), weft::Error);
+  y = ad::Var<float>();
+  loss = ad::Var<float>();
+  CHECK(y_node.expired());  // nothing holds the graph any more
+}
+
+TEST_CASE("autograd: a tensor saved for the backward and modified before it is an error") {
+  const auto w = ad::param(weft::ones<float>({2, 2}));
+  ad::Var<float> loss = weft::sum(weft::matmul(w, w));
+  w.data() += 1.0f;  // an optimizer step between forward and backward
+  CHECK_THROWS_WITH_AS(loss.backward(), doctest::Contains("modified in place after the forward"), weft::Error);
+  const auto v = ad::param(weft::ones<float>({4}));
+  Tensor<float> k = weft::ones<float>({4});
+  ad::Var<float> y = weft::sum(v * k);
+  k += 1.0f;  // a constant the pointwise backward reads again
+  CHECK_THROWS_WITH_AS(y.backward(), doctest::Contains("'sum' saved for its backward"), weft::Error);
+}
+
+TEST_CASE("autograd: bad input names the op, the shapes and the fix") {
+  const auto x = ad::param(weft::ones<float>({2, 3}));
+  ad::Var<float> y = x * 2.0;
+  CHECK_THROWS_WITH_AS(y.backward(), doctest::Contains("needs a one-element Var (a loss), got shape [2, 3]"),
+                       weft::Error);
+  CHECK_THROWS_WITH_AS(y.backward(weft::ones<float>({3, 2})),
+                       doctest::Contains("must have the Var's shape [2, 3]"), weft::Error);
+  CHECK_THROWS_WITH_AS(ad::grad(y, {x}), doctest::Contains("without dy, y must have one element"), weft::Error);
+  CHECK_THROWS_WITH_AS(ad::grad(y, {x}, weft::ones<float>({2})), doctest::Contains("dy has shape [2]"),
+                       weft::Error);
+  const ad::Var<float> constant(weft::ones<float>({2, 3}));
+  CHECK_THROWS_WITH_AS(ad::grad(weft::sum(y), {constant}), doctest::Contains("input 0 requires no gradient"),
+                       weft::Error);
+  CHECK_THROWS_WITH_AS(weft::matmul(x, ad::param(weft::ones<float>({3}))),
+                       doctest::Contains("both operands need 2 or more dims"), weft::Error);
+  CHECK_THROWS_WITH_AS(ad::param(Tensor<float>()), doctest::Contains("empty"), weft::Error);
+  CHECK_THROWS_WITH_AS(ad::Var<float>().value(), doctest::Contains("the Var is empty"), weft::Error);
+}
+
+}  // TEST_SUITE
