@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
-/// @file The nn ops over Vars and their backward through weft's own backward kernels: linear (GEMMs over transposed views), layer_norm (nn::layer_norm_backward), cross_entropy (nn::cross_entropy_backward), scaled_dot_product_attention (the flash backward).
+/// @file The nn ops over Vars and their backward through weft's own backward kernels: linear (GEMMs over transposed views), dropout (a where), layer_norm (nn::layer_norm_backward), cross_entropy (nn::cross_entropy_backward), scaled_dot_product_attention (the flash backward).
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+
+#include "weft/ad/operators.hpp"
 #include "weft/ad/record.hpp"
 #include "weft/ad/reduce.hpp"
 #include "weft/nn/cross_entropy.hpp"
@@ -12,6 +16,46 @@
 
 namespace weft::nn {
 
+namespace detail {
+
+/// x w^T (+ b): the GEMM over x's rows with w read transposed, the bias in its epilogue.
+template <class T>
+ad::Var<T> linear_recorded(const ad::detail::Input<T>& in, const ad::detail::Input<T>& weight,
+                           const ad::detail::Input<T>* bias) {
+  const char* op = "nn::linear";
+  const Shape xs = in.value.shape();
+  const Shape ws = weight.value.shape();
+  if (xs.rank() < 1 || ws.rank() != 2 || ws[1] != xs[xs.rank() - 1] ||
+      (bias && (bias->value.dim() != 1 || bias->value.shape()[0] != ws[0])))
+    weft::detail::fail(op, "x ", xs, ", weight ", ws, bias ? weft::detail::cat(" and bias ", bias->value.shape()) : "",
+                       " do not fit: x [..., in], weight [out, in], bias [out]");
+  const std::int64_t features = xs[xs.rank() - 1], outs = ws[0];
+  const Shape rows{in.value.numel() / std::max<std::int64_t>(features, 1), features};
+  Tensor<T> copied;  // x's rows as a matrix: a view when x is contiguous
+  if (!in.value.is_contiguous()) copied = in.value.reshape(rows);
+  const TensorView<const T> xr = in.value.is_contiguous() ? in.value.view(rows) : TensorView<const T>(copied.view());
+  Tensor<T> y;
+  if (bias) y = weft::matmul(xr, weight.value.transpose(0, 1)) + bias->value;
+  else y = weft::matmul(xr, weight.value.transpose(0, 1));
+  Shape ys = xs;
+  ys[ys.rank() - 1] = outs;
+  Tensor<T> value(weft::detail::AdoptStorage{}, y.storage(), ys);
+  ad::detail::SavedTensors saved;
+  saved.add(xr);
+  saved.add(weight.value);
+  return ad::detail::record_op<T>(
+      op, std::move(value), std::array{in.node, weight.node, bias ? bias->node : nullptr}, std::move(saved),
+      [xr, wv = weight.value, nx = in.node, nw = weight.node, nb = bias ? bias->node : nullptr, xs,
+       outs](const Tensor<T>& g) {
+        const TensorView<const T> g2 = g.view().view(Shape{g.numel() / outs, outs});
+        if (nx && nx->requires_grad) ad::detail::accumulate<T>(nx, weft::eval(weft::matmul(g2, wv)).reshape(xs));
+        if (nw && nw->requires_grad) ad::detail::accumulate<T>(nw, weft::eval(weft::matmul(g2.transpose(0, 1), xr)));
+        if (nb && nb->requires_grad) ad::detail::accumulate<T>(nb, weft::eval(weft::sum(g2, 0)));
+      });
+}
+
+}  // namespace detail
+
 /// linear(x, w, b) = x w^T + b over the last dim of x [..., in] with w [out, in], b [out]
 /// (torch.nn.functional.linear): ONE GEMM with the bias added in its epilogue, w read as a
 /// transposed view. Backward: dx = dy w, dw = dy^T x (rows of every batch dim together),
@@ -20,36 +64,32 @@ template <class X, class W, class B>
   requires ad::detail::AdOperands<X, W, B>
 auto linear(const X& x, const W& w, const B& b) {
   using T = ad::detail::input_dtype_t<X>;
-  const char* op = "nn::linear";
-  const ad::detail::Input<T> in = ad::detail::input<T>(x), weight = ad::detail::input<T>(w),
-                             bias = ad::detail::input<T>(b);
-  const Shape xs = in.value.shape();
-  if (xs.rank() < 1 || weight.value.dim() != 2 || bias.value.dim() != 1 || weight.value.shape()[1] != xs[xs.rank() - 1] ||
-      bias.value.shape()[0] != weight.value.shape()[0])
-    weft::detail::fail(op, "x ", xs, ", weight ", weight.value.shape(), " and bias ", bias.value.shape(),
-                       " do not fit: x [..., in], weight [out, in], bias [out]");
-  const std::int64_t features = xs[xs.rank() - 1], outs = weight.value.shape()[0];
-  const TensorView<const T> rows = in.value.is_contiguous() ? in.value.view(Shape{in.value.numel() / features, features})
-                                                            : TensorView<const T>();
-  Tensor<T> x2;
-  if (!rows.defined()) x2 = in.value.reshape(Shape{in.value.numel() / features, features});
-  const TensorView<const T> xr = rows.defined() ? rows : TensorView<const T>(x2.view());
-  Tensor<T> y;
-  y = weft::matmul(xr, weight.value.transpose(0, 1)) + bias.value;
-  Shape ys = xs;
-  ys[ys.rank() - 1] = outs;
-  Tensor<T> value(weft::detail::AdoptStorage{}, y.storage(), ys);
-  ad::detail::SavedTensors saved;
-  saved.add(xr);
-  saved.add(weight.value);
-  return ad::detail::record_op<T>(
-      op, std::move(value), std::array{in.node, weight.node, bias.node}, std::move(saved),
-      [xr, wv = weight.value, nx = in.node, nw = weight.node, nb = bias.node, xs, outs](const Tensor<T>& g) {
-        const TensorView<const T> g2 = g.view().view(Shape{g.numel() / outs, outs});
-        if (nx && nx->requires_grad) ad::detail::accumulate<T>(nx, weft::eval(weft::matmul(g2, wv)).reshape(xs));
-        if (nw && nw->requires_grad) ad::detail::accumulate<T>(nw, weft::eval(weft::matmul(g2.transpose(0, 1), xr)));
-        if (nb && nb->requires_grad) ad::detail::accumulate<T>(nb, weft::eval(weft::sum(g2, 0)));
-      });
+  const ad::detail::Input<T> bias = ad::detail::input<T>(b);
+  return detail::linear_recorded<T>(ad::detail::input<T>(x), ad::detail::input<T>(w), &bias);
+}
+/// linear(x, w) = x w^T (no bias).
+template <class X, class W>
+  requires ad::detail::AdOperands<X, W>
+auto linear(const X& x, const W& w) {
+  using T = ad::detail::input_dtype_t<X>;
+  return detail::linear_recorded<T>(ad::detail::input<T>(x), ad::detail::input<T>(w), nullptr);
+}
+
+/// dropout(x, p, seed): each element kept with probability 1 - p and scaled by 1 / (1 - p), else
+/// 0 (torch.nn.functional.dropout in training). The mask is a counter-based draw (weft::rand with
+/// `seed`, the same on every device); the gradient flows through the kept elements, derived from
+/// the where.
+template <class X>
+  requires ad::detail::AdOperands<X>
+auto dropout(const X& x, double p, std::uint64_t seed) {
+  using T = ad::detail::input_dtype_t<X>;
+  if (!(p >= 0 && p <= 1))
+    weft::detail::fail("nn::dropout", "dropout probability has to be between 0 and 1, but got ", p);
+  const ad::Var<T> v = ad::detail::input<T>(x).var;
+  if (p == 0) return v;
+  if (p == 1) return ad::Var<T>(v * 0.0);
+  const Tensor<float> u = weft::rand<float>(v.shape(), seed, v.value().device());
+  return ad::Var<T>(weft::where(u >= float(p), v * (1.0 / (1.0 - p)), 0.0));
 }
 
 /// layer_norm(x, weight, bias, eps) over the last weight.dim() dims of a Var; the backward is

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "weft/ad/indexing.hpp"
 #include "weft/nn/modules/init.hpp"
 #include "weft/nn/modules/module.hpp"
 
@@ -25,6 +26,17 @@ class Embedding : public Module<T> {
     weight = ad::param(detail::normal_init<T>({num_embeddings, embedding_dim}, seeds.next()));
     this->register_parameter("weight", &Embedding::weight);
   }
+
+  /// The rows weight[indices[...]]: [indices' shape..., embedding_dim] (int64 or int32 indices).
+  template <SingleTensor Indices>
+  ad::Var<T> forward(const Indices& indices) {
+    return weft::embedding(weight, indices);
+  }
+  template <SingleTensor Indices>
+  ad::Var<T> operator()(const Indices& indices) {
+    return forward(indices);
+  }
+  using Module<T>::forward;
 
   std::int64_t num_embeddings() const { return num_embeddings_; }
   std::int64_t embedding_dim() const { return embedding_dim_; }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "weft/nn/differentiable.hpp"
 #include "weft/nn/modules/module.hpp"
 #include "weft/ops/factories.hpp"
 
@@ -23,6 +24,10 @@ class LayerNorm : public Module<T> {
     this->register_parameter("weight", &LayerNorm::weight);
     this->register_parameter("bias", &LayerNorm::bias);
   }
+
+  /// (x - mean) / sqrt(var + eps) * weight + bias over the last dim of x.
+  ad::Var<T> forward(const ad::Var<T>& x) override { return nn::layer_norm(x, weight, bias, eps_); }
+  using Module<T>::operator();
 
   /// The shape normalized over ({dim}), torch's `normalized_shape`.
   Shape normalized_shape() const { return {dim_}; }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "weft/nn/differentiable.hpp"
 #include "weft/nn/modules/init.hpp"
 #include "weft/nn/modules/module.hpp"
 
@@ -33,6 +34,12 @@ class Linear : public Module<T> {
     this->register_parameter("weight", &Linear::weight);
     this->register_parameter("bias", &Linear::bias);
   }
+
+  /// y = x W^T + b over the last dim of x [..., in_features]: one GEMM, the bias in its epilogue.
+  ad::Var<T> forward(const ad::Var<T>& x) override {
+    return bias.defined() ? nn::linear(x, weight, bias) : nn::linear(x, weight);
+  }
+  using Module<T>::operator();
 
   std::int64_t in_features() const { return in_features_; }
   std::int64_t out_features() const { return out_features_; }

@@ -120,6 +120,14 @@ class Module {
     return out;
   }
 
+  /// The module's computation on a Var (y = module(x)); a module whose input is not one Var
+  /// (nn::Embedding takes indices) has its own `forward` and refuses this one.
+  virtual ad::Var<T> forward(const ad::Var<T>& x) {
+    weft::detail::fail("nn::Module::forward", detail::type_name(typeid(*this)), " does not take one Var (got shape ",
+                       x.shape(), "); call its own forward with the inputs it takes");
+  }
+  ad::Var<T> operator()(const ad::Var<T>& x) { return forward(x); }
+
   /// named_parameters() without the names: handles that share the parameters' nodes (an optimizer
   /// built on them updates this module's weights, and sees what load_state_dict writes).
   std::vector<ad::Var<T>> parameters() const {

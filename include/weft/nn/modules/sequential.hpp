@@ -46,6 +46,14 @@ class Sequential : public Module<T> {
     return stored;
   }
 
+  /// Each module's forward in order, on the previous one's output.
+  ad::Var<T> forward(const ad::Var<T>& x) override {
+    ad::Var<T> y = x;
+    for (auto& m : modules_) y = m->forward(y);
+    return y;
+  }
+  using Module<T>::operator();
+
   std::size_t size() const { return modules_.size(); }
   /// The i-th module; an index out of range is a weft::Error.
   Module<T>& operator[](std::size_t i) { return checked(i, "nn::Sequential::operator[]"); }
