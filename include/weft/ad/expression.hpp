@@ -12,6 +12,7 @@
 /// once, and the forward's intermediates are recomputed from the saved leaves rather than kept.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -257,21 +258,34 @@ Shape expression_shape(const E& expr) {
   return out;
 }
 
-/// Sums `g` (of shape `out`) down to `to`, the shape of an operand that broadcast to `out`
-/// (numpy's rule backwards: the leading dims `to` lacks, and the dims where `to` has 1).
-template <class T>
-Tensor<T> sum_to_shape(const Tensor<T>& g, const Shape& to) {
-  const Shape& out = g.shape();
+/// The dims of `out` that an operand of shape `to` was broadcast along (numpy's rule backwards:
+/// the leading dims `to` lacks, and the dims where `to` has 1).
+inline std::vector<std::int64_t> broadcast_dims(const Shape& out, const Shape& to) {
   std::vector<std::int64_t> dims;
   const int lead = out.rank() - to.rank();
   for (int d = 0; d < out.rank(); ++d)
     if (d < lead || (to[d - lead] == 1 && out[d] != 1)) dims.push_back(d);
-  if (dims.empty()) return g;
-  Shape kept = out;
+  return dims;
+}
+
+/// `g` summed over broadcast_dims(g's shape, to), into a new tensor of shape `to`.
+template <class T>
+Tensor<T> sum_over_broadcast(const TensorView<const T>& g, const Shape& to) {
+  const std::vector<std::int64_t> dims = broadcast_dims(g.shape(), to);
+  Shape kept = g.shape();
   for (std::int64_t d : dims) kept[int(d)] = 1;
   Tensor<T> summed = weft::empty<T>(to, g.device());
-  summed.view(kept) = weft::sum(g, dims, true);
+  if (dims.empty()) summed.view(kept) = g;
+  else summed.view(kept) = weft::sum(g, dims, true);
   return summed;
+}
+
+/// The gradient of an operand of shape `to` that the forward broadcast to g's shape: g itself
+/// (moved) where nothing was broadcast, else summed back (sum_over_broadcast).
+template <class T>
+Tensor<T> sum_to_shape(Tensor<T>&& g, const Shape& to) {
+  if (broadcast_dims(g.shape(), to).empty() && g.shape() == to) return std::move(g);
+  return sum_over_broadcast<T>(g.view(), to);
 }
 
 /// Runs the backward of a pointwise expression: `g` is the gradient of its value, as a plain
@@ -312,15 +326,23 @@ void run_pointwise_backward(const E& expr, const G& g, const Shape& out,
     };
     // Braced initialization runs left to right: a Var's first reading is decided first.
     const typename tensor_tuples<Dtypes>::views destination{choose(std::integral_constant<std::size_t, J>{})...};
-    weft::fuse(weft::assign(std::get<J>(destination),
-                            weft::where(accumulate[J], std::get<J>(destination), 0.0) + std::get<J>(contributions))...);
+    // A destination that holds no gradient yet is written without being read (its elements are
+    // not initialized): the common case of a graph's intermediates, where reading them would
+    // add a third to the kernel's memory traffic. Where some Var accumulates, each statement
+    // keeps or drops its old value by a select.
+    if (std::none_of(accumulate.begin(), accumulate.end(), [](bool a) { return a; }))
+      weft::fuse(weft::assign(std::get<J>(destination), std::get<J>(contributions))...);
+    else
+      weft::fuse(weft::assign(std::get<J>(destination),
+                              weft::where(accumulate[J], std::get<J>(destination), 0.0) + std::get<J>(contributions))...);
     auto add_back = [&]<std::size_t j>(std::integral_constant<std::size_t, j>) {
       using T = typename std::tuple_element_t<j, decltype(scratch)>::value_type;
       auto& node = static_cast<Node<T>&>(*nodes[j]);
       if (direct[j] || !node.requires_grad) return;
-      Tensor<T> summed = sum_to_shape(std::get<j>(scratch), read_shapes[j]);
-      if (node.grad.defined()) node.grad += summed;
-      else node.grad = std::move(summed);
+      Tensor<T>& contribution = std::get<j>(scratch);
+      if (!(read_shapes[j] == out)) contribution = sum_over_broadcast<T>(contribution.view(), read_shapes[j]);
+      if (node.grad.defined()) node.grad += contribution;
+      else node.grad = std::move(contribution);
     };
     (add_back(std::integral_constant<std::size_t, J>{}), ...);
   }(std::make_index_sequence<N>{});

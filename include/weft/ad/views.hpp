@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /// @file The view ops over Vars (reshape, transpose, permute, unsqueeze, squeeze, expand, narrow, select) and their backward: the gradient viewed back (reshape, transpose, permute), summed back (expand) or placed back (narrow, select).
 ///
-/// A Var's value is a contiguous tensor. A reshape (or unsqueeze, squeeze) of it shares its
-/// elements, as a torch view does; the other views are copied into a contiguous value (a
-/// strided Var would make every later op's kernel strided). matmul reads a transposed operand
-/// without a copy (ad/matmul.hpp), so the common `x @ w^T` never copies w.
+/// A Var's value is a contiguous tensor. A view whose elements are contiguous shares them, as
+/// a torch view does: a reshape (or unsqueeze, squeeze), a narrow or select along the first
+/// dim that is not 1, ... The other views are copied into a contiguous value (a strided Var would
+/// make every later op's kernel strided). matmul reads a transposed operand without a copy
+/// (ad/matmul.hpp), so the common `x @ w^T` never copies w.
 #pragma once
 
 #include <cstdint>
@@ -16,12 +17,25 @@ namespace weft::ad {
 
 namespace detail {
 
-/// The result of a view op over x: `view` of x's value, sharing x's elements when `share` (a
-/// contiguous reshape), else copied; `back(g)` adds the gradient to x.
+/// A Tensor over the elements of `view`, a contiguous view, without a copy. The whole storage is
+/// adopted as it is; a part of it through a Storage that borrows those bytes and keeps the whole
+/// alive (its writes count on its own version counter: a value the tape saved is never written
+/// through both).
+template <class T>
+Tensor<T> share_elements(const TensorView<const T>& view) {
+  const std::shared_ptr<Storage>& whole = view.storage();
+  const std::size_t bytes = std::size_t(view.numel()) * sizeof(T);
+  if (view.offset() == 0 && bytes == whole->bytes()) return Tensor<T>(weft::detail::AdoptStorage{}, whole, view.shape());
+  auto part = weft::detail::borrow(const_cast<T*>(view.data()), bytes, whole->device(), [whole](void*) {});
+  return Tensor<T>(weft::detail::AdoptStorage{}, std::move(part), view.shape());
+}
+
+/// The result of a view op over x: `view` of x's value, sharing x's elements when they are
+/// contiguous in it (always for a reshape), else copied; `back(g)` adds the gradient to x.
 template <class T, class Back>
-Var<T> record_view(const char* op, const Var<T>& x, const TensorView<const T>& view, bool share, Back back) {
+Var<T> record_view(const char* op, const Var<T>& x, const TensorView<const T>& view, Back back) {
   Tensor<T> value;
-  if (share) value = Tensor<T>(weft::detail::AdoptStorage{}, x.value().storage(), view.shape());
+  if (view.is_contiguous() && view.numel() > 0) value = share_elements(view);
   else value = view;
   return record_op<T>(op, std::move(value), std::array{std::shared_ptr<NodeBase>(x.node())}, SavedTensors(),
                       [node = x.node(), back](const Tensor<T>& g) { back(node, g); });
@@ -34,14 +48,14 @@ template <class T>
 Var<T> reshape(const Var<T>& x, const Shape& shape) {
   const TensorView<const T> v = x.value().view().view(shape);
   const Shape in = x.shape();
-  return detail::record_view<T>("reshape", x, v, true, [in](const auto& node, const Tensor<T>& g) {
+  return detail::record_view<T>("reshape", x, v, [in](const auto& node, const Tensor<T>& g) {
     detail::accumulate<T>(node, g.view().view(in));
   });
 }
 /// x with dims d0 and d1 swapped; dx = dy with them swapped back.
 template <class T>
 Var<T> transpose(const Var<T>& x, std::int64_t d0, std::int64_t d1) {
-  return detail::record_view<T>("transpose", x, x.value().view().transpose(d0, d1), false,
+  return detail::record_view<T>("transpose", x, x.value().view().transpose(d0, d1),
                                 [d0, d1](const auto& node, const Tensor<T>& g) {
                                   detail::accumulate<T>(node, g.view().transpose(d0, d1));
                                 });
@@ -53,7 +67,7 @@ Var<T> permute(const Var<T>& x, const std::vector<std::int64_t>& dims) {
   std::vector<std::int64_t> inverse(dims.size());
   for (std::size_t i = 0; i < dims.size(); ++i)
     inverse[std::size_t(weft::wrap_dim("permute", dims[i], int(dims.size())))] = std::int64_t(i);
-  return detail::record_view<T>("permute", x, v, false, [inverse](const auto& node, const Tensor<T>& g) {
+  return detail::record_view<T>("permute", x, v, [inverse](const auto& node, const Tensor<T>& g) {
     detail::accumulate<T>(node, g.view().permute(inverse));
   });
 }
@@ -71,9 +85,9 @@ Var<T> squeeze(const Var<T>& x, std::int64_t dim) {
 template <class T>
 Var<T> expand(const Var<T>& x, const Shape& shape) {
   const Shape in = x.shape();
-  return detail::record_view<T>("expand", x, x.value().view().expand(shape), false,
+  return detail::record_view<T>("expand", x, x.value().view().expand(shape),
                                 [in](const auto& node, const Tensor<T>& g) {
-                                  detail::accumulate<T>(node, detail::sum_to_shape(g, in));
+                                  detail::accumulate<T>(node, detail::sum_over_broadcast<T>(g.view(), in));
                                 });
 }
 /// `length` elements of x from `start` along dim; dx is dy there and 0 elsewhere.
@@ -81,7 +95,7 @@ template <class T>
 Var<T> narrow(const Var<T>& x, std::int64_t dim, std::int64_t start, std::int64_t length) {
   const Shape in = x.shape();
   return detail::record_view<T>(
-      "narrow", x, x.value().view().narrow(dim, start, length), false,
+      "narrow", x, x.value().view().narrow(dim, start, length),
       [in, dim, start, length](const auto& node, const Tensor<T>& g) {
         if (!node->requires_grad) return;
         auto& n = static_cast<detail::Node<T>&>(*node);
@@ -93,7 +107,7 @@ Var<T> narrow(const Var<T>& x, std::int64_t dim, std::int64_t start, std::int64_
 template <class T>
 Var<T> select(const Var<T>& x, std::int64_t dim, std::int64_t index) {
   const Shape in = x.shape();
-  return detail::record_view<T>("select", x, x.value().view().select(dim, index), false,
+  return detail::record_view<T>("select", x, x.value().view().select(dim, index),
                                 [in, dim, index](const auto& node, const Tensor<T>& g) {
                                   if (!node->requires_grad) return;
                                   auto& n = static_cast<detail::Node<T>&>(*node);
