@@ -37,14 +37,14 @@ gpt2::Model& model() {
   return *loaded_model;
 }
 
-/// logits[b, t, :] = the model's next-token scores after tokens[b, 0..t], over the real vocabulary V (the padding
-/// columns the model keeps for aligned GEMMs are dropped).
+/// logits[b, t, :] = the model's next-token scores after tokens[b, 0..t], over the real vocabulary V (wte's padding
+/// rows are not read).
 Tensor<float> logits(TensorView<const std::int32_t> tokens) {
   if (tokens.dim() != 2 || tokens.numel() == 0)
     throw weft::Error(cat("logits: tokens must be int32 [B, T] with B, T >= 1, got shape ", tokens.shape()));
   const std::lock_guard<std::mutex> lock(model_mutex);
   gpt2::Model& m = model();
-  const std::int64_t B = tokens.size(0), T = tokens.size(1), V = m.config().vocab_size;
+  const std::int64_t T = tokens.size(1), V = m.config().vocab_size;
   if (T > m.config().max_seq_len)
     throw weft::Error(cat("logits: tokens has shape ", tokens.shape(), "; the model takes at most ",
                           m.config().max_seq_len, " positions (T)"));
@@ -54,9 +54,7 @@ Tensor<float> logits(TensorView<const std::int32_t> tokens) {
       throw weft::Error(cat("logits: token ", inputs.data()[i], " at flat index ", i, " is outside the vocabulary [0, ",
                             V, ")"));
   m.forward(inputs, Tensor<std::int32_t>());
-  Tensor<float> out = weft::empty<float>({B, T, V});
-  out.view({B * T, V}) = m.activations().logits.narrow(1, 0, V);
-  return out;
+  return m.logits();  // a copy: the model keeps its own
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-/// @file GPT-2's forward and backward passes (model.hpp). Every linear layer is one GEMM that reads the weight
-/// transposed in place (y = x W^T); each bias, residual and GELU is fused into one pass with its neighbours.
+/// @file GPT-2's forward and hand-written backward passes (hand_written.hpp). Every linear layer is one GEMM that
+/// reads the weight transposed in place (y = x W^T); each bias, residual and GELU is fused into one pass with its
+/// neighbours.
 
-#include "model.hpp"
+#include "hand_written.hpp"
 
 #include <cmath>
 #include <stdexcept>
@@ -11,59 +12,6 @@
 namespace gpt2 {
 
 using weft::matmul;
-
-std::int64_t parameter_count(const Config& c) {
-  const std::int64_t C = c.channels, L = c.num_layers;
-  return c.padded_vocab_size * C + c.max_seq_len * C + L * (12 * C * C + 13 * C) + 2 * C;
-}
-
-ParameterTensors point_parameters(TensorView<float> flat, const Config& c) {
-  const std::int64_t C = c.channels, L = c.num_layers;
-  std::int64_t offset = 0;
-  auto next = [&](weft::Shape shape) {
-    const std::int64_t n = shape.numel();
-    TensorView<float> v = flat.narrow(0, offset, n).view(shape);
-    offset += n;
-    return v;
-  };
-  // Views are handles: assigning one writes its elements, so the struct is built from them in one go
-  // (a braced list runs left to right, in checkpoint order).
-  ParameterTensors p{next({c.padded_vocab_size, C}), next({c.max_seq_len, C}), next({L, C}), next({L, C}),
-                     next({L, 3 * C, C}),  next({L, 3 * C}),       next({L, C, C}), next({L, C}),
-                     next({L, C}),         next({L, C}),           next({L, 4 * C, C}), next({L, 4 * C}),
-                     next({L, C, 4 * C}),  next({L, C}),           next({C}),       next({C})};
-  if (offset != flat.numel())
-    throw std::invalid_argument("the parameter buffer holds " + std::to_string(flat.numel()) +
-                                " floats; a model of this configuration needs " + std::to_string(offset));
-  return p;
-}
-
-weft::TensorList<float> tensor_list(const ParameterTensors& p) {
-  return {p.wte,  p.wpe,      p.ln1w,     p.ln1b, p.qkvw, p.qkvb,    p.attprojw, p.attprojb,
-          p.ln2w, p.ln2b,     p.fcw,      p.fcb,  p.fcprojw, p.fcprojb, p.lnfw,  p.lnfb};
-}
-
-weft::optim::AdamWOptions adamw_options(double lr) {
-  weft::optim::AdamWOptions o;
-  o.lr = lr;
-  o.betas = {0.9, 0.999};
-  o.eps = 1e-8;
-  o.weight_decay = 0.01;
-  return o;
-}
-
-Checkpoint initial_checkpoint(const Config& c, std::uint64_t seed) {
-  Checkpoint k{c, weft::zeros<float>({parameter_count(c)})};
-  const ParameterTensors p = point_parameters(k.parameters.view(), c);
-  const double residual_std = 0.02 / std::sqrt(2.0 * double(c.num_layers));
-  auto normal = [&](TensorView<float> w, double std) { w = weft::randn<float>(w.shape(), seed++) * std; };
-  normal(p.wte.narrow(0, 0, c.vocab_size), 0.02);
-  normal(p.wpe, 0.02);
-  for (const TensorView<float>& w : {p.qkvw, p.fcw}) normal(w, 0.02);
-  for (const TensorView<float>& w : {p.attprojw, p.fcprojw}) normal(w, residual_std);
-  for (TensorView<float> w : {p.ln1w, p.ln2w, p.lnfw}) w = 1.0f;
-  return k;
-}
 
 namespace {
 
@@ -90,33 +38,14 @@ Tensor<float> linear_backward(const TensorView<const float>& dy, const TensorVie
 
 }  // namespace
 
-namespace {
-
-/// The checkpoint's parameters followed by zeros up to a multiple of `shards` floats.
-Tensor<float> padded(Tensor<float> parameters, const Config& c, std::int64_t shards) {
-  const std::int64_t n = parameters.numel();
-  if (n != parameter_count(c))
-    throw std::invalid_argument("the checkpoint holds " + std::to_string(n) + " parameters; a model of its "
-                                "configuration has " + std::to_string(parameter_count(c)));
-  if (shards < 1)
-    throw std::invalid_argument("the parameters split into " + std::to_string(shards) + " shards; pass 1 or more");
-  const std::int64_t padded_n = (n + shards - 1) / shards * shards;
-  if (padded_n == n) return parameters;
-  Tensor<float> flat = weft::zeros<float>({padded_n});
-  flat.narrow(0, 0, n) = parameters;
-  return flat;
-}
-
-}  // namespace
-
-Model::Model(Checkpoint checkpoint, std::int64_t shards)
+HandWrittenModel::HandWrittenModel(Checkpoint checkpoint, std::int64_t shards)
     : config_(checkpoint.config),
-      parameters_(padded(std::move(checkpoint.parameters), config_, shards)),
+      parameters_(padded_parameters(std::move(checkpoint.parameters), config_, shards)),
       gradients_(weft::zeros<float>({parameters_.numel()})),
       params_(point_parameters(parameters_.narrow(0, 0, parameter_count(config_)), config_)),
       grads_(point_parameters(gradients_.narrow(0, 0, parameter_count(config_)), config_)) {}
 
-float Model::forward(const Tensor<std::int32_t>& inputs, const Tensor<std::int32_t>& targets) {
+float HandWrittenModel::forward(const Tensor<std::int32_t>& inputs, const Tensor<std::int32_t>& targets) {
   const Config& c = config_;
   const std::int64_t B = inputs.size(0), T = inputs.size(1), C = c.channels, NH = c.num_heads, hs = C / NH;
   if (T > c.max_seq_len)
@@ -168,7 +97,7 @@ float Model::forward(const Tensor<std::int32_t>& inputs, const Tensor<std::int32
   return weft::nn::cross_entropy(a.logits.narrow(1, 0, c.vocab_size), a.targets.view({B * T})).item();
 }
 
-void Model::backward() {
+void HandWrittenModel::backward() {
   const Config& c = config_;
   Activations& a = acts_;
   if (!a.targets.defined()) throw std::logic_error("backward: the last forward had no targets");

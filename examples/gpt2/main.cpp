@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /// @file The gpt2 program: `test` checks a model against llm.c's debug state as llm.c's test_gpt2 does, `train` trains
 /// on a token file, `sample` generates tokens. With no arguments it runs `test` and a short `train` on the small model
-/// in tests/golden/gpt2 (the build passes its folder).
+/// in tests/golden/gpt2 (the build passes its folder), with `check-backward` between them.
 
 #include <algorithm>
 #include <chrono>
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "data_parallel.hpp"
+#include "hand_written.hpp"
 #include "model.hpp"
 
 namespace {
@@ -30,6 +31,10 @@ const char* const kUsage = R"(usage:
       (logits within 1e-2, loss within 1e-2, every gradient element within 2e-2), then 10 AdamW
       steps (lr 1e-4, betas 0.9/0.999, eps 1e-8, weight decay 0.01); FILE holds the expected loss
       of each step, checked within X (default 1e-2). Exit status 0 only when every check passes.
+  gpt2 check-backward MODEL STATE [--tolerance X]
+      one forward and backward on the debug state's batch, by autograd and by the hand-written
+      backward (the oracle): the loss, the logits and each of the 16 gradients must agree within
+      X relative to the tensor's largest magnitude (default 1e-6).
   gpt2 train MODEL DATA [--batch B] [--seq T] [--steps N] [--lr X] [--threads K] [--zero1] [--losses-out FILE]
       AdamW steps on consecutive batches of a token file (defaults: B 4, T 64, N 20, lr 1e-4).
       Under `mpirun -np R` (a build with MPI) the R ranks train data-parallel: each takes B / R rows of
@@ -103,6 +108,18 @@ Comparison compare(const float* got, const float* want, std::int64_t n, double t
   return c;
 }
 
+/// The 16 gradient tensors by name, in checkpoint order.
+using Member = weft::TensorView<float> gpt2::ParameterTensors::*;
+const std::pair<const char*, Member> kTensors[] = {
+    {"dwte", &gpt2::ParameterTensors::wte},           {"dwpe", &gpt2::ParameterTensors::wpe},
+    {"dln1w", &gpt2::ParameterTensors::ln1w},         {"dln1b", &gpt2::ParameterTensors::ln1b},
+    {"dqkvw", &gpt2::ParameterTensors::qkvw},         {"dqkvb", &gpt2::ParameterTensors::qkvb},
+    {"dattprojw", &gpt2::ParameterTensors::attprojw}, {"dattprojb", &gpt2::ParameterTensors::attprojb},
+    {"dln2w", &gpt2::ParameterTensors::ln2w},         {"dln2b", &gpt2::ParameterTensors::ln2b},
+    {"dfcw", &gpt2::ParameterTensors::fcw},           {"dfcb", &gpt2::ParameterTensors::fcb},
+    {"dfcprojw", &gpt2::ParameterTensors::fcprojw},   {"dfcprojb", &gpt2::ParameterTensors::fcprojb},
+    {"dlnfw", &gpt2::ParameterTensors::lnfw},         {"dlnfb", &gpt2::ParameterTensors::lnfb}};
+
 bool print_check(const char* what, const Comparison& c) {
   std::printf("%-10s %s, max |diff| = %e\n", what, c.ok ? "OK" : "NOT OK", c.max_diff);
   return c.ok;
@@ -130,25 +147,14 @@ int run_test(const std::string& model_path, const std::string& state_path, const
     const float loss = model.forward(state.inputs, state.targets);
     model.backward();
     if (step == 0) {
-      // The logits over the real vocabulary (the model keeps them padded to Vp).
-      const weft::TensorView<const float> logits = model.activations().logits.narrow(1, 0, V).contiguous();
-      all_ok &= print_check("logits", compare(logits.data(), state.logits.data(), rows * V, 1e-2));
+      all_ok &= print_check("logits", compare(model.logits().data(), state.logits.data(), rows * V, 1e-2));
       const bool loss_ok = std::fabs(loss - state.loss) < 1e-2;
       std::printf("%-10s %s, %f vs %f\n", "loss", loss_ok ? "OK" : "NOT OK", loss, state.loss);
       all_ok &= loss_ok;
       // Each gradient tensor, in checkpoint order; wte's padding rows are not compared (as llm.c).
       const gpt2::ParameterTensors& got = model.gradient_tensors();
       const gpt2::ParameterTensors want = gpt2::point_parameters(state.grads.view(), cfg);
-      const std::pair<const char*, weft::TensorView<float> gpt2::ParameterTensors::*> tensors[] = {
-          {"dwte", &gpt2::ParameterTensors::wte},         {"dwpe", &gpt2::ParameterTensors::wpe},
-          {"dln1w", &gpt2::ParameterTensors::ln1w},       {"dln1b", &gpt2::ParameterTensors::ln1b},
-          {"dqkvw", &gpt2::ParameterTensors::qkvw},       {"dqkvb", &gpt2::ParameterTensors::qkvb},
-          {"dattprojw", &gpt2::ParameterTensors::attprojw}, {"dattprojb", &gpt2::ParameterTensors::attprojb},
-          {"dln2w", &gpt2::ParameterTensors::ln2w},       {"dln2b", &gpt2::ParameterTensors::ln2b},
-          {"dfcw", &gpt2::ParameterTensors::fcw},         {"dfcb", &gpt2::ParameterTensors::fcb},
-          {"dfcprojw", &gpt2::ParameterTensors::fcprojw}, {"dfcprojb", &gpt2::ParameterTensors::fcprojb},
-          {"dlnfw", &gpt2::ParameterTensors::lnfw},       {"dlnfb", &gpt2::ParameterTensors::lnfb}};
-      for (const auto& [name, member] : tensors) {
+      for (const auto& [name, member] : kTensors) {
         const weft::TensorView<float>& g = got.*member;
         const std::int64_t n = member == &gpt2::ParameterTensors::wte ? V * cfg.channels : g.numel();
         all_ok &= print_check(name, compare(g.data(), (want.*member).data(), n, 2e-2));
@@ -165,6 +171,54 @@ int run_test(const std::string& model_path, const std::string& state_path, const
     std::printf("step %d: loss %f (took %f ms)%s\n", step, loss, ms, step_ok ? "" : "  NOT OK");
   }
   std::printf("overall okay: %d\n", int(all_ok));
+  return all_ok ? 0 : 1;
+}
+
+/// max |got - want| / max |want| over n elements (NaN compares as infinite).
+double relative_difference(const float* got, const float* want, std::int64_t n) {
+  double diff = 0, scale = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double d = std::fabs(double(got[i]) - double(want[i]));
+    diff = std::max(diff, std::isnan(d) ? INFINITY : d);
+    scale = std::max(scale, std::fabs(double(want[i])));
+  }
+  return scale > 0 ? diff / scale : diff;
+}
+
+/// Autograd's backward against the hand-written one (the oracle) on the debug state's batch: the loss, the logits and
+/// each gradient tensor within `tolerance` of the oracle's, relative to the tensor's largest magnitude.
+int run_check_backward(const std::string& model_path, const std::string& state_path, double tolerance) {
+  const gpt2::Checkpoint checkpoint = gpt2::read_checkpoint(model_path);
+  Model model(checkpoint);
+  gpt2::HandWrittenModel oracle(checkpoint);
+  const gpt2::Config& cfg = model.config();
+  const gpt2::DebugState state = gpt2::read_debug_state(state_path, cfg, model.num_parameters());
+  const float loss = model.forward(state.inputs, state.targets);
+  model.backward();
+  const float want_loss = oracle.forward(state.inputs, state.targets);
+  oracle.backward();
+  const std::int64_t V = cfg.vocab_size, rows = state.batch * state.seq_len;
+  bool all_ok = true;
+  auto check = [&](const char* what, double relative) {
+    const bool ok = relative <= tolerance;
+    std::printf("%-10s %s, max |autograd - hand-written| / max |hand-written| = %.3e\n", what, ok ? "OK" : "NOT OK",
+                relative);
+    all_ok &= ok;
+  };
+  check("loss", std::fabs(double(loss) - double(want_loss)) / std::fabs(double(want_loss)));
+  const Tensor<float> want_logits(oracle.activations().logits.narrow(1, 0, V));
+  check("logits", relative_difference(model.logits().data(), want_logits.data(), rows * V));
+  for (const auto& [name, member] : kTensors) {
+    const weft::TensorView<float>& got = model.gradient_tensors().*member;
+    const std::int64_t n = member == &gpt2::ParameterTensors::wte ? V * cfg.channels : got.numel();
+    check(name, relative_difference(got.data(), (oracle.gradient_tensors().*member).data(), n));
+  }
+  // wte's padding rows: no Var covers them, so their gradient stays zero.
+  const weft::TensorView<float> padding = model.gradient_tensors().wte.narrow(0, V, cfg.padded_vocab_size - V);
+  double padding_max = 0;
+  for (std::int64_t i = 0; i < padding.numel(); ++i) padding_max = std::max(padding_max, std::fabs(double(padding.data()[i])));
+  check("dwte pad", padding_max);
+  std::printf("backward %s\n", all_ok ? "matches the hand-written one" : "DIFFERS from the hand-written one");
   return all_ok ? 0 : 1;
 }
 
@@ -282,7 +336,7 @@ int run_sample(const std::string& model_path, int count, std::uint64_t seed, con
     const std::int64_t t = std::min<std::int64_t>(std::int64_t(tokens.size()), cfg.max_seq_len);
     const std::vector<std::int32_t> window(tokens.end() - t, tokens.end());
     model.forward(weft::from_vector(window, {1, t}), Tensor<std::int32_t>());
-    const Tensor<float> probs = weft::softmax(model.activations().logits.select(0, t - 1).narrow(0, 0, cfg.vocab_size), 0);
+    const Tensor<float> probs = weft::softmax(model.logits().select(0, 0).select(0, t - 1), 0);
     const std::vector<float> p = probs.to_vector();
     std::discrete_distribution<std::int32_t> pick(p.begin(), p.end());
     tokens.push_back(pick(rng));
@@ -301,6 +355,7 @@ int run_self_check() {
 #if defined(WEFT_GPT2_GOLDEN_DIR)
   const std::string dir = WEFT_GPT2_GOLDEN_DIR;
   if (run_test(dir + "/model.bin", dir + "/state.bin", dir + "/losses.txt", 1e-4) != 0) return 1;
+  if (run_check_backward(dir + "/model.bin", dir + "/state.bin", 1e-6) != 0) return 1;
   TrainOptions t;
   t.seq_len = 20;
   t.steps = 40;
@@ -330,6 +385,11 @@ int main(int argc, char** argv) {
       const Options o = parse(argc, argv, 2, {"losses", "loss-tolerance"});
       if (o.positional.size() != 2) throw std::invalid_argument("gpt2 test takes MODEL and STATE");
       return run_test(o.positional[0], o.positional[1], o.text("losses", ""), o.number("loss-tolerance", 1e-2));
+    }
+    if (command == "check-backward") {
+      const Options o = parse(argc, argv, 2, {"tolerance"});
+      if (o.positional.size() != 2) throw std::invalid_argument("gpt2 check-backward takes MODEL and STATE");
+      return run_check_backward(o.positional[0], o.positional[1], o.number("tolerance", 1e-6));
     }
     if (command == "train") {
       const Options o = parse(argc, argv, 2, {"batch", "seq", "steps", "lr", "threads", "losses-out"}, {"zero1"});

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file The view ops over Vars (reshape, transpose, permute, unsqueeze, squeeze, expand, narrow, select) and their backward: the gradient viewed back (reshape, transpose, permute), summed back (expand) or placed back (narrow, select).
+/// @file The view ops over Vars (reshape, transpose, permute, unsqueeze, squeeze, expand, narrow, slice, select) and their backward: the gradient viewed back (reshape, transpose, permute), summed back (expand) or placed back (narrow, slice, select).
 ///
 /// A Var's value is a contiguous tensor. A view whose elements are contiguous shares them, as
 /// a torch view does: a reshape (or unsqueeze, squeeze), a narrow or select along the first
@@ -102,6 +102,18 @@ Var<T> narrow(const Var<T>& x, std::int64_t dim, std::int64_t start, std::int64_
         if (!n.grad.defined()) n.grad = weft::zeros<T>(in, g.device());
         n.grad.view().narrow(dim, start, length) += g;
       });
+}
+/// Every step-th element of x along dim in [start, end); dx is dy there and 0 elsewhere.
+template <class T>
+Var<T> slice(const Var<T>& x, std::int64_t dim, std::int64_t start, std::int64_t end, std::int64_t step = 1) {
+  const Shape in = x.shape();
+  return detail::record_view<T>("slice", x, x.value().view().slice(dim, start, end, step),
+                                [in, dim, start, end, step](const auto& node, const Tensor<T>& g) {
+                                  if (!node->requires_grad) return;
+                                  auto& n = static_cast<detail::Node<T>&>(*node);
+                                  if (!n.grad.defined()) n.grad = weft::zeros<T>(in, g.device());
+                                  n.grad.view().slice(dim, start, end, step) += g;
+                                });
 }
 /// The slice of x at `index` along dim, without that dim; dx is dy there and 0 elsewhere.
 template <class T>
