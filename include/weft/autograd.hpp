@@ -7,6 +7,8 @@
 #include "weft/ad/grad.hpp"
 #include "weft/ad/operators.hpp"
 #include "weft/ad/reduce.hpp"
+#include "weft/ad/statistics.hpp"
+#include "weft/ad/join.hpp"
 #include "weft/ad/views.hpp"
 #include "weft/ad/matmul.hpp"
 #include "weft/ad/softmax.hpp"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /// @file Autograd of the dense ops (reductions, views, matmul, softmax, indexing, linear, layer_norm, cross_entropy, attention) against finite differences in double.
 #include <cstdint>
+#include <limits>
 
 #include "gradcheck.hpp"
 
@@ -33,6 +34,45 @@ TEST_CASE("autograd: sum and mean over dims, with keepdim, of an expression") {
     gradcheck(rng, [&](const Vars& v) -> VarD { return weft::mean(weft::exp(v[0]), -1, keepdim); }, {a});
     gradcheck(rng, [&](const Vars& v) -> VarD { return weft::sum(v[0], 1, keepdim) * 2.0; }, {a});
   }
+}
+
+TEST_CASE("autograd: amax, amin, logsumexp, var, std and norm") {
+  WEFT_TEST_RNG(rng);
+  const Tensor<double> a = uniform_tensor(rng, {3, 4}, -2, 2);  // distinct values: no ties
+  for (bool keepdim : {false, true}) {
+    gradcheck(rng, [&](const Vars& v) -> VarD { return weft::amax(v[0], 1, keepdim); }, {a});
+    gradcheck(rng, [&](const Vars& v) -> VarD { return weft::amin(weft::sin(v[0]), 0, keepdim); }, {a});
+    gradcheck(rng, [&](const Vars& v) -> VarD { return weft::logsumexp(v[0], 1, keepdim); }, {a});
+    gradcheck(rng, [&](const Vars& v) -> VarD { return weft::var(v[0], 0, 1.0, keepdim); }, {a});
+    gradcheck(rng, [&](const Vars& v) -> VarD { return weft::std(v[0], {0, 1}, 0.0, keepdim); }, {a});
+    for (double p : {1.0, 2.0, 3.0, std::numeric_limits<double>::infinity()})
+      gradcheck(rng, [&](const Vars& v) -> VarD { return weft::norm(v[0], p, 1, keepdim); }, {a});
+  }
+  gradcheck(rng, [](const Vars& v) -> VarD { return weft::max(v[0]) + weft::min(v[0]); }, {a});
+  gradcheck(rng, [](const Vars& v) -> VarD { return weft::var(v[0]) * weft::std(v[0]); }, {a});
+  gradcheck(rng, [](const Vars& v) -> VarD { return weft::norm(v[0]); }, {a});
+  // Ties share the gradient evenly (torch's amax): [1, 3, 3] -> [0, 1/2, 1/2].
+  const auto t = weft::ad::param(weft::from_vector<double>({1.0, 3.0, 3.0}, {3}));
+  weft::amax(t).backward();
+  CHECK(t.grad().to_vector() == std::vector<double>{0.0, 0.5, 0.5});
+}
+
+TEST_CASE("autograd: cat, stack, split, chunk, slice and masked_fill") {
+  WEFT_TEST_RNG(rng);
+  const Tensor<double> a = uniform_tensor(rng, {2, 3}, -1, 1), b = uniform_tensor(rng, {2, 2}, -1, 1);
+  gradcheck(rng, [](const Vars& v) -> VarD { return weft::cat(std::vector<VarD>{v[0], v[1], v[0]}, 1) * 2.0; }, {a, b});
+  gradcheck(rng, [](const Vars& v) -> VarD { return weft::stack(std::vector<VarD>{v[0], weft::exp(v[0])}, 1); }, {a});
+  gradcheck(rng, [](const Vars& v) -> VarD {
+    const std::vector<VarD> parts = weft::split(v[0], {1, 2}, 1);
+    return weft::square(parts[1]) + parts[0];
+  }, {a});
+  gradcheck(rng, [](const Vars& v) -> VarD {
+    const std::vector<VarD> parts = weft::chunk(v[0], 2, 0);
+    return parts[0] * parts[1];
+  }, {a});
+  gradcheck(rng, [](const Vars& v) -> VarD { return weft::ad::slice(v[0], 1, 0, 3, 2) * 3.0; }, {a});
+  const Tensor<double> m = uniform_tensor(rng, {2, 3}, -1, 1);
+  gradcheck(rng, [&](const Vars& v) -> VarD { return weft::masked_fill(v[0] * v[0], m > 0.0, 5); }, {a});
 }
 
 TEST_CASE("autograd: views (reshape, transpose, permute, unsqueeze, squeeze, expand, narrow, select)") {

@@ -108,6 +108,12 @@ template <class A, class B, class W>
 auto lerp(const A& a, const B& b, const W& w) {
   return ad::detail::ad_map<functors::Lerp>(a, b, w);
 }
+/// masked_fill(x, mask, value) = where(mask, value, x): the gradient flows where mask is false.
+template <class X, class M, Number V>
+  requires ad::detail::AdOperands<X>
+auto masked_fill(const X& x, const M& mask, V value) {
+  return ad::detail::ad_map<functors::Where>(mask, double(value), x);
+}
 /// cast<U>(x): the gradient is cast back to each Var's dtype where it is written.
 template <Element U, class X>
   requires ad::detail::AdOperands<X>
