@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 /// @file The tape's semantics: backward accumulates, ad::grad touches no grad(), NoGrad records nothing, the graph is freed, a modified saved tensor or bad input is a weft::Error; the backward of a fused statement is ONE kernel (from the log).
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -13,20 +12,6 @@ namespace {
 using weft::Tensor;
 using weft_test::uniform_tensor;
 namespace ad = weft::ad;
-
-/// The fusion log lines ("fused N statement(s) into 1 kernel: ...") of what f runs.
-template <class F>
-std::vector<std::string> kernels_of(F&& f) {
-  weft_test::LogCapture capture;
-  weft::set_logs("+fusion");
-  f();
-  weft::set_logs("");
-  std::vector<std::string> lines;
-  std::istringstream text(capture.text());
-  for (std::string line; std::getline(text, line);)
-    if (line.find("[weft:") != std::string::npos) lines.push_back(line);
-  return lines;
-}
 
 double at(const Tensor<float>& t, std::int64_t i) { return double(t.data()[i]); }
 
@@ -41,7 +26,7 @@ TEST_CASE("autograd: the backward of a * sigmoid(b) + c is one kernel writing th
   const auto c = ad::param(weft::eval(weft::cast<float>(uniform_tensor(rng, {64, 33}, -1, 1))));
   ad::Var<float> y = a * weft::sigmoid(b) + c;
   const Tensor<float> dy = weft::eval(weft::cast<float>(uniform_tensor(rng, {64, 33}, -1, 1)));
-  const std::vector<std::string> lines = kernels_of([&] { y.backward(dy); });
+  const std::vector<std::string> lines = weft_test::fusion_lines([&] { y.backward(dy); });
   REQUIRE(lines.size() == 1);
   CHECK(lines[0].find("fused 3 statement(s) into 1 kernel") != std::string::npos);
   CHECK(lines[0].find("t0 = sigmoid(") != std::string::npos);  // computed once for da and db

@@ -115,20 +115,6 @@ Shape cat_expr_shape(Rng& rng, Shape base, int dim) {
   return base;
 }
 
-/// The fusion log lines of `f`, every kernel run (+fusion: debug level names each run).
-template <class F>
-std::vector<std::string> cat_expr_fusion_lines(F&& f) {
-  LogCapture capture;
-  weft::set_logs("+fusion");
-  f();
-  weft::set_logs("");
-  std::vector<std::string> lines;
-  std::istringstream text(capture.text());
-  for (std::string line; std::getline(text, line);)
-    if (line.find("fused ") != std::string::npos) lines.push_back(line);
-  return lines;
-}
-
 struct CatExprThreads {
   int saved = weft::get_num_threads();
   ~CatExprThreads() { weft::set_num_threads(saved); }
@@ -192,7 +178,7 @@ TEST_CASE("cat(dim, e...): ONE kernel on one and two threads, the runtime-list o
       auto e1 = make.exp_minus_one(s1, p[1]);
       auto e2 = make.half_sigmoid_times(s2, p[2]);
       Tensor<float> out;
-      const auto lines = cat_expr_fusion_lines([&] { out = weft::cat(d, e0, e1, e2); });
+      const auto lines = weft_test::fusion_lines([&] { out = weft::cat(d, e0, e1, e2); });
       REQUIRE(lines.size() == 1);
       CHECK(has(lines[0], "fused 3 statements of different shapes into 1 kernel"));
       CHECK(has(lines[0], std::to_string(threads) + " thread(s)"));
@@ -220,7 +206,7 @@ TEST_CASE("cat(dim, e...): ONE kernel on one and two threads, the runtime-list o
   // Operands of one shape: one pointwise kernel of three statements.
   const Tensor<float> a = random_contiguous<float>(rng, Shape{4, 5}, Domain{});
   Tensor<float> out;
-  const auto lines = cat_expr_fusion_lines([&] { out = weft::cat(1, a + 1, a * 2, a); });
+  const auto lines = weft_test::fusion_lines([&] { out = weft::cat(1, a + 1, a * 2, a); });
   REQUIRE(lines.size() == 1);
   CHECK(has(lines[0], "fused 3 statement(s) into 1 kernel"));
   CHECK(out.shape() == Shape{4, 15});
@@ -282,7 +268,7 @@ TEST_CASE("fuse: statements of different shapes into poisoned destinations, one 
     auto e0 = make.scaled_plus_tanh(s0, p0);
     auto e1 = make.cast_int(s1, p1);
     auto e2 = make.exp_minus_one(s2, p2);
-    const auto lines = cat_expr_fusion_lines([&] { weft::fuse(weft::assign(y0, e0), weft::assign(y1, e1), weft::assign(y2, e2)); });
+    const auto lines = weft_test::fusion_lines([&] { weft::fuse(weft::assign(y0, e0), weft::assign(y1, e1), weft::assign(y2, e2)); });
     if (!(s0 == s1 && s1 == s2)) {
       REQUIRE(lines.size() == 1);
       CHECK(has(lines[0], "fused 3 statements of different shapes into 1 kernel"));
@@ -388,8 +374,8 @@ TEST_CASE("cat(dim, e...) along the last dim streams its stores into row slices,
   for (int threads : {1, 2}) {
     weft::set_num_threads(threads);
     Tensor<float> same, mixed;
-    const std::vector<std::string> same_log = cat_expr_fusion_lines([&] { same = weft::cat(-1, x * 0.5f + 1.0f, y - x, x * y); });
-    const std::vector<std::string> mixed_log = cat_expr_fusion_lines([&] { mixed = weft::cat(-1, x + 1.0f, z * 2.0f); });
+    const std::vector<std::string> same_log = weft_test::fusion_lines([&] { same = weft::cat(-1, x * 0.5f + 1.0f, y - x, x * y); });
+    const std::vector<std::string> mixed_log = weft_test::fusion_lines([&] { mixed = weft::cat(-1, x + 1.0f, z * 2.0f); });
     REQUIRE(same_log.size() == 1);
     REQUIRE(mixed_log.size() == 1);
     CHECK(same_log[0].find("streaming stores") != std::string::npos);

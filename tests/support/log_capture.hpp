@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <weft/log/log.hpp>
 
@@ -102,6 +103,16 @@ std::string log_of(const char* spec, F&& statement) {
 template <class F>
 std::string fusion_log_of(F&& statement) {
   return log_of("+fusion", statement);
+}
+
+/// The kernels `statement` ran: its `+fusion` log lines that say "fused ...", one per kernel.
+template <class F>
+std::vector<std::string> fusion_lines(F&& statement) {
+  std::vector<std::string> lines;
+  std::istringstream text(fusion_log_of(statement));
+  for (std::string line; std::getline(text, line);)
+    if (line.find("fused ") != std::string::npos) lines.push_back(line);
+  return lines;
 }
 
 }  // namespace weft_test

@@ -9,13 +9,24 @@ namespace weft {
 
 namespace ad::detail {
 
-/// The gradient of a read at `index`: zeros of the input's shape, then `add` puts dy back.
-template <class T, class Add>
-void add_at_index(const std::shared_ptr<NodeBase>& node, const Shape& shape, Device device, Add add) {
-  if (!node || !node->requires_grad) return;
-  Tensor<T> dx = weft::zeros<T>(shape, device);
-  add(dx);
-  accumulate<T>(node, std::move(dx));
+/// A read of x at `index` along dim (`read(x, dim, index)`), recorded: its backward starts from
+/// zeros of x's shape and `add_back(dx, dim, index, dy)` puts dy back where it was read
+/// (repeated indices accumulate).
+template <class X, class Idx, class Read, class AddBack>
+auto indexed_read(const char* op, const X& x, std::int64_t dim, const Idx& index, Read read, AddBack add_back) {
+  using T = input_dtype_t<X>;
+  const Input<T> in = input<T>(x);
+  SavedTensors saved;
+  saved.add(index.view());
+  const auto ids = index.view();
+  return record_op<T>(op, read(in.value, dim, ids), std::array{in.node}, std::move(saved),
+                      [node = in.node, ids, dim, shape = in.value.shape(), device = in.value.device(),
+                       add_back](const Tensor<T>& g) {
+                        if (!node || !node->requires_grad) return;
+                        Tensor<T> dx = weft::zeros<T>(shape, device);
+                        add_back(dx, dim, ids, g);
+                        accumulate<T>(node, std::move(dx));
+                      });
 }
 
 }  // namespace ad::detail
@@ -40,32 +51,18 @@ auto embedding(const W& weight, const Idx& index) {
 template <class X, SingleTensor Idx>
   requires ad::detail::AdOperands<X>
 auto index_select(const X& x, std::int64_t dim, const Idx& index) {
-  using T = ad::detail::input_dtype_t<X>;
-  const ad::detail::Input<T> in = ad::detail::input<T>(x);
-  ad::detail::SavedTensors saved;
-  saved.add(index.view());
-  const auto ids = index.view();
-  return ad::detail::record_op<T>(
-      "index_select", weft::index_select(in.value, dim, ids), std::array{in.node}, std::move(saved),
-      [node = in.node, ids, dim, shape = in.value.shape(), device = in.value.device()](const Tensor<T>& g) {
-        ad::detail::add_at_index<T>(node, shape, device, [&](Tensor<T>& dx) { weft::index_add(dx, dim, ids, g); });
-      });
+  return ad::detail::indexed_read(
+      "index_select", x, dim, index, [](const auto& v, std::int64_t d, const auto& i) { return weft::index_select(v, d, i); },
+      [](auto& dx, std::int64_t d, const auto& i, const auto& g) { weft::index_add(dx, d, i, g); });
 }
 
 /// gather(x, dim, index): out[i][j] = x[index[i][j]][j] (dim 0); dx = scatter_add of dy.
 template <class X, SingleTensor Idx>
   requires ad::detail::AdOperands<X>
 auto gather(const X& x, std::int64_t dim, const Idx& index) {
-  using T = ad::detail::input_dtype_t<X>;
-  const ad::detail::Input<T> in = ad::detail::input<T>(x);
-  ad::detail::SavedTensors saved;
-  saved.add(index.view());
-  const auto ids = index.view();
-  return ad::detail::record_op<T>(
-      "gather", weft::gather(in.value, dim, ids), std::array{in.node}, std::move(saved),
-      [node = in.node, ids, dim, shape = in.value.shape(), device = in.value.device()](const Tensor<T>& g) {
-        ad::detail::add_at_index<T>(node, shape, device, [&](Tensor<T>& dx) { weft::scatter_add(dx, dim, ids, g); });
-      });
+  return ad::detail::indexed_read(
+      "gather", x, dim, index, [](const auto& v, std::int64_t d, const auto& i) { return weft::gather(v, d, i); },
+      [](auto& dx, std::int64_t d, const auto& i, const auto& g) { weft::scatter_add(dx, d, i, g); });
 }
 
 }  // namespace weft
