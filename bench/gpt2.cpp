@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: MIT
-/// @file One GPT-2 training step (forward, backward, AdamW) on weft beside PyTorch eager and llm.c's CPU trainer, with
-/// the same-run SGEMM roofline and the peak memory.
+/// @file One GPT-2 training step (forward, backward, AdamW) on weft's autograd beside the same model's hand-written
+/// backward, PyTorch eager, torch.compile and llm.c's CPU trainer, with the same-run SGEMM roofline and the peak memory.
 ///
 ///   chrt -f 1 bench/gpt2 [--layers 12] [--batch 4] [--seq 64] [--threads 2] [--steps 3] [--rounds 2]
-///                        [--llmc PATH] [--no-torch] [--quick]
+///                        [--llmc PATH] [--no-torch] [--no-compile] [--quick]
 ///
 /// The model is GPT-2 124M (d12: 12 layers, 12 heads, 768 channels, vocabulary 50257 padded to
 /// 50304, 1024 positions) at its initialization, written as an llm.c checkpoint with a token file
 /// of random tokens into a temporary folder, so that every peer trains the same model on the same
-/// tokens. Each round times --steps steps of weft in this process, then of each peer in a child
-/// process (PyTorch: bench/gpt2_torch.py; llm.c: its train_gpt2, built from --llmc PATH with its
-/// Makefile, which runs B 4, T 64), and compares the rounds' medians. A step's work is counted as
+/// tokens. Each round times --steps steps of weft (examples/gpt2's Model: the forward over
+/// ad::Vars, autograd's backward) in this process, then of each peer in a child process: the
+/// example's hand-written backward (HandWrittenModel, this program run with --hand-written-peer),
+/// PyTorch eager and torch.compile (bench/gpt2_torch.py; the compilation runs in warm-up steps
+/// that are not timed), llm.c (its train_gpt2, built from --llmc PATH with its Makefile, which runs
+/// B 4, T 64). The targets are medians over rounds of per-round ratios. A step's work is counted as
 /// 6 x parameters x tokens + 12 x layers x channels x T x tokens FLOPs (the matmuls and attention's
 /// two products, forward and backward), against the FLOP/s of a same-run SGEMM.
 
@@ -29,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "../examples/gpt2/hand_written.hpp"
 #include "../examples/gpt2/model.hpp"
 #include "bench_common.hpp"
 
@@ -41,7 +45,7 @@ struct Settings {
   std::int64_t layers = 12, batch = 4, seq = 64;
   int threads = 2, steps = 3, rounds = 2;
   std::string llmc;
-  bool torch = true;
+  bool torch = true, compile = true;
 };
 
 double now_ms() {
@@ -51,7 +55,7 @@ double now_ms() {
 /// The times of the `step K: ... (took T ms)` lines a peer prints, the first `skip` dropped
 /// (warm-up). The peer runs in a process group of its own, killed after skip + count lines (llm.c
 /// goes on for 40 steps with validation and sampling).
-std::vector<double> step_times(const std::string& command, int skip, int count) {
+std::vector<double> step_times(const std::string& command, int skip, int count, std::string* warmup = nullptr) {
   std::vector<double> ms;
   int fds[2];
   if (pipe(fds) != 0) return ms;
@@ -73,6 +77,7 @@ std::vector<double> step_times(const std::string& command, int skip, int count) 
   std::string last;
   while (seen < skip + count && std::fgets(buffer, sizeof(buffer), out)) {
     last = buffer;
+    if (warmup && std::string(buffer).rfind("warm-up:", 0) == 0) *warmup = buffer;
     std::cmatch m;
     if (std::regex_search(buffer, m, line) && seen++ >= skip) ms.push_back(std::stod(m[2].str()));
   }
@@ -110,17 +115,44 @@ double llmc_activation_floats(const gpt2::Config& c, double B, double T) {
          L * B * T * 4 * C * 2 + B * T * C + 2 * B * T + 2 * B * T * Vp + B * T;
 }
 
+/// The hand-written backward's steps, as a peer: `step K: loss X (took T ms)` lines.
+int run_hand_written_peer(int argc, char** argv) {
+  if (argc != 8) {
+    std::fprintf(stderr, "usage: gpt2 --hand-written-peer MODEL TOKENS B T THREADS STEPS\n");
+    return 2;
+  }
+  const std::int64_t B = std::atoll(argv[4]), T = std::atoll(argv[5]);
+  weft::set_num_threads(std::atoi(argv[6]));
+  const int steps = std::atoi(argv[7]);
+  gpt2::HandWrittenModel model(gpt2::read_checkpoint(argv[2]));
+  const std::vector<std::uint16_t> tokens = gpt2::read_tokens(argv[3]);
+  std::vector<std::int32_t> x(tokens.begin(), tokens.begin() + B * T), y(tokens.begin() + 1, tokens.begin() + B * T + 1);
+  const weft::Tensor<std::int32_t> inputs = weft::from_vector(x, {B, T}), targets = weft::from_vector(y, {B, T});
+  weft::optim::AdamW<float> optimizer(weft::TensorList<float>({model.parameters()}), gpt2::adamw_options(1e-4));
+  for (int step = 0; step < steps; ++step) {
+    const double t0 = now_ms();
+    const float loss = model.forward(inputs, targets);
+    model.backward();
+    optimizer.step(weft::TensorList<float>({model.gradients()}));
+    std::printf("step %d: loss %f (took %f ms)\n", step, loss, now_ms() - t0);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 void usage() {
   std::printf("usage: gpt2 [--layers L] [--batch B] [--seq T] [--threads K] [--steps N] [--rounds R] [--llmc PATH]\n"
-              "            [--no-torch] [--quick]\n"
+              "            [--no-torch] [--no-compile] [--quick]\n"
               "  --llmc PATH  a checkout of karpathy/llm.c: its train_gpt2 (CPU) is built with its Makefile and run\n"
-              "  --quick      1 round of 1 step on 2 layers, no peers (a smoke run)\n"
+              "  --no-compile no torch.compile peer (its compilation takes minutes on 2 cores)\n"
+              "  --quick      1 round of 1 step on 2 layers, no PyTorch or llm.c (a smoke run)\n"
               "Run it as `chrt -f 1 gpt2 ...` on a shared machine.\n");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--hand-written-peer") return run_hand_written_peer(argc, argv);
   Settings s;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -139,6 +171,7 @@ int main(int argc, char** argv) {
     else if (a == "--rounds") s.rounds = std::atoi(value().c_str());
     else if (a == "--llmc") s.llmc = value();
     else if (a == "--no-torch") s.torch = false;
+    else if (a == "--no-compile") s.compile = false;
     else if (a == "--quick") s.layers = 2, s.steps = 1, s.rounds = 1, s.torch = false, s.llmc.clear();
     else {
       usage();
@@ -193,7 +226,9 @@ int main(int argc, char** argv) {
   std::printf("GPT-2 d%lld (%lld parameters), B %lld, T %lld, %d threads, %d steps x %d rounds\n",
               (long long)s.layers, (long long)model.num_parameters(), (long long)s.batch, (long long)s.seq, s.threads,
               s.steps, s.rounds);
-  std::vector<double> weft_round, torch_round, llmc_round, sgemm_round;
+  std::vector<double> weft_round, hand_round, torch_round, compile_round, llmc_round, sgemm_round;
+  std::string compile_warmup;
+  const std::string self = fs::canonical("/proc/self/exe").string();
   double weft_peak = 0;
   const std::string omp = "OMP_NUM_THREADS=" + std::to_string(s.threads) + " ";
   for (int r = 0; r < s.rounds; ++r) {
@@ -203,15 +238,28 @@ int main(int argc, char** argv) {
     weft_round.push_back(median(ms));
     if (r == 0) weft_peak = peak_rss_bytes();
     sgemm_round.push_back(sgemm_flops(1536));
-    std::printf("round %d: weft %.0f ms/step", r, weft_round.back());
-    if (s.torch) {
-      const auto t = step_times(omp + "python3 '" + torch_script + "' '" + model_path + "' '" + tokens_path +
-                                    "' --batch " + std::to_string(s.batch) + " --seq " + std::to_string(s.seq) +
-                                    " --threads " + std::to_string(s.threads) + " --steps " +
-                                    std::to_string(s.steps + 1),
+    std::printf("round %d: weft (autograd) %.0f ms/step", r, weft_round.back());
+    {
+      const auto t = step_times("'" + self + "' --hand-written-peer '" + model_path + "' '" + tokens_path + "' " +
+                                    std::to_string(s.batch) + " " + std::to_string(s.seq) + " " +
+                                    std::to_string(s.threads) + " " + std::to_string(s.steps + 1),
                                 1, s.steps);
+      hand_round.push_back(t.empty() ? NAN : median(t));
+      std::printf(", hand-written %.0f ms/step", hand_round.back());
+    }
+    const std::string torch_command = omp + "python3 '" + torch_script + "' '" + model_path + "' '" + tokens_path +
+                                      "' --batch " + std::to_string(s.batch) + " --seq " + std::to_string(s.seq) +
+                                      " --threads " + std::to_string(s.threads) + " --steps " +
+                                      std::to_string(s.steps + 1);
+    if (s.torch) {
+      const auto t = step_times(torch_command, 1, s.steps);
       torch_round.push_back(t.empty() ? NAN : median(t));
       std::printf(", torch eager %.0f ms/step", torch_round.back());
+      if (s.compile) {
+        const auto c = step_times(torch_command + " --compile", 1, s.steps, &compile_warmup);
+        compile_round.push_back(c.empty() ? NAN : median(c));
+        std::printf(", torch.compile %.0f ms/step", compile_round.back());
+      }
     }
     if (!llmc_binary.empty()) {
       // llm.c reads gpt2_124M.bin and dev/data/... from its working directory.
@@ -229,8 +277,12 @@ int main(int argc, char** argv) {
   for (double f : sgemm_round) sgemm_ms.push_back(flops / f * 1e3);
   std::vector<weft_bench::Target> goals;
   goals.push_back(weft_bench::make_target("weft vs SGEMM roofline (fraction)", 0.5, "%", sgemm_ms, weft_round));
+  goals.push_back(weft_bench::make_target("autograd vs hand-written backward (speedup)", 1 / 1.1, "x", hand_round,
+                                          weft_round));
   if (!torch_round.empty())
     goals.push_back(weft_bench::make_target("weft vs PyTorch eager (speedup)", 1.5, "x", torch_round, weft_round));
+  if (!compile_round.empty())
+    goals.push_back(weft_bench::make_target("weft vs torch.compile (speedup)", 1.0, "x", compile_round, weft_round));
   if (!llmc_round.empty())
     goals.push_back(weft_bench::make_target("weft vs llm.c CPU (speedup)", 2.0, "x", llmc_round, weft_round));
 
@@ -242,6 +294,9 @@ int main(int argc, char** argv) {
               "%.2f GiB; ratio %.2f (goal <= 1.2)\n",
               weft_peak / (1 << 30), budget / (1 << 30), weft_peak / budget);
   weft_bench::print_targets(goals);
+  std::printf("(autograd vs hand-written: the goal is autograd's step <= 1.1x the hand-written one's, a speedup >= "
+              "%.3f)\n", 1 / 1.1);
+  if (!compile_warmup.empty()) std::printf("torch.compile, the last round's %s", compile_warmup.c_str());
   std::printf("(times: each round's median step; SGEMM: %lld^3 float32 weft::matmul, best of 5 per round)\n", 1536LL);
   fs::remove_all(dir);
   return 0;

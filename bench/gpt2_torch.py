@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""PyTorch eager beside bench/gpt2: the same GPT-2 (llm.c's, the forward of
+"""PyTorch beside bench/gpt2: the same GPT-2 (llm.c's, the forward of
 tests/golden/make_gpt2_golden.py) from the same llm.c checkpoint, trained on the same
 token file, with torch.optim.AdamW (lr 1e-4, weight decay 0.01 on every parameter, as
-llm.c), float32, on the CPU with --threads threads.
+llm.c), float32, on the CPU with --threads threads. Eager by default; --compile runs the
+forward (and so, through AOTAutograd, the backward) and the AdamW step under
+torch.compile (Inductor's C++/OpenMP code on the CPU). The compilation runs in --warmup
+steps before the first printed step, and its time is printed on a line of its own.
 
   python3 bench/gpt2_torch.py MODEL TOKENS [--batch 4] [--seq 64] [--steps 4] [--threads 2]
+                              [--compile] [--warmup 2]
 
-Prints one `step K: loss X (took T ms)` line per training step (forward, backward and
-AdamW), as gpt2 and llm.c do; bench/gpt2 runs it and reads those lines.
+Prints one `step K: loss X (took T ms)` line per timed training step (forward, backward
+and AdamW), as gpt2 and llm.c do; bench/gpt2 runs it and reads those lines.
 PyTorch is for comparison only: nothing in weft or its tests needs it.
 """
 import argparse
@@ -53,14 +57,28 @@ def main():
     ap.add_argument("--seq", type=int, default=64)
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--compile", action="store_true", help="torch.compile the forward (and so the backward)")
+    ap.add_argument("--compile-optimizer", action="store_true", help="with --compile: the AdamW step too")
+    ap.add_argument("--warmup", type=int, default=None,
+                    help="steps run before the timed ones (default: 0 eager, 2 compiled)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     params, vocab, layers, heads = read_checkpoint(a.model)
     tokens = torch.from_numpy(np.fromfile(a.tokens, dtype=np.uint16, offset=1024).astype(np.int64))
     opt = torch.optim.AdamW(params.values(), lr=1e-4, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)
+    model = forward
+    step_optimizer = opt.step
+    if a.compile:
+        model = torch.compile(forward)
+        if a.compile_optimizer:
+            @torch.compile(fullgraph=False)
+            def step_optimizer():
+                opt.step()
+    warmup = a.warmup if a.warmup is not None else (2 if a.compile else 0)
     n = a.batch * a.seq
     position = 0
-    for step in range(a.steps):
+    start_all = time.perf_counter()
+    for step in range(-warmup, a.steps):
         if position + n + 1 > tokens.numel():
             position = 0
         x = tokens[position:position + n].view(a.batch, a.seq)
@@ -68,12 +86,15 @@ def main():
         position += n
         start = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        _, loss = forward(params, x, y, vocab=vocab, layers=layers, heads=heads)
+        _, loss = model(params, x, y, vocab=vocab, layers=layers, heads=heads)
         loss.backward()
-        opt.step()
+        step_optimizer()
         ms = (time.perf_counter() - start) * 1e3
-        print(f"step {step}: loss {loss.item():f} (took {ms:f} ms)", flush=True)
-
+        if step == -1:
+            print(f"warm-up: {warmup} steps in {time.perf_counter() - start_all:.1f} s "
+                  f"({'torch.compile: compilation included' if a.compile else 'eager'})", flush=True)
+        if step >= 0:
+            print(f"step {step}: loss {loss.item():f} (took {ms:f} ms)", flush=True)
 
 if __name__ == "__main__":
     main()
