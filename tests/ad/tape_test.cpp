@@ -38,6 +38,30 @@ TEST_CASE("autograd: the backward of a * sigmoid(b) + c is one kernel writing th
   }
 }
 
+TEST_CASE("autograd: the backward of gelu(linear(x, w, b)) is one pointwise kernel plus the GEMMs") {
+  WEFT_TEST_RNG(rng);
+  auto random = [&](weft::Shape s) { return weft::eval(weft::cast<float>(uniform_tensor(rng, s, -1, 1))); };
+  const auto x = ad::param(random({8, 16})), w = ad::param(random({32, 16})), b = ad::param(random({32}));
+  ad::Var<float> y = weft::gelu(weft::nn::linear(x, w, b));  // the GEMM (bias in its epilogue), then gelu
+  const Tensor<float> dy = random({8, 32});
+  const std::vector<std::string> lines = weft_test::fusion_lines([&] { y.backward(dy); });
+  REQUIRE(lines.size() == 1);  // dz = dy gelu'(z); then dx = dz w, dw = dz^T x, db = sum dz
+  CHECK(lines[0].find("gelu_backward") != std::string::npos);
+  // Against double: z = x w^T + b, dz = dy gelu'(z), dx = dz w.
+  for (std::int64_t n = 0; n < 8; ++n)
+    for (std::int64_t i = 0; i < 16; ++i) {
+      double dx = 0;
+      for (std::int64_t o = 0; o < 32; ++o) {
+        double z = at(b.value(), o);
+        for (std::int64_t k = 0; k < 16; ++k) z += at(x.value(), n * 16 + k) * at(w.value(), o * 16 + k);
+        const double cdf = 0.5 * (1 + std::erf(z / std::sqrt(2.0)));
+        const double pdf = std::exp(-0.5 * z * z) / std::sqrt(2 * M_PI);
+        dx += at(dy, n * 32 + o) * (cdf + z * pdf) * at(w.value(), o * 16 + i);
+      }
+      CHECK(at(x.grad(), n * 16 + i) == doctest::Approx(dx).epsilon(1e-4));
+    }
+}
+
 TEST_CASE("autograd: backward accumulates; zero_grad; ad::grad leaves grad() alone") {
   const auto x = ad::param(weft::eval(weft::arange<float>(6).reshape({2, 3}) * 0.5));
   ad::Var<float> loss = weft::sum(x * x);

@@ -51,6 +51,12 @@ Input<T> input(const X& x) {
 template <class X>
 using input_dtype_t = typename std::remove_cvref_t<X>::value_type;
 
+/// A new contiguous tensor with another shape of the same element count, without a copy.
+template <class T>
+Tensor<T> reshaped(Tensor<T>&& t, const Shape& shape) {
+  return Tensor<T>(weft::detail::AdoptStorage{}, t.storage(), shape);
+}
+
 /// Adds `contribution` (a tensor, view or expression of the node's shape) into the node's
 /// gradient; nothing for a constant or a node that needs no gradient.
 template <class T, class C>

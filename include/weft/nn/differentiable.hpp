@@ -39,7 +39,7 @@ ad::Var<T> linear_recorded(const ad::detail::Input<T>& in, const ad::detail::Inp
   else y = weft::matmul(xr, weight.value.transpose(0, 1));
   Shape ys = xs;
   ys[ys.rank() - 1] = outs;
-  Tensor<T> value(weft::detail::AdoptStorage{}, y.storage(), ys);
+  Tensor<T> value = ad::detail::reshaped(std::move(y), ys);
   ad::detail::SavedTensors saved;
   saved.add(xr);
   saved.add(weight.value);
@@ -48,7 +48,7 @@ ad::Var<T> linear_recorded(const ad::detail::Input<T>& in, const ad::detail::Inp
       [xr, wv = weight.value, nx = in.node, nw = weight.node, nb = bias ? bias->node : nullptr, xs,
        outs](const Tensor<T>& g) {
         const TensorView<const T> g2 = g.view().view(Shape{g.numel() / outs, outs});
-        if (nx && nx->requires_grad) ad::detail::accumulate<T>(nx, weft::eval(weft::matmul(g2, wv)).reshape(xs));
+        if (nx && nx->requires_grad) ad::detail::accumulate<T>(nx, ad::detail::reshaped(weft::eval(weft::matmul(g2, wv)), xs));
         if (nw && nw->requires_grad) ad::detail::accumulate<T>(nw, weft::eval(weft::matmul(g2.transpose(0, 1), xr)));
         if (nb && nb->requires_grad) ad::detail::accumulate<T>(nb, weft::eval(weft::sum(g2, 0)));
       });
