@@ -13,7 +13,9 @@
 
 #include "weft/expr/operators.hpp"
 
-namespace weft::ad::detail {
+namespace weft::ad {
+inline namespace WEFT_BACKEND_ABI {
+namespace detail {
 
 /// No gradient flows (a step function, a comparison): the contribution is 0.
 inline auto zero_gradient() { return weft::detail::as_expr(0.0); }
@@ -179,4 +181,6 @@ template <> struct Derivative<functors::Lerp> {  // d (a + w (b - a)) = (1 - w) 
 };
 // clang-format on
 
-}  // namespace weft::ad::detail
+}  // namespace detail
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace weft::ad

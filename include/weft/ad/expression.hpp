@@ -29,6 +29,7 @@
 #include "weft/ops/reduce.hpp"
 
 namespace weft::ad {
+inline namespace WEFT_BACKEND_ABI {
 
 template <class E, bool... kTracked>
 struct Expression;
@@ -385,4 +386,5 @@ struct Expression {
   }
 };
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::ad

@@ -10,6 +10,7 @@
 #include "weft/ad/var.hpp"
 
 namespace weft::ad {
+inline namespace WEFT_BACKEND_ABI {
 
 /// d y / d inputs[i] for each input (zeros for an input y does not depend on), given dy, the
 /// gradient of some scalar with respect to y (of y's shape; omitted for a one-element y: 1).
@@ -60,4 +61,5 @@ std::vector<Tensor<T>> grad(const Var<T>& y, const std::type_identity_t<std::vec
   return out;
 }
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::ad

@@ -6,8 +6,9 @@
 #include "weft/ops/indexing.hpp"
 
 namespace weft {
-
-namespace ad::detail {
+namespace ad {
+inline namespace WEFT_BACKEND_ABI {
+namespace detail {
 
 /// A read of x at `index` along dim (`read(x, dim, index)`), recorded: its backward starts from
 /// zeros of x's shape and `add_back(dx, dim, index, dy)` puts dy back where it was read
@@ -29,7 +30,11 @@ auto indexed_read(const char* op, const X& x, std::int64_t dim, const Idx& index
                       });
 }
 
-}  // namespace ad::detail
+}  // namespace detail
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace ad
+
+inline namespace WEFT_BACKEND_ABI {
 
 /// embedding(weight, index) = weight[index] rows; d weight = embedding_backward(dy, index).
 template <class W, SingleTensor Idx>
@@ -65,4 +70,5 @@ auto gather(const X& x, std::int64_t dim, const Idx& index) {
       [](auto& dx, std::int64_t d, const auto& i, const auto& g) { weft::scatter_add(dx, d, i, g); });
 }
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft

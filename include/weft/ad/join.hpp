@@ -11,6 +11,7 @@
 #include "weft/ops/join.hpp"
 
 namespace weft {
+inline namespace WEFT_BACKEND_ABI {
 
 /// cat(xs, dim): the Vars joined along dim; input k's gradient is dy's part narrow(dim, offset_k, n_k).
 template <class T>
@@ -87,4 +88,5 @@ std::vector<ad::Var<T>> chunk(const ad::Var<T>& x, std::int64_t chunks, std::int
   return split(x, std::max<std::int64_t>(1, (n + chunks - 1) / chunks), d);
 }
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft

@@ -9,6 +9,7 @@
 #include "weft/ops/matmul.hpp"
 
 namespace weft {
+inline namespace WEFT_BACKEND_ABI {
 
 /// matmul(a, b) with a Var operand: a Var, evaluated now by the same GEMM as for tensors. Both
 /// operands need at least 2 dims here (a vector operand: unsqueeze it).
@@ -39,4 +40,5 @@ auto matmul(const A& a, const B& b) {
       });
 }
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft

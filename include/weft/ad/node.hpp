@@ -18,6 +18,7 @@
 #include "weft/ops/fuse.hpp"
 
 namespace weft::ad {
+inline namespace WEFT_BACKEND_ABI {
 
 namespace detail {
 
@@ -149,4 +150,5 @@ class NoGrad {
   bool previous_;
 };
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::ad

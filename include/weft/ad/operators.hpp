@@ -7,6 +7,7 @@
 // The operators live in weft::ad, the namespace of Var and ad::Expression, where argument-dependent
 // lookup finds them; the functions live in weft beside their tensor overloads (weft::exp(v)).
 namespace weft::ad {
+inline namespace WEFT_BACKEND_ABI {
 
 #define WEFT_AD_BINARY(name, Op)                                 \
   template <class A, class B>                                    \
@@ -41,9 +42,11 @@ WEFT_AD_COMPARISON(operator==)
 WEFT_AD_COMPARISON(operator!=)
 #undef WEFT_AD_COMPARISON
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::ad
 
 namespace weft {
+inline namespace WEFT_BACKEND_ABI {
 
 // Differentiable functions: the result is an ad::Expression (evaluated when assigned to an ad::Var).
 #define WEFT_AD_BINARY(name, Op)                                 \
@@ -133,4 +136,5 @@ WEFT_AD_PREDICATE(isinf)
 WEFT_AD_PREDICATE(isfinite)
 #undef WEFT_AD_PREDICATE
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft

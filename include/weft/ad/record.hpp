@@ -15,6 +15,7 @@
 #include "weft/ad/saved.hpp"
 
 namespace weft::ad {
+inline namespace WEFT_BACKEND_ABI {
 
 namespace detail {
 
@@ -91,4 +92,5 @@ Var<T> record_op(const char* op, Tensor<T> value, const std::array<std::shared_p
 
 }  // namespace detail
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::ad

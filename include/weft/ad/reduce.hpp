@@ -14,8 +14,9 @@
 #include "weft/ops/reduce.hpp"
 
 namespace weft {
-
-namespace ad::detail {
+namespace ad {
+inline namespace WEFT_BACKEND_ABI {
+namespace detail {
 
 /// The reduced dims of a rank-`rank` input, wrapped and sorted (every dim for an empty list).
 inline std::vector<int> reduced_dims(const char* op, const std::vector<std::int64_t>& dims, int rank) {
@@ -59,7 +60,11 @@ auto reduce_recorded(const X& x, const std::vector<std::int64_t>* dims, bool kee
                       });
 }
 
-}  // namespace ad::detail
+}  // namespace detail
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace ad
+
+inline namespace WEFT_BACKEND_ABI {
 
 /// sum of every element of an autograd operand: a one-element Var (a loss).
 template <class X>
@@ -86,4 +91,5 @@ auto mean(const X& x, const DimList& dim, bool keepdim = false) {
   return ad::detail::reduce_recorded<true>(x, &dim.dims(), keepdim);
 }
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft

@@ -10,7 +10,9 @@
 #include "weft/core/storage.hpp"
 #include "weft/expr/tree.hpp"
 
-namespace weft::ad::detail {
+namespace weft::ad {
+inline namespace WEFT_BACKEND_ABI {
+namespace detail {
 
 /// (storage, version) of every tensor an op's backward reads again. A write into a saved tensor
 /// between the forward and the backward (an optimizer step, `x += 1`, loading weights) would make
@@ -47,4 +49,6 @@ class SavedTensors {
   std::vector<Saved> saved_;
 };
 
-}  // namespace weft::ad::detail
+}  // namespace detail
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace weft::ad

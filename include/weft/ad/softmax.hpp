@@ -10,8 +10,9 @@
 #include "weft/ops/softmax.hpp"
 
 namespace weft {
-
-namespace ad::detail {
+namespace ad {
+inline namespace WEFT_BACKEND_ABI {
+namespace detail {
 
 template <bool kLog, class X>
 auto softmax_recorded(const X& x, std::int64_t dim) {
@@ -32,7 +33,11 @@ auto softmax_recorded(const X& x, std::int64_t dim) {
                       });
 }
 
-}  // namespace ad::detail
+}  // namespace detail
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace ad
+
+inline namespace WEFT_BACKEND_ABI {
 
 /// softmax(x)_i = exp(x_i - max x) / sum_j exp(x_j - max x) along dim, over a Var.
 template <class X>
@@ -47,4 +52,5 @@ auto log_softmax(const X& x, std::int64_t dim) {
   return ad::detail::softmax_recorded<true>(x, dim);
 }
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft

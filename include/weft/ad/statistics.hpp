@@ -20,8 +20,9 @@
 #include "weft/ops/statistics.hpp"
 
 namespace weft {
-
-namespace ad::detail {
+namespace ad {
+inline namespace WEFT_BACKEND_ABI {
+namespace detail {
 
 /// The reduction `forward(x, dims or null, keepdim)` of a Var, recorded with the backward
 /// `gradient(g_kept, x, y_kept, count, reduced)`: an expression of x's shape, given g and y with
@@ -83,7 +84,11 @@ auto extremum_recorded(const char* op, const X& x, const std::vector<std::int64_
       ExtremumGradient<kMax>{});
 }
 
-}  // namespace ad::detail
+}  // namespace detail
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace ad
+
+inline namespace WEFT_BACKEND_ABI {
 
 /// amax over every element or `dim` of a Var; the gradient goes to the largest elements (shared
 /// evenly by ties).
@@ -142,7 +147,11 @@ auto logsumexp(const X& x, const DimList& dim, bool keepdim = false) {
       [](const auto& g, const auto& xv, const auto& y, std::int64_t, const auto&) { return g * weft::exp(xv - y); });
 }
 
-namespace ad::detail {
+}  // namespace WEFT_BACKEND_ABI
+
+namespace ad {
+inline namespace WEFT_BACKEND_ABI {
+namespace detail {
 
 template <bool kStd, class X>
 auto variance_recorded(const X& x, const std::vector<std::int64_t>* dims, double correction, bool keepdim) {
@@ -170,7 +179,11 @@ auto variance_recorded(const X& x, const std::vector<std::int64_t>* dims, double
       });
 }
 
-}  // namespace ad::detail
+}  // namespace detail
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace ad
+
+inline namespace WEFT_BACKEND_ABI {
 
 /// var over every element (correction 1) or over `dim` of a Var; dx = 2 g (x - mean) / (n - correction).
 template <class X>
@@ -195,7 +208,11 @@ auto std(const X& x, const DimList& dim, double correction = 1, bool keepdim = f
   return ad::detail::variance_recorded<true>(x, &dim.dims(), correction, keepdim);
 }
 
-namespace ad::detail {
+}  // namespace WEFT_BACKEND_ABI
+
+namespace ad {
+inline namespace WEFT_BACKEND_ABI {
+namespace detail {
 
 template <class X>
 auto norm_recorded(const X& x, double p, const std::vector<std::int64_t>* dims, bool keepdim) {
@@ -220,7 +237,11 @@ auto norm_recorded(const X& x, double p, const std::vector<std::int64_t>* dims, 
       });
 }
 
-}  // namespace ad::detail
+}  // namespace detail
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace ad
+
+inline namespace WEFT_BACKEND_ABI {
 
 /// The p-norm of a Var over every element or over `dim` (torch.linalg.vector_norm's p).
 template <class X>
@@ -234,4 +255,5 @@ auto norm(const X& x, double p, const DimList& dim, bool keepdim = false) {
   return ad::detail::norm_recorded(x, p, &dim.dims(), keepdim);
 }
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft

@@ -9,10 +9,13 @@
 #include "weft/ad/node.hpp"
 
 namespace weft::ad {
+inline namespace WEFT_BACKEND_ABI {
 
 /// A tensor the tape tracks. `ad::param(t)` makes a leaf that requires a gradient; an op on Vars
 /// returns a Var whose node remembers how to push a gradient back (ad/expression.hpp, ...).
-/// Copying a Var copies the handle (both name one node), as torch tensors do.
+/// Copying a Var copies the handle (both name one node), as torch tensors do. Like the
+/// optimizers and modules, autograd lives in the backend's inline namespace (core/config.hpp:
+/// its ops run kernels), so a Var made in a .cu file is another type than one made in a .cpp file.
 template <class T>
 class Var {
  public:
@@ -100,4 +103,5 @@ Var<T> param(Tensor<T> value) {
   return Var<T>(std::move(node));
 }
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::ad

@@ -14,6 +14,7 @@
 #include "weft/ad/record.hpp"
 
 namespace weft::ad {
+inline namespace WEFT_BACKEND_ABI {
 
 namespace detail {
 
@@ -128,4 +129,5 @@ Var<T> select(const Var<T>& x, std::int64_t dim, std::int64_t index) {
                                 });
 }
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::ad

@@ -17,6 +17,7 @@
 namespace weft::nn {
 
 namespace detail {
+inline namespace WEFT_BACKEND_ABI {
 
 /// x w^T (+ b): the GEMM over x's rows with w read transposed, the bias in its epilogue.
 template <class T>
@@ -49,12 +50,17 @@ ad::Var<T> linear_recorded(const ad::detail::Input<T>& in, const ad::detail::Inp
        outs](const Tensor<T>& g) {
         const TensorView<const T> g2 = g.view().view(Shape{g.numel() / outs, outs});
         if (nx && nx->requires_grad) ad::detail::accumulate<T>(nx, ad::detail::reshaped(weft::eval(weft::matmul(g2, wv)), xs));
-        if (nw && nw->requires_grad) ad::detail::accumulate<T>(nw, weft::eval(weft::matmul(g2.transpose(0, 1), xr)));
+        // dW = dy^T x: into a gradient that exists (a parameter's, or one another use wrote) as
+        // `grad += product`, no [out, in] temporary kept; else evaluated into a new gradient.
+        if (nw && nw->requires_grad) ad::detail::accumulate<T>(nw, weft::matmul(g2.transpose(0, 1), xr));
         if (nb && nb->requires_grad) ad::detail::accumulate<T>(nb, weft::eval(weft::sum(g2, 0)));
       });
 }
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace detail
+
+inline namespace WEFT_BACKEND_ABI {
 
 /// linear(x, w, b) = x w^T + b over the last dim of x [..., in] with w [out, in], b [out]
 /// (torch.nn.functional.linear): ONE GEMM with the bias added in its epilogue, w read as a
@@ -158,4 +164,5 @@ auto scaled_dot_product_attention(const Q& q, const K& k, const V& v, const Sdpa
       });
 }
 
+}  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::nn
