@@ -185,8 +185,7 @@ float Model::forward(const Tensor<std::int32_t>& inputs, const Tensor<std::int32
     return 0;
   }
   logits_ = forward_logits(weights_, config_, inputs);
-  const std::int64_t rows = inputs.numel(), V = config_.vocab_size;
-  loss_ = nn::cross_entropy(ad::reshape(logits_, {rows, V}), targets.view({rows}));
+  loss_ = nn::cross_entropy(logits_, targets);  // the mean over the B T rows
   return loss_.value().item();
 }
 

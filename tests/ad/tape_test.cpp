@@ -79,6 +79,28 @@ TEST_CASE("autograd: backward accumulates; zero_grad; ad::grad leaves grad() alo
   for (std::int64_t i = 0; i < 6; ++i) CHECK(at(x.grad(), i) == 0.0);
 }
 
+TEST_CASE("autograd: a tied weight's second backward adds in place (embedding's rows by index_add, linear's dW)") {
+  // wte read by embedding and, tied, as a linear weight (GPT-2's LM head); its grad() set beforehand to
+  // nonzero values: each use adds, and the embedding's rows go into the existing gradient in place.
+  WEFT_TEST_RNG(rng);
+  const Tensor<float> w0 = weft::eval(weft::cast<float>(uniform_tensor(rng, {7, 5}, -1, 1)));
+  const Tensor<std::int32_t> ids = weft::from_vector(std::vector<std::int32_t>{3, 0, 3, 6, 3, 1}, {2, 3});
+  auto run = [&](const ad::Var<float>& w) {
+    ad::Var<float> y = weft::nn::linear(weft::embedding(w, ids), w);  // [2, 3, 7]
+    weft::sum(weft::square(y)).backward();
+  };
+  const auto fresh = ad::param(Tensor<float>(w0));
+  run(fresh);  // no gradient before: embedding_backward's dense rows
+  const auto preset = ad::param(Tensor<float>(w0));
+  const Tensor<float> before = weft::eval(weft::cast<float>(uniform_tensor(rng, {7, 5}, -1, 1)));
+  preset.grad() = before;
+  const float* address = preset.grad().data();
+  run(preset);
+  CHECK(preset.grad().data() == address);  // written in place
+  for (std::int64_t i = 0; i < 35; ++i)
+    CHECK(at(preset.grad(), i) == doctest::Approx(at(before, i) + at(fresh.grad(), i)).epsilon(1e-5));
+}
+
 TEST_CASE("autograd: NoGrad records nothing; constants get no gradient") {
   const auto x = ad::param(weft::ones<float>({3}));
   const ad::Var<float> constant(weft::ones<float>({3}));

@@ -36,7 +36,9 @@ auto indexed_read(const char* op, const X& x, std::int64_t dim, const Idx& index
 
 inline namespace WEFT_BACKEND_ABI {
 
-/// embedding(weight, index) = weight[index] rows; d weight = embedding_backward(dy, index).
+/// embedding(weight, index) = weight[index] rows; d weight = embedding_backward(dy, index). A
+/// weight whose gradient exists (a parameter's, a tied weight's that another use wrote) gets dy's
+/// rows added in place (index_add: as many rows as indices), not a dense [rows, dim] gradient.
 template <class W, SingleTensor Idx>
   requires ad::detail::AdOperands<W>
 auto embedding(const W& weight, const Idx& index) {
@@ -48,7 +50,14 @@ auto embedding(const W& weight, const Idx& index) {
   const std::int64_t rows = w.value.shape()[0];
   return ad::detail::record_op<T>("embedding", weft::embedding(w.value, ids), std::array{w.node}, std::move(saved),
                                   [node = w.node, ids, rows](const Tensor<T>& g) {
-                                    ad::detail::accumulate<T>(node, weft::embedding_backward(g, ids, rows));
+                                    if (!node || !node->requires_grad) return;
+                                    Tensor<T>& grad = static_cast<ad::detail::Node<T>&>(*node).grad;
+                                    if (grad.defined() && ids.is_contiguous()) {
+                                      const std::int64_t dim = grad.shape()[1];
+                                      weft::index_add(grad, 0, ids.view({ids.numel()}), g.view({g.numel() / dim, dim}));
+                                    } else {
+                                      ad::detail::accumulate<T>(node, weft::embedding_backward(g, ids, rows));
+                                    }
                                   });
 }
 
