@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /// @file GPT-2's forward and hand-written backward passes (hand_written.hpp). Every linear layer is one GEMM that
-/// reads the weight transposed in place (y = x W^T); each bias, residual and GELU is fused into one pass with its
-/// neighbours.
+/// reads the weight transposed in place (y = x W^T + b, the bias in its epilogue); the forward runs the same statements
+/// as autograd's model (model.cpp), so that `gpt2 check-backward` compares the two backwards on the same activations.
 
 #include "hand_written.hpp"
 
@@ -68,8 +68,7 @@ float HandWrittenModel::forward(const Tensor<std::int32_t>& inputs, const Tensor
     BlockActivations& k = a.blocks[std::size_t(l)];
     k.input = std::move(x);
     k.ln1 = weft::layer_norm(k.input, params_.ln1w.select(0, l), params_.ln1b.select(0, l), kLayerNormEps);
-    k.qkv = matmul(k.ln1, transposed(params_.qkvw.select(0, l)));
-    k.qkv += params_.qkvb.select(0, l);
+    k.qkv = matmul(k.ln1, transposed(params_.qkvw.select(0, l))) + params_.qkvb.select(0, l);  // bias in the epilogue
 
     // q, k, v: [B, NH, T, hs] views of qkv's thirds; attention reads them in place.
     auto attn = weft::nn::sdpa_forward(head_major(k.qkv, B, T, NH, 0), head_major(k.qkv, B, T, NH, 1),
@@ -79,20 +78,19 @@ float HandWrittenModel::forward(const Tensor<std::int32_t>& inputs, const Tensor
     k.atty = weft::empty<float>({B * T, C});
     k.atty.view({B, T, NH, hs}) = k.attention.permute({0, 2, 1, 3});
 
-    // residual2 = input + atty W_proj^T + b_proj: the GEMM, then one fused pass.
-    k.residual2 = weft::eval(k.input + matmul(k.atty, transposed(params_.attprojw.select(0, l))) +
-                             params_.attprojb.select(0, l));
+    // residual2 = input + (atty W_proj^T + b_proj): the GEMM with the bias, then the residual's pass.
+    k.residual2 = weft::eval(k.input + Tensor<float>(matmul(k.atty, transposed(params_.attprojw.select(0, l))) +
+                                                     params_.attprojb.select(0, l)));
     k.ln2 = weft::layer_norm(k.residual2, params_.ln2w.select(0, l), params_.ln2b.select(0, l), kLayerNormEps);
-    k.fch = matmul(k.ln2, transposed(params_.fcw.select(0, l)));
-    k.fch += params_.fcb.select(0, l);
+    k.fch = matmul(k.ln2, transposed(params_.fcw.select(0, l))) + params_.fcb.select(0, l);
     k.fch_gelu = weft::eval(weft::gelu_tanh(k.fch));
-    x = weft::eval(k.residual2 + matmul(k.fch_gelu, transposed(params_.fcprojw.select(0, l))) +
-                   params_.fcprojb.select(0, l));
+    x = weft::eval(k.residual2 + Tensor<float>(matmul(k.fch_gelu, transposed(params_.fcprojw.select(0, l))) +
+                                               params_.fcprojb.select(0, l)));
   }
   a.residual = std::move(x);
   a.lnf = weft::layer_norm(a.residual, params_.lnfw, params_.lnfb, kLayerNormEps);
-  // logits = lnf wte^T over the padded vocabulary (its padding rows are zero), as llm.c keeps them.
-  a.logits = matmul(a.lnf, transposed(params_.wte));
+  // logits = lnf wte^T over the real vocabulary (wte's first V rows).
+  a.logits = matmul(a.lnf, transposed(params_.wte.narrow(0, 0, c.vocab_size)));
   if (!a.targets.defined()) return 0;
   return weft::nn::cross_entropy(a.logits.narrow(1, 0, c.vocab_size), a.targets.view({B * T})).item();
 }

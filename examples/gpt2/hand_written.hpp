@@ -34,7 +34,7 @@ struct Activations {
   std::vector<BlockActivations> blocks;
   Tensor<float> residual;  // [B T, C] the last block's output
   Tensor<float> lnf;       // [B T, C]
-  Tensor<float> logits;    // [B T, Vp]; the columns from V on are the padding's (zero weights)
+  Tensor<float> logits;    // [B T, V]
 };
 
 /// GPT-2's parameters, gradients and activations, with the hand-written backward. The same interface as Model.
