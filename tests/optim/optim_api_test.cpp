@@ -5,36 +5,18 @@
 
 #include "error_check.hpp"
 #include "log_capture.hpp"
+#include "optim_lists.hpp"
 #include "reference.hpp"
 
 using namespace weft_test;
 using weft::TensorList;
 namespace optim = weft::optim;
 
-namespace {
-
-/// Fresh random lists of float32 tensors of a few shapes (never zero: Domain excludes it).
-TensorList<float> random_list(Rng& rng, const std::vector<Shape>& shapes) {
-  TensorList<float> list;
-  for (const Shape& s : shapes) list.push_back(random_contiguous<float>(rng, s, Domain{0.1, 2.0, false, true}));
-  return list;
-}
-
-/// A deep copy of a list's values (TensorList copies share storage).
-std::vector<std::vector<float>> values(const TensorList<float>& list) {
-  std::vector<std::vector<float>> out;
-  for (const auto& t : list) out.push_back(t.to_vector());
-  return out;
-}
-
-const std::vector<Shape> kShapes = {Shape{4, 3}, Shape{7}, Shape{2, 2, 2}};
-
-}  // namespace
 
 TEST_SUITE("cpu") {
 TEST_CASE("optimizers: invalid options throw weft::Error naming the optimizer and the option") {
   WEFT_TEST_RNG(rng);
-  TensorList<float> p = random_list(rng, kShapes);
+  TensorList<float> p = random_list<float>(rng, kOptimShapes);
   auto has = [](const std::string& text, const char* part) {
     INFO(text);
     CHECK(text.find(part) != std::string::npos);
@@ -53,44 +35,44 @@ TEST_CASE("optimizers: invalid options throw weft::Error naming the optimizer an
   has(error_of([&] { optim::Lion lion(p, {.betas = {0.9, 1.5}}); }), "optim::Lion: invalid betas.second 1.5");
 
   // Options are checked again at every step (a schedule may set them): nothing is written.
-  TensorList<float> g = random_list(rng, kShapes);
+  TensorList<float> g = random_list<float>(rng, kOptimShapes);
   optim::AdamW adamw(p, {.lr = 1e-2});
   adamw.step(g);
-  const auto p_before = values(p), m_before = values(adamw.state("exp_avg"));
+  const auto p_before = list_values(p), m_before = list_values(adamw.state("exp_avg"));
   adamw.options().lr = -1.0;
   has(error_of([&] { adamw.step(g); }), "optim::AdamW: invalid lr -1");
-  CHECK(values(p) == p_before);
-  CHECK(values(adamw.state("exp_avg")) == m_before);
+  CHECK(list_values(p) == p_before);
+  CHECK(list_values(adamw.state("exp_avg")) == m_before);
   CHECK(adamw.step_count() == 1);
   adamw.options().lr = 1e-2;
   adamw.options().master_weights = true;
   has(error_of([&] { adamw.step(g); }), "master_weights keeps float32 copies of 16-bit parameters, but the parameters are float32");
-  CHECK(values(p) == p_before);
+  CHECK(list_values(p) == p_before);
 }
 
 TEST_CASE("optimizers: bad gradients and GradScale are refused before anything is written") {
   WEFT_TEST_RNG(rng);
-  TensorList<float> p = random_list(rng, kShapes);
+  TensorList<float> p = random_list<float>(rng, kOptimShapes);
   optim::AdamW adam(p, {.lr = 1e-2});
-  adam.step(random_list(rng, kShapes));
-  const auto p_before = values(p), v_before = values(adam.state("exp_avg_sq"));
+  adam.step(random_list<float>(rng, kOptimShapes));
+  const auto p_before = list_values(p), v_before = list_values(adam.state("exp_avg_sq"));
   auto refused = [&](auto&& f, const char* part) {
     const std::string text = error_of(f);
     INFO(text);
     CHECK(text.find("weft::optim::AdamW: ") == 0);
     CHECK(text.find(part) != std::string::npos);
-    CHECK(values(p) == p_before);
-    CHECK(values(adam.state("exp_avg_sq")) == v_before);
+    CHECK(list_values(p) == p_before);
+    CHECK(list_values(adam.state("exp_avg_sq")) == v_before);
     CHECK(adam.step_count() == 1);
   };
-  refused([&] { adam.step(random_list(rng, {Shape{4, 3}, Shape{7}})); }, "2 gradients for 3 parameters");
-  refused([&] { adam.step(random_list(rng, {Shape{4, 3}, Shape{8}, Shape{2, 2, 2}})); },
+  refused([&] { adam.step(random_list<float>(rng, {Shape{4, 3}, Shape{7}})); }, "2 gradients for 3 parameters");
+  refused([&] { adam.step(random_list<float>(rng, {Shape{4, 3}, Shape{8}, Shape{2, 2, 2}})); },
           "gradient 1 has shape [8] but parameter 1 has shape [7]");
   const Domain d{0.1, 2.0};
   TensorList<float> strided{random_contiguous<float>(rng, Shape{3, 4}, d).transpose(0, 1),
                             random_contiguous<float>(rng, Shape{7}, d), random_contiguous<float>(rng, Shape{2, 2, 2}, d)};
   refused([&] { adam.step(strided); }, "gradient 0 of shape [4, 3] has strides");
-  TensorList<float> g = random_list(rng, kShapes);
+  TensorList<float> g = random_list<float>(rng, kOptimShapes);
   refused([&] { adam.step(g, optim::GradScale{weft::ones<float>({2}), weft::zeros<float>({1})}); },
           "GradScale.scale must hold one float32 element, got shape [2]");
   refused([&] { adam.step(g, optim::GradScale{weft::ones<float>({1}), Tensor<float>()}); },
@@ -101,23 +83,23 @@ TEST_CASE("optimizers: bad gradients and GradScale are refused before anything i
 
 TEST_CASE("optimizers: GradScale unscales on the host path and skips a step with found_inf set") {
   WEFT_TEST_RNG(rng);
-  TensorList<float> p1 = random_list(rng, kShapes), p2 = random_list(rng, kShapes);
+  TensorList<float> p1 = random_list<float>(rng, kOptimShapes), p2 = random_list<float>(rng, kOptimShapes);
   p2 = p1;  // same values, separate storage
   optim::AdamW a(p1, {.lr = 1e-2}), b(p2, {.lr = 1e-2});
   std::int64_t kernel_types = -1;
   const Tensor<float> scale = weft::full<float>({1}, 256.0f), clear = weft::zeros<float>({1}),
                       overflow = weft::ones<float>({1});
   for (int step = 0; step < 4; ++step) {
-    TensorList<float> g = random_list(rng, kShapes), scaled = random_list(rng, kShapes);
+    TensorList<float> g = random_list<float>(rng, kOptimShapes), scaled = random_list<float>(rng, kOptimShapes);
     scaled = g * 256.0;  // exact: a power of two
     a.step(g);
     b.step(scaled, optim::GradScale{scale, clear});
-    CHECK(values(p1) == values(p2));  // the same kernel arithmetic after an exact unscale
-    const auto before = values(p2);
-    TensorList<float> nan = random_list(rng, kShapes);
+    CHECK(list_values(p1) == list_values(p2));  // the same kernel arithmetic after an exact unscale
+    const auto before = list_values(p2);
+    TensorList<float> nan = random_list<float>(rng, kOptimShapes);
     nan = std::numeric_limits<float>::quiet_NaN() + 0.0 * nan;
     b.step(nan, optim::GradScale{scale, overflow});
-    CHECK(values(p2) == before);
+    CHECK(list_values(p2) == before);
     if (step == 0) kernel_types = weft::kernel_types_run();
   }
   CHECK(weft::kernel_types_run() == kernel_types);
@@ -127,25 +109,25 @@ TEST_CASE("optimizers: GradScale unscales on the host path and skips a step with
 
 TEST_CASE("optimizers: state and step count restore a checkpoint exactly") {
   WEFT_TEST_RNG(rng);
-  TensorList<float> p = random_list(rng, kShapes);
+  TensorList<float> p = random_list<float>(rng, kOptimShapes);
   std::vector<TensorList<float>> grads;
-  for (int i = 0; i < 5; ++i) grads.push_back(random_list(rng, kShapes));
+  for (int i = 0; i < 5; ++i) grads.push_back(random_list<float>(rng, kOptimShapes));
   optim::AdamW opt(p, {.lr = 1e-2, .amsgrad = true});
   for (int i = 0; i < 3; ++i) opt.step(grads[i]);
   // save
-  TensorList<float> saved_p = random_list(rng, kShapes);
+  TensorList<float> saved_p = random_list<float>(rng, kOptimShapes);
   saved_p = p;
   std::vector<TensorList<float>> saved_state;
   for (const std::string& name : opt.state_names()) {
-    saved_state.push_back(random_list(rng, kShapes));
+    saved_state.push_back(random_list<float>(rng, kOptimShapes));
     saved_state.back() = opt.state(name);
   }
   const std::int64_t saved_steps = opt.step_count();
   CHECK(saved_steps == 3);
   for (int i = 3; i < 5; ++i) opt.step(grads[i]);
-  const auto expected = values(p);
+  const auto expected = list_values(p);
   // restore into a fresh optimizer (states are made by its first step; make them, then overwrite)
-  TensorList<float> q = random_list(rng, kShapes);
+  TensorList<float> q = random_list<float>(rng, kOptimShapes);
   optim::AdamW restored(q, opt.options());
   restored.step(grads[0]);
   q = saved_p;
@@ -153,18 +135,18 @@ TEST_CASE("optimizers: state and step count restore a checkpoint exactly") {
   for (const std::string& name : opt.state_names()) restored.state(name) = saved_state[i++];
   restored.set_step_count(saved_steps);
   for (int k = 3; k < 5; ++k) restored.step(grads[k]);
-  CHECK(values(q) == expected);
+  CHECK(list_values(q) == expected);
   CHECK(restored.step_count() == 5);
 }
 
 TEST_CASE("optimizers: WEFT_LOGS=optim logs every step and every skip") {
   WEFT_TEST_RNG(rng);
-  TensorList<float> p = random_list(rng, kShapes);
+  TensorList<float> p = random_list<float>(rng, kOptimShapes);
   optim::AdamW adam(p);
   LogCapture capture;
   weft::set_logs("optim");
-  adam.step(random_list(rng, kShapes));
-  adam.step(random_list(rng, kShapes), optim::GradScale{weft::ones<float>({1}), weft::ones<float>({1})});
+  adam.step(random_list<float>(rng, kOptimShapes));
+  adam.step(random_list<float>(rng, kOptimShapes), optim::GradScale{weft::ones<float>({1}), weft::ones<float>({1})});
   weft::set_logs("");
   const std::string text = capture.text();
   INFO(text);
@@ -179,9 +161,9 @@ TEST_CASE("optimizers: the first step fills each state list with one foreach ker
   WEFT_TEST_RNG(rng);
   for (int copies : {1, 4}) {
     std::vector<Shape> shapes;
-    for (int c = 0; c < copies; ++c) shapes.insert(shapes.end(), kShapes.begin(), kShapes.end());
-    TensorList<float> p = random_list(rng, shapes);
-    TensorList<float> g = random_list(rng, shapes);
+    for (int c = 0; c < copies; ++c) shapes.insert(shapes.end(), kOptimShapes.begin(), kOptimShapes.end());
+    TensorList<float> p = random_list<float>(rng, shapes);
+    TensorList<float> g = random_list<float>(rng, shapes);
     {  // freed NaN buffers of the state's sizes: the host pool hands them to the state lists
       std::vector<Tensor<float>> poison;
       for (const Shape& s : shapes) poison.push_back(weft::full<float>(s, NAN));

@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "error_check.hpp"
+#include "optim_lists.hpp"
 #include "reference.hpp"
 
 using namespace weft_test;
@@ -19,26 +20,6 @@ namespace io = weft::io;
 
 namespace {
 
-const std::vector<Shape> kShapes = {Shape{4, 3}, Shape{7}, Shape{2, 2, 2}};
-
-template <class T = float>
-TensorList<T> random_list(Rng& rng, const std::vector<Shape>& shapes) {
-  TensorList<T> list;
-  for (const Shape& s : shapes) list.push_back(random_contiguous<T>(rng, s, Domain{0.1, 2.0, false, true}));
-  return list;
-}
-template <class T>
-TensorList<T> clone(const TensorList<T>& list) {
-  TensorList<T> out;
-  for (const auto& t : list) out.push_back(t.clone());
-  return out;
-}
-template <class T>
-std::vector<std::vector<T>> values(const TensorList<T>& list) {
-  std::vector<std::vector<T>> out;
-  for (const auto& t : list) out.push_back(t.to_vector());
-  return out;
-}
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("weft_optim_" + name + ".safetensors")).string();
 }
@@ -49,14 +30,14 @@ std::string temp_path(const std::string& name) {
 template <class T = float, class Make>
 void check_resume(Rng& rng, const std::string& name, Make make) {
   CAPTURE(name);
-  TensorList<T> p = random_list<T>(rng, kShapes);
+  TensorList<T> p = random_list<T>(rng, kOptimShapes);
   std::vector<TensorList<T>> grads;
-  for (int i = 0; i < 6; ++i) grads.push_back(random_list<T>(rng, kShapes));
+  for (int i = 0; i < 6; ++i) grads.push_back(random_list<T>(rng, kOptimShapes));
   auto run = make(p, 1.0);
   for (int i = 0; i < 3; ++i) run.step(grads[i]);
   const std::string path = temp_path(name);
   io::save_safetensors(path, run.state_dict());
-  TensorList<T> saved_p = clone(p);
+  TensorList<T> saved_p = clone_list(p);
   for (int i = 3; i < 6; ++i) run.step(grads[i]);
 
   auto resumed = make(saved_p, 7.0);  // lr 7x: the dict's options replace it
@@ -65,11 +46,11 @@ void check_resume(Rng& rng, const std::string& name, Make make) {
   CHECK(resumed.step_count() == 3);
   CHECK(resumed.options().lr == run.options().lr);
   for (int i = 3; i < 6; ++i) resumed.step(grads[i]);
-  CHECK(values(saved_p) == values(p));
+  CHECK(list_values(saved_p) == list_values(p));
   CHECK(resumed.state_names() == run.state_names());
   for (const std::string& s : run.state_names()) {
     CAPTURE(s);
-    CHECK(values(resumed.state(s)) == values(run.state(s)));
+    CHECK(list_values(resumed.state(s)) == list_values(run.state(s)));
   }
 }
 
@@ -78,15 +59,15 @@ void check_resume(Rng& rng, const std::string& name, Make make) {
 TEST_SUITE("cpu") {
 TEST_CASE("optimizers: state(name) on a fresh optimizer makes the list a checkpoint fills") {
   WEFT_TEST_RNG(rng);
-  TensorList<float> p = random_list(rng, kShapes), q = clone(p);
+  TensorList<float> p = random_list(rng, kOptimShapes), q = clone_list(p);
   std::vector<TensorList<float>> grads;
-  for (int i = 0; i < 5; ++i) grads.push_back(random_list(rng, kShapes));
+  for (int i = 0; i < 5; ++i) grads.push_back(random_list(rng, kOptimShapes));
   optim::AdamW opt(p, {.lr = 1e-2, .amsgrad = true});
   CHECK(opt.state_names() == std::vector<std::string>{"exp_avg", "exp_avg_sq", "max_exp_avg_sq"});
   for (int i = 0; i < 3; ++i) opt.step(grads[i]);
   std::vector<TensorList<float>> saved;
-  for (const std::string& name : opt.state_names()) saved.push_back(clone(opt.state(name)));
-  const TensorList<float> saved_p = clone(p);
+  for (const std::string& name : opt.state_names()) saved.push_back(clone_list(opt.state(name)));
+  const TensorList<float> saved_p = clone_list(p);
   for (int i = 3; i < 5; ++i) opt.step(grads[i]);
 
   optim::AdamW fresh(saved_p, {.lr = 1e-2, .amsgrad = true});  // no step before restoring
@@ -94,7 +75,7 @@ TEST_CASE("optimizers: state(name) on a fresh optimizer makes the list a checkpo
   for (const std::string& name : fresh.state_names()) fresh.state(name) = saved[i++];
   fresh.set_step_count(3);
   for (int k = 3; k < 5; ++k) fresh.step(grads[k]);
-  CHECK(values(saved_p) == values(p));
+  CHECK(list_values(saved_p) == list_values(p));
 
   // Adagrad's sum starts at initial_accumulator_value; SGD without momentum has no state.
   optim::Adagrad ada(p, {.initial_accumulator_value = 0.25});
@@ -175,23 +156,23 @@ TEST_CASE("optimizers: a state dict holds the step, the groups' options and the 
 
 TEST_CASE("optimizers: loading a dict from before the first step restarts the state (SGD's first step copies d)") {
   WEFT_TEST_RNG(rng);
-  TensorList<float> p = random_list(rng, kShapes), q = clone(p);
+  TensorList<float> p = random_list(rng, kOptimShapes), q = clone_list(p);
   const optim::SGDOptions o{.lr = 0.1, .momentum = 0.9, .dampening = 0.5};
   optim::SGD reference(p, o), used(q, o);
   const optim::StateDict at_start = reference.state_dict();
-  used.step(random_list(rng, kShapes));
-  used.step(random_list(rng, kShapes));
+  used.step(random_list(rng, kOptimShapes));
+  used.step(random_list(rng, kOptimShapes));
   q = p;  // the parameters back too (they are the model's, not the optimizer's)
   used.load_state_dict(at_start);
   CHECK(used.step_count() == 0);
   CHECK(used.state_names() == std::vector<std::string>{"momentum_buffer"});  // declared, not made
   for (int i = 0; i < 3; ++i) {
-    TensorList<float> g = random_list(rng, kShapes);
+    TensorList<float> g = random_list(rng, kOptimShapes);
     reference.step(g);
     used.step(g);
   }
-  CHECK(values(p) == values(q));
-  CHECK(values(used.state("momentum_buffer")) == values(reference.state("momentum_buffer")));
+  CHECK(list_values(p) == list_values(q));
+  CHECK(list_values(used.state("momentum_buffer")) == list_values(reference.state("momentum_buffer")));
 }
 
 TEST_CASE("optimizers: bfloat16 parameters with master weights resume bit-identically") {
@@ -203,15 +184,15 @@ TEST_CASE("optimizers: bfloat16 parameters with master weights resume bit-identi
 
 TEST_CASE("optimizers: load_state_dict lists every missing, unexpected or mis-shaped entry and writes nothing") {
   WEFT_TEST_RNG(rng);
-  TensorList<float> p = random_list(rng, kShapes);
+  TensorList<float> p = random_list(rng, kOptimShapes);
   optim::AdamW opt(p, {.lr = 1e-2});
-  opt.step(random_list(rng, kShapes));
+  opt.step(random_list(rng, kOptimShapes));
   const optim::StateDict good = opt.state_dict();
-  opt.step(random_list(rng, kShapes));
-  const auto p_before = values(p), m_before = values(opt.state("exp_avg"));
+  opt.step(random_list(rng, kOptimShapes));
+  const auto p_before = list_values(p), m_before = list_values(opt.state("exp_avg"));
   auto unchanged = [&] {
-    CHECK(values(p) == p_before);
-    CHECK(values(opt.state("exp_avg")) == m_before);
+    CHECK(list_values(p) == p_before);
+    CHECK(list_values(opt.state("exp_avg")) == m_before);
     CHECK(opt.step_count() == 2);
     CHECK(opt.options().lr == 1e-2);
   };
@@ -248,7 +229,7 @@ TEST_CASE("optimizers: load_state_dict lists every missing, unexpected or mis-sh
   regrouped.push_back({"param_groups.0.params", weft::from_vector<std::int64_t>({0, 2, 1}, Shape{3})});
   refused(regrouped, {"param_groups.0.params (parameter 2 at position 1, expected 1)"});
   // A dict of another optimizer: Adam's options fit, its state lists are unexpected for SGD.
-  TensorList<float> q = random_list(rng, kShapes);
+  TensorList<float> q = random_list(rng, kOptimShapes);
   optim::SGD sgd(q, {.lr = 0.1});
   const std::string text = error_of([&] { sgd.load_state_dict(good); });
   INFO(text);

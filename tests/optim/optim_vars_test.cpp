@@ -8,6 +8,7 @@
 
 #include "error_check.hpp"
 #include "log_capture.hpp"
+#include "optim_lists.hpp"
 #include "reference.hpp"
 
 using namespace weft_test;
@@ -16,8 +17,6 @@ namespace optim = weft::optim;
 namespace ad = weft::ad;
 
 namespace {
-
-const std::vector<Shape> kShapes = {Shape{4, 3}, Shape{7}, Shape{2, 2, 2}};
 
 Tensor<float> random_tensor(Rng& rng, const Shape& s) {
   return random_contiguous<float>(rng, s, Domain{0.1, 2.0, false, true});
@@ -33,12 +32,9 @@ TensorList<float> copies(const std::vector<ad::Var<float>>& vars) {
   for (const auto& v : vars) list.push_back(v.value().clone());
   return list;
 }
-std::vector<std::vector<float>> values(const TensorList<float>& list) {
-  std::vector<std::vector<float>> out;
-  for (const auto& t : list) out.push_back(t.to_vector());
-  return out;
-}
-std::vector<std::vector<float>> values(const std::vector<ad::Var<float>>& vars) {
+using weft_test::list_values;  // the lists' overload beside the Vars' below
+/// The elements of each Var's value.
+std::vector<std::vector<float>> list_values(const std::vector<ad::Var<float>>& vars) {
   std::vector<std::vector<float>> out;
   for (const auto& v : vars) out.push_back(v.value().to_vector());
   return out;
@@ -88,16 +84,16 @@ struct AdamWReference {
 TEST_SUITE("cpu") {
 TEST_CASE("optimizers over ad::Vars: step() reads every grad() at the step, as the tensor-list step") {
   WEFT_TEST_RNG(rng);
-  std::vector<ad::Var<float>> w = random_params(rng, kShapes);
+  std::vector<ad::Var<float>> w = random_params(rng, kOptimShapes);
   TensorList<float> p = copies(w);
   const optim::AdamWOptions o{.lr = 1e-2, .weight_decay = 0.1};
   optim::AdamW opt(w, o);  // CTAD: AdamW<float>
   optim::AdamW list_opt(p, o);
-  AdamWReference reference(values(w), o);
+  AdamWReference reference(list_values(w), o);
   for (int step = 1; step <= 4; ++step) {
     CAPTURE(step);
     TensorList<float> g;
-    for (const Shape& s : kShapes) g.push_back(random_tensor(rng, s));
+    for (const Shape& s : kOptimShapes) g.push_back(random_tensor(rng, s));
     for (std::size_t k = 0; k < w.size(); ++k) {
       // Odd steps write the gradient in place; even ones give grad() new elements (a moved-in
       // tensor), which step() must read, not the buffer it saw before.
@@ -106,16 +102,16 @@ TEST_CASE("optimizers over ad::Vars: step() reads every grad() at the step, as t
     }
     opt.step();
     list_opt.step(g);
-    CHECK(values(w) == values(p));  // the same kernel
-    reference.step(values(g));
-    CHECK(reference.error(values(w)) < 1e-5);
+    CHECK(list_values(w) == list_values(p));  // the same kernel
+    reference.step(list_values(g));
+    CHECK(reference.error(list_values(w)) < 1e-5);
   }
   CHECK(opt.step_count() == 4);
 }
 
 TEST_CASE("optimizers over ad::Vars: zero_grad() fills every grad() with 0 in one kernel and keeps the buffers") {
   WEFT_TEST_RNG(rng);
-  std::vector<ad::Var<float>> w = random_params(rng, kShapes);
+  std::vector<ad::Var<float>> w = random_params(rng, kOptimShapes);
   optim::SGD opt(w, {.lr = 0.1});
   {
     LogCapture capture;
@@ -140,15 +136,15 @@ TEST_CASE("optimizers over ad::Vars: zero_grad() fills every grad() with 0 in on
     for (float x : w[k].grad().to_vector()) CHECK(x == 0.0f);
   }
   // A step on zero gradients leaves SGD's parameters as they are.
-  const auto before = values(w);
+  const auto before = list_values(w);
   opt.step();
-  CHECK(values(w) == before);
+  CHECK(list_values(w) == before);
 }
 
 TEST_CASE("optimizers over ad::Vars: every optimizer deduces its dtype and steps") {
   WEFT_TEST_RNG(rng);
   std::vector<ad::Var<double>> w;
-  for (const Shape& s : kShapes) w.push_back(ad::param(random_contiguous<double>(rng, s, Domain{0.1, 2.0, false, true})));
+  for (const Shape& s : kOptimShapes) w.push_back(ad::param(random_contiguous<double>(rng, s, Domain{0.1, 2.0, false, true})));
   optim::SGD sgd(w);
   optim::Adam adam(w);
   optim::AdamW adamw(w, {.lr = 1e-2});
@@ -192,8 +188,8 @@ TEST_CASE("parameter groups: each group steps with its own options, in one kerne
     weft::set_logs("");
     alone_d.step(gd);
     alone_n.step(gn);
-    CHECK(values(decay) == values(pd));
-    CHECK(values(no_decay) == values(pn));
+    CHECK(list_values(decay) == list_values(pd));
+    CHECK(list_values(no_decay) == list_values(pn));
     if (step > 1) {  // the first step also fills the state lists
       INFO(capture.text());
       CHECK(fused_kernels(capture.text()) == 2);
@@ -210,7 +206,7 @@ TEST_CASE("parameter groups: each group steps with its own options, in one kerne
 TEST_CASE("parameter groups: tensor groups take their gradients in group order; per-group state starts") {
   WEFT_TEST_RNG(rng);
   TensorList<float> a, b;
-  for (const Shape& s : kShapes) a.push_back(random_tensor(rng, s));
+  for (const Shape& s : kOptimShapes) a.push_back(random_tensor(rng, s));
   b.push_back(random_tensor(rng, Shape{5}));
   TensorList<float> a1, b1;
   for (const auto& t : a) a1.push_back(t.clone());
@@ -222,14 +218,14 @@ TEST_CASE("parameter groups: tensor groups take their gradients in group order; 
   CHECK(ada.state("sum")[3].to_vector()[0] == 0.0f);
   for (int step = 0; step < 3; ++step) {
     TensorList<float> g;
-    for (const Shape& s : kShapes) g.push_back(random_tensor(rng, s));
+    for (const Shape& s : kOptimShapes) g.push_back(random_tensor(rng, s));
     g.push_back(random_tensor(rng, Shape{5}));
     ada.step(g);
     alone_a.step(TensorList<float>{g[0], g[1], g[2]});
     alone_b.step(TensorList<float>{g[3]});
   }
-  CHECK(values(a) == values(a1));
-  CHECK(values(b) == values(b1));
+  CHECK(list_values(a) == list_values(a1));
+  CHECK(list_values(b) == list_values(b1));
   CHECK(has(error_of([&] { ada.step(); }),
             "optim::Adagrad: step() uses each parameter's grad(), but parameter 0 (shape [4, 3]) was given as a tensor, "
             "which has none; pass its gradients to step(grads), or give the optimizer ad::param leaves"));
@@ -238,7 +234,7 @@ TEST_CASE("parameter groups: tensor groups take their gradients in group order; 
 
 TEST_CASE("optimizers: bad parameters and groups are refused at construction") {
   WEFT_TEST_RNG(rng);
-  std::vector<ad::Var<float>> w = random_params(rng, kShapes);
+  std::vector<ad::Var<float>> w = random_params(rng, kOptimShapes);
   auto refused = [](auto&& f, const std::string& part) {
     const std::string text = error_of(f);
     INFO(text);
@@ -265,45 +261,45 @@ TEST_CASE("optimizers: bad parameters and groups are refused at construction") {
 TEST_CASE("optimizers: a gradient list whose tensor was reassigned or destroyed is refused, not stepped on") {
   WEFT_TEST_RNG(rng);
   TensorList<float> p;
-  for (const Shape& s : kShapes) p.push_back(random_tensor(rng, s));
+  for (const Shape& s : kOptimShapes) p.push_back(random_tensor(rng, s));
   optim::AdamW opt(p, {.lr = 1e-2});
-  Tensor<float> g0 = random_tensor(rng, kShapes[0]), g1 = random_tensor(rng, kShapes[1]),
-                g2 = random_tensor(rng, kShapes[2]);
+  Tensor<float> g0 = random_tensor(rng, kOptimShapes[0]), g1 = random_tensor(rng, kOptimShapes[1]),
+                g2 = random_tensor(rng, kOptimShapes[2]);
   TensorList<float> grads{g0, g1, g2};
   opt.step(grads);
   g1 = g1 * 0.5;  // written in place: the list shows the new values
   opt.step(grads);
-  const auto before = values(p);
-  const auto m_before = values(opt.state("exp_avg"));
+  const auto before = list_values(p);
+  const auto m_before = list_values(opt.state("exp_avg"));
   g1 = weft::eval(g1 * 0.5);  // new elements: the list still shows the old ones
   const std::string text = error_of([&] { opt.step(grads); });
   INFO(text);
   CHECK(has(text, "optim::AdamW: gradient 1 (shape [7]) is stale: the tensor the gradient list was built from has "
                   "since been reassigned (`g = weft::eval(...)` moves other elements into g) or destroyed"));
   CHECK(has(text, "build the list after assigning, or give the optimizer ad::param leaves and call step()"));
-  CHECK(values(p) == before);
-  CHECK(values(opt.state("exp_avg")) == m_before);
+  CHECK(list_values(p) == before);
+  CHECK(list_values(opt.state("exp_avg")) == m_before);
   CHECK(opt.step_count() == 2);
 
   TensorList<float> from_scope = [&] {  // its tensors are destroyed with the lambda's scope
-    Tensor<float> a = random_tensor(rng, kShapes[0]), b = random_tensor(rng, kShapes[1]), c = random_tensor(rng, kShapes[2]);
+    Tensor<float> a = random_tensor(rng, kOptimShapes[0]), b = random_tensor(rng, kOptimShapes[1]), c = random_tensor(rng, kOptimShapes[2]);
     return TensorList<float>{a, b, c};
   }();
   CHECK(has(error_of([&] { opt.step(from_scope); }), "optim::AdamW: gradient 0 (shape [4, 3]) is stale"));
 
   // Lists that own their tensors hold the only reference legitimately: no error.
   std::vector<Tensor<float>> owned;
-  for (const Shape& s : kShapes) owned.push_back(random_tensor(rng, s));
+  for (const Shape& s : kOptimShapes) owned.push_back(random_tensor(rng, s));
   opt.step(TensorList<float>(std::move(owned)));
   TensorList<float> pushed;
-  for (const Shape& s : kShapes) pushed.push_back(random_tensor(rng, s));
+  for (const Shape& s : kOptimShapes) pushed.push_back(random_tensor(rng, s));
   opt.step(pushed);
   CHECK(opt.step_count() == 4);
 }
 
 TEST_CASE("optimizers: a step counts one write in each parameter's and state tensor's Storage version") {
   WEFT_TEST_RNG(rng);
-  std::vector<ad::Var<float>> w = random_params(rng, kShapes);
+  std::vector<ad::Var<float>> w = random_params(rng, kOptimShapes);
   optim::AdamW opt(w, {.lr = 1e-2});
   for (auto& v : w) v.grad() = random_tensor(rng, v.shape());
   opt.step();
