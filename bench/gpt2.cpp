@@ -8,12 +8,13 @@
 /// The model is GPT-2 124M (d12: 12 layers, 12 heads, 768 channels, vocabulary 50257 padded to
 /// 50304, 1024 positions) at its initialization, written as an llm.c checkpoint with a token file
 /// of random tokens into a temporary folder, so that every peer trains the same model on the same
-/// tokens. Each round times --steps steps of weft (examples/gpt2's Model: the forward over
-/// ad::Vars, autograd's backward) in this process, then of each peer in a child process: the
-/// example's hand-written backward (HandWrittenModel, this program run with --hand-written-peer),
-/// PyTorch eager and torch.compile (bench/gpt2_torch.py; the compilation runs in warm-up steps
-/// that are not timed), llm.c (its train_gpt2, built from --llmc PATH with its Makefile, which runs
-/// B 4, T 64). The targets are medians over rounds of per-round ratios. A step's work is counted as
+/// tokens. Each round times --steps steps (after warm-up) of every peer, each in a child process:
+/// weft (examples/gpt2's Model: the forward over ad::Vars, autograd's backward; this program run
+/// with --autograd-peer) and the same model's hand-written backward (HandWrittenModel,
+/// --hand-written-peer), in alternating order from round to round; PyTorch eager and
+/// torch.compile (bench/gpt2_torch.py; the compilation runs in warm-up steps that are not timed);
+/// llm.c (its train_gpt2, built from --llmc PATH with its Makefile, which runs B 4, T 64). The
+/// targets are medians over rounds of per-round ratios; the peak memory is the autograd process's. A step's work is counted as
 /// 6 x parameters x tokens + 12 x layers x channels x T x tokens FLOPs (the matmuls and attention's
 /// two products, forward and backward), against the FLOP/s of a same-run SGEMM.
 
@@ -55,7 +56,8 @@ double now_ms() {
 /// The times of the `step K: ... (took T ms)` lines a peer prints, the first `skip` dropped
 /// (warm-up). The peer runs in a process group of its own, killed after skip + count lines (llm.c
 /// goes on for 40 steps with validation and sampling).
-std::vector<double> step_times(const std::string& command, int skip, int count, std::string* warmup = nullptr) {
+std::vector<double> step_times(const std::string& command, int skip, int count, std::string* warmup = nullptr,
+                               double* peak_rss = nullptr) {
   std::vector<double> ms;
   int fds[2];
   if (pipe(fds) != 0) return ms;
@@ -80,6 +82,8 @@ std::vector<double> step_times(const std::string& command, int skip, int count, 
     if (warmup && std::string(buffer).rfind("warm-up:", 0) == 0) *warmup = buffer;
     std::cmatch m;
     if (std::regex_search(buffer, m, line) && seen++ >= skip) ms.push_back(std::stod(m[2].str()));
+    static const std::regex peak(R"(peak_rss ([0-9.]+))");
+    if (peak_rss && std::regex_search(buffer, m, peak)) *peak_rss = std::max(*peak_rss, std::stod(m[1].str()));
   }
   if (seen < skip + count)
     std::fprintf(stderr, "  (%s stopped after %d step lines; its last line: %s)\n", command.c_str(), seen, last.c_str());
@@ -115,16 +119,18 @@ double llmc_activation_floats(const gpt2::Config& c, double B, double T) {
          L * B * T * 4 * C * 2 + B * T * C + 2 * B * T + 2 * B * T * Vp + B * T;
 }
 
-/// The hand-written backward's steps, as a peer: `step K: loss X (took T ms)` lines.
-int run_hand_written_peer(int argc, char** argv) {
+/// One of the example's two models as a peer, in a process of its own: `step K: loss X (took T ms) peak_rss B`
+/// lines (B: the process's peak RSS in bytes so far).
+template <class Model>
+int run_model_peer(int argc, char** argv) {
   if (argc != 8) {
-    std::fprintf(stderr, "usage: gpt2 --hand-written-peer MODEL TOKENS B T THREADS STEPS\n");
+    std::fprintf(stderr, "usage: gpt2 %s MODEL TOKENS B T THREADS STEPS\n", argv[1]);
     return 2;
   }
   const std::int64_t B = std::atoll(argv[4]), T = std::atoll(argv[5]);
   weft::set_num_threads(std::atoi(argv[6]));
   const int steps = std::atoi(argv[7]);
-  gpt2::HandWrittenModel model(gpt2::read_checkpoint(argv[2]));
+  Model model(gpt2::read_checkpoint(argv[2]));
   const std::vector<std::uint16_t> tokens = gpt2::read_tokens(argv[3]);
   std::vector<std::int32_t> x(tokens.begin(), tokens.begin() + B * T), y(tokens.begin() + 1, tokens.begin() + B * T + 1);
   const weft::Tensor<std::int32_t> inputs = weft::from_vector(x, {B, T}), targets = weft::from_vector(y, {B, T});
@@ -134,7 +140,7 @@ int run_hand_written_peer(int argc, char** argv) {
     const float loss = model.forward(inputs, targets);
     model.backward();
     optimizer.step(weft::TensorList<float>({model.gradients()}));
-    std::printf("step %d: loss %f (took %f ms)\n", step, loss, now_ms() - t0);
+    std::printf("step %d: loss %f (took %f ms) peak_rss %.0f\n", step, loss, now_ms() - t0, peak_rss_bytes());
     std::fflush(stdout);
   }
   return 0;
@@ -152,7 +158,8 @@ void usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1 && std::string(argv[1]) == "--hand-written-peer") return run_hand_written_peer(argc, argv);
+  if (argc > 1 && std::string(argv[1]) == "--autograd-peer") return run_model_peer<gpt2::Model>(argc, argv);
+  if (argc > 1 && std::string(argv[1]) == "--hand-written-peer") return run_model_peer<gpt2::HandWrittenModel>(argc, argv);
   Settings s;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -208,45 +215,37 @@ int main(int argc, char** argv) {
     s.torch = false;
   }
 
-  gpt2::Model model(gpt2::read_checkpoint(model_path));
-  const std::vector<std::uint16_t> tokens = gpt2::read_tokens(tokens_path);
   const std::int64_t n = s.batch * s.seq;
-  std::vector<std::int32_t> x(tokens.begin(), tokens.begin() + n), y(tokens.begin() + 1, tokens.begin() + n + 1);
-  const weft::Tensor<std::int32_t> inputs = weft::from_vector(x, {s.batch, s.seq});
-  const weft::Tensor<std::int32_t> targets = weft::from_vector(y, {s.batch, s.seq});
-  weft::optim::AdamW<float> optimizer(weft::TensorList<float>({model.parameters()}), gpt2::adamw_options(1e-4));
-  auto weft_step = [&] {
-    const double t0 = now_ms();
-    model.forward(inputs, targets);
-    model.backward();
-    optimizer.step(weft::TensorList<float>({model.gradients()}));
-    return now_ms() - t0;
-  };
-
+  const std::int64_t parameters = gpt2::parameter_count(config);
   std::printf("GPT-2 d%lld (%lld parameters), B %lld, T %lld, %d threads, %d steps x %d rounds\n",
-              (long long)s.layers, (long long)model.num_parameters(), (long long)s.batch, (long long)s.seq, s.threads,
+              (long long)s.layers, (long long)parameters, (long long)s.batch, (long long)s.seq, s.threads,
               s.steps, s.rounds);
   std::vector<double> weft_round, hand_round, torch_round, compile_round, llmc_round, sgemm_round;
   std::string compile_warmup;
   const std::string self = fs::canonical("/proc/self/exe").string();
   double weft_peak = 0;
   const std::string omp = "OMP_NUM_THREADS=" + std::to_string(s.threads) + " ";
+  // The example's two models, each in a process of its own (one warm-up step, then --steps timed), in alternating
+  // order from round to round.
+  auto model_peer = [&](const char* flag, double* peak) {
+    const auto t = step_times("'" + self + "' " + flag + " '" + model_path + "' '" + tokens_path + "' " +
+                                  std::to_string(s.batch) + " " + std::to_string(s.seq) + " " +
+                                  std::to_string(s.threads) + " " + std::to_string(s.steps + 1),
+                              1, s.steps, nullptr, peak);
+    return t.empty() ? NAN : median(t);
+  };
   for (int r = 0; r < s.rounds; ++r) {
-    if (r == 0) weft_step();  // warm-up: first-touch of the activations and the optimizer state
-    std::vector<double> ms;
-    for (int i = 0; i < s.steps; ++i) ms.push_back(weft_step());
-    weft_round.push_back(median(ms));
-    if (r == 0) weft_peak = peak_rss_bytes();
-    sgemm_round.push_back(sgemm_flops(1536));
-    std::printf("round %d: weft (autograd) %.0f ms/step", r, weft_round.back());
-    {
-      const auto t = step_times("'" + self + "' --hand-written-peer '" + model_path + "' '" + tokens_path + "' " +
-                                    std::to_string(s.batch) + " " + std::to_string(s.seq) + " " +
-                                    std::to_string(s.threads) + " " + std::to_string(s.steps + 1),
-                                1, s.steps);
-      hand_round.push_back(t.empty() ? NAN : median(t));
-      std::printf(", hand-written %.0f ms/step", hand_round.back());
+    double hand_peak = 0;
+    if (r % 2 == 0) {
+      weft_round.push_back(model_peer("--autograd-peer", &weft_peak));
+      hand_round.push_back(model_peer("--hand-written-peer", &hand_peak));
+    } else {
+      hand_round.push_back(model_peer("--hand-written-peer", &hand_peak));
+      weft_round.push_back(model_peer("--autograd-peer", &weft_peak));
     }
+    sgemm_round.push_back(sgemm_flops(1536));
+    std::printf("round %d: weft (autograd) %.0f ms/step, hand-written %.0f ms/step", r, weft_round.back(),
+                hand_round.back());
     const std::string torch_command = omp + "python3 '" + torch_script + "' '" + model_path + "' '" + tokens_path +
                                       "' --batch " + std::to_string(s.batch) + " --seq " + std::to_string(s.seq) +
                                       " --threads " + std::to_string(s.threads) + " --steps " +
@@ -271,7 +270,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
 
-  const double P = double(model.num_parameters()), tokens_per_step = double(n);
+  const double P = double(parameters), tokens_per_step = double(n);
   const double flops = 6 * P * tokens_per_step + 12.0 * double(s.layers) * 768.0 * double(s.seq) * tokens_per_step;
   std::vector<double> sgemm_ms;  // the time the step's FLOPs take at the round's SGEMM rate
   for (double f : sgemm_round) sgemm_ms.push_back(flops / f * 1e3);
@@ -290,7 +289,7 @@ int main(int argc, char** argv) {
   const double budget = state_bytes + llmc_activation_floats(config, double(s.batch), double(s.seq)) * 4;
   std::printf("\nweft: %.0f ms/step (median of rounds), %.1f GFLOP/s (%.3g GFLOP per step)\n", median(weft_round),
               flops / median(weft_round) * 1e-6, flops * 1e-9);
-  std::printf("peak memory: %.2f GiB (process peak RSS); budget: params + grads + AdamW state + llm.c's activations = "
+  std::printf("peak memory: %.2f GiB (the autograd process's peak RSS); budget: params + grads + AdamW state + llm.c's activations = "
               "%.2f GiB; ratio %.2f (goal <= 1.2)\n",
               weft_peak / (1 << 30), budget / (1 << 30), weft_peak / budget);
   weft_bench::print_targets(goals);
