@@ -71,12 +71,19 @@ class OneCycleLR : public LRScheduler<Opt> {
       levels_.push_back({initial, max_lrs[group], initial / options.final_div_factor, max_momenta[group],
                          base_momenta[group]});
     }
-    const double rise_end = options.pct_start * double(total_steps) - 1;
+    // The phase ends as torch computes them: the product rounded, then the subtraction. A
+    // compiler contracting `pct_start * total_steps - 1` into one fused multiply-add would give a
+    // phase that torch finds empty (pct_start * total_steps = 1) a length of 5.6e-17 steps.
+    const auto rounded_product = [](double a, double b) {
+      const volatile double product = a * b;
+      return double(product);
+    };
+    const double rise_end = rounded_product(options.pct_start, double(total_steps)) - 1;
     const double last = double(total_steps - 1);
     using L = Levels;
     if (options.three_phase)
       phases_ = {{rise_end, &L::initial_lr, &L::max_lr, &L::max_momentum, &L::base_momentum},
-                 {2 * options.pct_start * double(total_steps) - 2, &L::max_lr, &L::initial_lr, &L::base_momentum,
+                 {rounded_product(2 * options.pct_start, double(total_steps)) - 2, &L::max_lr, &L::initial_lr, &L::base_momentum,
                   &L::max_momentum},
                  {last, &L::initial_lr, &L::min_lr, &L::max_momentum, &L::max_momentum}};
     else
