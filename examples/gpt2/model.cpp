@@ -87,7 +87,8 @@ Weights share_weights(const Tensor<float>& params, const Tensor<float>& grads, c
   // The floats of `shape` at `offset` of a flat buffer, as a Tensor that shares them (a Storage that borrows those
   // bytes and keeps the buffer alive).
   auto part = [&](const Tensor<float>& flat, const weft::Shape& shape) {
-    return weft::ad::detail::share_elements(TensorView<const float>(flat.view().narrow(0, offset, shape.numel()).view(shape)));
+    const TensorView<const float> floats = flat.view().narrow(0, offset, shape.numel()).view(shape);
+    return weft::ad::detail::share_elements(floats);
   };
   // A leaf over the next `shape` floats; its gradient is the same floats of `grads`.
   auto next = [&](const weft::Shape& shape, std::int64_t stride) {
