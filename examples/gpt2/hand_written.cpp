@@ -15,8 +15,6 @@ using weft::matmul;
 
 namespace {
 
-constexpr double kLayerNormEps = 1e-5;
-
 /// W^T of a [out, in] weight: a transposed view that matmul reads in place (no copy).
 TensorView<const float> transposed(const TensorView<float>& w) { return w.transpose(0, 1); }
 

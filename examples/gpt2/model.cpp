@@ -128,8 +128,6 @@ Weights share_weights(const Tensor<float>& params, const Tensor<float>& grads, c
 
 namespace {
 
-constexpr double kLayerNormEps = 1e-5;
-
 /// Causal self-attention over x [B, T, C]: q, k, v = x Wqkv^T + bqkv, softmax(q k^T / sqrt(hs), causal) v per head,
 /// the heads side by side, then the output projection.
 Var attention(const Var& x, const BlockWeights& w, std::int64_t NH) {

@@ -14,6 +14,9 @@
 
 namespace gpt2 {
 
+/// GPT-2's LayerNorm epsilon (both models use it: one definition).
+inline constexpr double kLayerNormEps = 1e-5;
+
 using weft::Tensor;
 using weft::TensorView;
 using Var = weft::ad::Var<float>;

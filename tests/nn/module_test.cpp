@@ -88,7 +88,10 @@ std::vector<std::pair<std::string, std::vector<T>>> snapshot(const nn::Module<T>
 /// Checks that every parameter of `model` equals the file's tensor of its name, element for element.
 template <class T>
 void check_equals_file(const nn::Module<T>& model, const io::SafeTensors& file) {
-  for (const auto& [name, p] : model.named_parameters()) {
+  // Not a structured binding: clang cannot capture one in CAPTURE's lambda under OpenMP.
+  for (const auto& named : model.named_parameters()) {
+    const std::string& name = named.first;
+    const auto& p = named.second;
     CAPTURE(name);
     REQUIRE(file.contains(name));
     CHECK(file.shape(name) == p.shape());

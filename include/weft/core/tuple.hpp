@@ -70,20 +70,30 @@ struct concat<TypeList<As...>, TypeList<Bs...>, Rest...> {
 template <class... Lists>
 using concat_t = typename concat<Lists...>::type;
 
+// The list walks below loop over an array rather than fold over the pack: a fold nests one
+// expression per element, and clang refuses more than 256 levels (a backward kernel's statements
+// hold hundreds of nodes).
+
 /// Number of times T occurs in List.
 template <class T, class List>
 inline constexpr int count_in = 0;
 template <class T, class... Ts>
-inline constexpr int count_in<T, TypeList<Ts...>> = (int(std::is_same_v<T, Ts>) + ... + 0);
+inline constexpr int count_in<T, TypeList<Ts...>> = [] {
+  constexpr bool same[] = {std::is_same_v<T, Ts>..., false};
+  int n = 0;
+  for (bool s : same) n += int(s);
+  return n;
+}();
 
 /// Index of the first T in List, or -1.
 template <class T, class List>
 inline constexpr int index_in = -1;
 template <class T, class... Ts>
 inline constexpr int index_in<T, TypeList<Ts...>> = [] {
-  int i = 0, found = -1;
-  ((found < 0 && std::is_same_v<T, Ts> ? found = i : ++i), ...);
-  return found;
+  constexpr bool same[] = {std::is_same_v<T, Ts>..., false};
+  for (int i = 0; i < int(sizeof...(Ts)); ++i)
+    if (same[i]) return i;
+  return -1;
 }();
 
 /// Whether X is an instance of the class template Tmpl (Tensor<float> of Tensor, Map<Op, A, B> of Map).

@@ -11,8 +11,11 @@ namespace weft {
 
 namespace detail {
 
-/// Wraps an operand as a node: tensors become Leafs, numbers Scalars.
+/// Wraps an operand as a node: tensors become Leafs, numbers Scalars. Only for Operands: a
+/// builder's return type names expr_t<X>, which for another type (an autograd Var) must fail to
+/// substitute, not fail to compile.
 template <class X>
+  requires Operand<X>
 auto as_expr(const X& x) {
   if constexpr (Expression<X>) return x;
   else if constexpr (is_single_tensor_v<X>) return Leaf<typename X::value_type>{{}, x.view()};

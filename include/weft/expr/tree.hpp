@@ -52,7 +52,10 @@ using maps_in_t = typename maps_in<N>::type;
 template <class N, class Term>
 consteval std::size_t tree_sum(Term term) {
   return [&]<class... M>(TypeList<M...>) {
-    return (std::size_t(0) + ... + std::size_t(term(std::type_identity<M>{})));
+    const std::size_t terms[] = {std::size_t(term(std::type_identity<M>{}))..., 0};  // not a fold: core/tuple.hpp
+    std::size_t sum = 0;
+    for (std::size_t t : terms) sum += t;
+    return sum;
   }(preorder_t<N>{});
 }
 
@@ -67,8 +70,12 @@ consteval std::size_t tree_max(Term term) {
 /// Whether term(std::type_identity<M>{}) holds for every node M of N's tree.
 template <class N, class Term>
 consteval bool tree_all(Term term) {
-  return [&]<class... M>(TypeList<M...>) { return (true && ... && bool(term(std::type_identity<M>{}))); }(
-      preorder_t<N>{});
+  return [&]<class... M>(TypeList<M...>) {
+    const bool holds[] = {bool(term(std::type_identity<M>{}))..., true};  // not a fold: core/tuple.hpp
+    for (bool h : holds)
+      if (!h) return false;
+    return true;
+  }(preorder_t<N>{});
 }
 
 /// Calls f(child) for each operand node of `node`, left to right.
