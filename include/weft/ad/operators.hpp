@@ -6,15 +6,17 @@
 
 // The operators live in weft::ad, the namespace of Var and ad::Expression, where argument-dependent
 // lookup finds them; the functions live in weft beside their tensor overloads (weft::exp(v)).
-namespace weft::ad {
-inline namespace WEFT_BACKEND_ABI {
-
+// One differentiable binary builder (an operator or a function): an ad::Expression.
 #define WEFT_AD_BINARY(name, Op)                                 \
   template <class A, class B>                                    \
     requires ad::detail::AdOperands<A, B>                        \
   auto name(const A& a, const B& b) {                            \
     return ad::detail::ad_map<functors::Op>(a, b);               \
   }
+
+namespace weft::ad {
+inline namespace WEFT_BACKEND_ABI {
+
 WEFT_AD_BINARY(operator+, Add)
 WEFT_AD_BINARY(operator-, Sub)
 WEFT_AD_BINARY(operator*, Mul)
@@ -49,12 +51,6 @@ namespace weft {
 inline namespace WEFT_BACKEND_ABI {
 
 // Differentiable functions: the result is an ad::Expression (evaluated when assigned to an ad::Var).
-#define WEFT_AD_BINARY(name, Op)                                 \
-  template <class A, class B>                                    \
-    requires ad::detail::AdOperands<A, B>                        \
-  auto name(const A& a, const B& b) {                            \
-    return ad::detail::ad_map<functors::Op>(a, b);               \
-  }
 WEFT_AD_BINARY(pow, Pow)
 WEFT_AD_BINARY(maximum, Maximum)
 WEFT_AD_BINARY(minimum, Minimum)
