@@ -45,12 +45,6 @@ void check_epilogue(const weft::TensorBase<D>& out, const TensorView<T>& a, cons
   }));
 }
 
-/// Every product through the epilogue path while alive (by default only those large enough to
-/// pay: cpu::gemm_fma_epilogue_pays), so that small shapes test the block edges.
-struct EpilogueAlways {
-  EpilogueAlways() { weft::detail::cpu::gemm_epilogue_always = true; }
-  ~EpilogueAlways() { weft::detail::cpu::gemm_epilogue_always = false; }
-};
 
 }  // namespace
 
@@ -58,7 +52,7 @@ TEST_SUITE("cpu") {
 
 TEST_CASE("matmul epilogue: gelu(matmul(x, w) + bias) into poisoned views, over block edges, 1 and 2 threads") {
   WEFT_TEST_RNG(rng);
-  const EpilogueAlways always;
+  const FmaGemmAlways always;
   const int threads_before = weft::get_num_threads();
   // n and m across the blocks' edges (256 rows and columns on AVX-512, 252 rows on 16-register
   // ISAs), k across the k slices (128 and more steps); the double reference costs n k m, which
@@ -90,7 +84,7 @@ TEST_CASE("matmul epilogue: gelu(matmul(x, w) + bias) into poisoned views, over 
 TEST_CASE("matmul epilogue: a transposed weight is read in place, and nothing is allocated or copied") {
   // A linear layer: y = relu(x W^T + b) with W stored [out, in], y preallocated.
   WEFT_TEST_RNG(rng);
-  const EpilogueAlways always;
+  const FmaGemmAlways always;
   const TensorView<float> x = make_view<float>(rng, Shape{70, 300}, Domain{}, Layout::contiguous);
   const TensorView<float> weight = make_view<float>(rng, Shape{90, 300}, Domain{}, Layout::contiguous);
   const TensorView<float> bias = make_view<float>(rng, Shape{90}, Domain{}, Layout::contiguous);
@@ -107,7 +101,7 @@ TEST_CASE("matmul epilogue: a transposed weight is read in place, and nothing is
 
 TEST_CASE("matmul epilogue: batches, broadcast batch dims, a residual, double, a wider destination dtype") {
   WEFT_TEST_RNG(rng);
-  const EpilogueAlways always;
+  const FmaGemmAlways always;
   // Batched with a broadcast batch dim and a residual of the full shape: y = 0.5 p + r.
   const TensorView<float> a = operand<float>(rng, Shape{3, 1, 33, 40}), b = operand<float>(rng, Shape{2, 40, 70});
   const TensorView<float> r = make_view<float>(rng, Shape{3, 2, 33, 70}, Domain{}, random_layout(rng, false));
@@ -138,7 +132,7 @@ TEST_CASE("matmul epilogue: batches, broadcast batch dims, a residual, double, a
 
 TEST_CASE("matmul epilogue: statements that cannot run as an epilogue give the same values") {
   WEFT_TEST_RNG(rng);
-  const EpilogueAlways always;
+  const FmaGemmAlways always;
   // The destination is an operand of the GEMM: x = relu(matmul(x, w)) with a square w.
   Tensor<float> x = random_contiguous<float>(rng, Shape{40, 40}, Domain{});
   Tensor<float> x0 = x.clone();  // (non-const: its view is an operand of the check)
@@ -200,8 +194,10 @@ TEST_CASE("matmul epilogue: by default only products large enough to pay run as 
   check_epilogue<float, float>(y, a, b, [](double p, const std::vector<std::int64_t>&) {
     return EpilogueValue{epilogue_gelu(p), std::fabs(p)};
   }, 1.2);
-  const TensorView<float> deep_a = operand<float>(rng, Shape{64, 1024}), deep_b = operand<float>(rng, Shape{1024, 40});
-  CHECK(!ran_as_epilogue([&] { y = weft::matmul(deep_a, deep_b) * 2.0f; }));  // k above twice n and m
+  // 2^22 multiply-adds or more, but half as wide as the FMA GEMM's register block
+  const std::int64_t narrow = weft::detail::cpu::BlockGemmTile<float>::kCols / 2;
+  const TensorView<float> deep_a = operand<float>(rng, Shape{512, 1024}), deep_b = operand<float>(rng, Shape{1024, narrow});
+  CHECK(!ran_as_epilogue([&] { y = weft::matmul(deep_a, deep_b) * 2.0f; }));
   const TensorView<float> big_a = operand<float>(rng, Shape{160, 130}), big_b = operand<float>(rng, Shape{130, 110});
   CHECK(ran_as_epilogue([&] { y = weft::matmul(big_a, big_b) * 2.0f; }));  // 2.3M multiply-adds
   check_epilogue<float, float>(y, big_a, big_b, [](double p, const std::vector<std::int64_t>&) {

@@ -14,10 +14,12 @@ using weft::Device;
 
 TEST_SUITE("cpu") {
 
-TEST_CASE("matmul: random shapes, ranks and layouts (float32)") {
-  using T = float;
+TEST_CASE("matmul: random shapes, ranks and layouts (float32, float64), on Eigen's GEMM and on weft's FMA GEMM") {
   WEFT_TEST_RNG(rng);
-  random_matmuls<T>(rng, 40);
+  random_matmuls<float>(rng, 40);
+  const FmaGemmAlways fma;
+  random_matmuls<float>(rng, 40);
+  random_matmuls<double>(rng, 20);
 }
 
 TEST_CASE("matmul: PyTorch's rules for 1-D operands and batch broadcasting") {
@@ -44,8 +46,11 @@ TEST_CASE("matmul: PyTorch's rules for 1-D operands and batch broadcasting") {
         std::vector<double>(6, 0.0));
 }
 
-TEST_CASE("matmul: large and batched products (Eigen's blocked kernels, threads over batches)") {
+TEST_CASE("matmul: large and batched products (both GEMMs, threads inside products and over batches)") {
   WEFT_TEST_RNG(rng);
+  // From 2^21 multiply-adds weft's FMA GEMM: block, slice and panel edges, one product over threads.
+  check_matmul<float>(operand<float>(rng, Shape{301, 515}), operand<float>(rng, Shape{515, 131}));
+  check_matmul<double>(operand<double>(rng, Shape{2, 140, 260}), operand<double>(rng, Shape{260, 70}));
   check_matmul<float>(operand<float>(rng, Shape{130, 257}), operand<float>(rng, Shape{257, 70}));
   check_matmul<float>(operand<float>(rng, Shape{9, 40, 33}), operand<float>(rng, Shape{9, 33, 20}));
   check_matmul<float>(operand<float>(rng, Shape{2, 64, 300}), operand<float>(rng, Shape{300, 64}));
@@ -70,11 +75,14 @@ TEST_CASE("matmul: transposed operands are read in place (only the output is all
         };
         const TensorView<float> a = matrix(37, 70, ta, batch);
         const TensorView<float> b = matrix(70, 19, tb, batch.rank() == 2 ? Shape{4} : batch);  // [2, 1] with [4]: broadcast
-        INFO("a transposed ", ta, ", b transposed ", tb, ", batch ", shape_str(batch));
-        const std::int64_t before = counters();
-        const Tensor<float> c = weft::matmul(a, b);
-        CHECK(counters() - before == 1);  // the output, no copy of an operand
-        check_matmul<float>(a, b);
+        for (const bool fma : {false, true}) {
+          INFO("a transposed ", ta, ", b transposed ", tb, ", batch ", shape_str(batch), ", FMA GEMM ", fma);
+          const std::unique_ptr<FmaGemmAlways> always = fma ? std::make_unique<FmaGemmAlways>() : nullptr;
+          const std::int64_t before = counters();
+          const Tensor<float> c = weft::matmul(a, b);
+          CHECK(counters() - before == 1);  // the output, no copy of an operand
+          check_matmul<float>(a, b);
+        }
       }
   // Integers too (their loop reads either order), and a transposed vector operand.
   const TensorView<std::int32_t> ia = make_view<std::int32_t>(rng, Shape{9, 13}, Domain{-50, 50}, Layout::contiguous);

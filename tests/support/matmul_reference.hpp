@@ -26,6 +26,16 @@ inline bool matmul_shape(const Shape& a, const Shape& b, Shape& out, std::int64_
   return true;
 }
 
+/// Every float and double product through weft's FMA GEMM while alive (by default only those
+/// large enough to pay: cpu::gemm_fma_pays; smaller ones run Eigen's), so that small shapes test
+/// its block edges, padding and strided packing.
+struct FmaGemmAlways {
+  FmaGemmAlways() { weft::detail::cpu::gemm_fma_always = true; }
+  ~FmaGemmAlways() { weft::detail::cpu::gemm_fma_always = false; }
+  FmaGemmAlways(const FmaGemmAlways&) = delete;
+  FmaGemmAlways& operator=(const FmaGemmAlways&) = delete;
+};
+
 /// Checks matmul(a, b) element by element: each is a dot product of length k, computed in double
 /// (compensated). Eigen's GEMM accumulates along k in blocks, not pairwise, so the bound is the
 /// worst case of any summation order, (k + 2) eps sum_k |a b| (the +2: the products' own rounding),

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /// @file Matrix products handed to the GEMM of the data's device and the CPU's ISA: the one place a product chooses a kernel (ops/matmul.hpp checks shapes and builds the expression node).
 ///
-/// CPU: float, double and integers through Eigen's GEMM (cpu/gemm/eigen.hpp; integers as a plain
-/// loop); bfloat16 on the build's native kernel (AMX-BF16 tiles where the OS permits them,
+/// CPU: float and double on weft's packed FMA GEMM (cpu/gemm/fma.hpp) from 2^21 multiply-adds,
+/// where it beats Eigen's (cpu::gemm_fma_pays), smaller ones and integers through Eigen's GEMM
+/// (cpu/gemm/eigen.hpp; integers as a plain loop); bfloat16 on the build's native kernel (AMX-BF16 tiles where the OS permits them,
 /// AVX512-BF16 vdpbf16ps, Arm BFMMLA: cpu/gemm/bf16.hpp), else, like half, converted to float and
 /// rounded once. A product with a pointwise epilogue runs on the packed driver (cpu/gemm/packed.hpp):
-/// float and double on FMA packets (cpu/gemm/fma.hpp) where that pays, bfloat16 on the native
-/// kernel. CUDA: cuBLAS (floating dtypes).
+/// float and double on FMA packets where that pays, bfloat16 on the native kernel. CUDA: cuBLAS (floating dtypes).
 #pragma once
 
 #include <algorithm>
@@ -126,6 +126,16 @@ void run_matmul(const TensorView<const T>& a, const TensorView<const T>& b, cons
                              s.batch, s.n, s.k, s.m);
     }
 #endif
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      if (cpu::gemm_fma_pays<T>(s.n, s.k, s.m)) {
+        // (i, j) at data[i rs + j cs]: a column-major operand steps rows by 1 and columns by ld
+        auto strided = [](const MatrixOperand<T>& mo) {
+          return cpu::StridedMatrix<T>{mo.view.data(), mo.col_major ? 1 : mo.ld, mo.col_major ? mo.ld : 1};
+        };
+        cpu::gemm_fma_batched(strided(ma), ma.batch_strides, strided(mb), mb.batch_strides, c, s.batch, s.n, s.k, s.m);
+        return;
+      }
+    }
     if constexpr (!is_16bit_float_v<T>) {
       cpu::gemm_batched(ma.view.data(), ma.ld, ma.batch_strides, mb.view.data(), mb.ld, mb.batch_strides, c, s.batch,
                         s.n, s.k, s.m, ma.col_major, mb.col_major);
@@ -221,7 +231,7 @@ struct MatmulBlocks {
 
 /// The product a b (checked shapes `s`, both operands of 2+ dims) as finished blocks for an
 /// epilogue, on the CPU: float and double on the FMA GEMM (operands read through their strides)
-/// where that pays (cpu::gemm_fma_epilogue_pays); bfloat16 on the native GEMM (the same GEMM as
+/// where that pays (cpu::gemm_fma_pays); bfloat16 on the native GEMM (the same GEMM as
 /// without the epilogue, so it always pays; operands with rows not contiguous are copied, as
 /// there). Empty elsewhere: the product then runs first and the expression after it.
 template <class T>
@@ -235,7 +245,7 @@ std::optional<MatmulBlocks<T>> gemm_epilogue_blocks(const TensorView<const T>& a
     return MatmulBlocks<T>{ma.view, mb.view, s, ma.ld, mb.ld};
   } else {
 #if !defined(__CUDA_ARCH__)
-    if (!cpu::gemm_fma_epilogue_pays(s.n, s.k, s.m)) {
+    if (!cpu::gemm_fma_pays<T>(s.n, s.k, s.m)) {
       log_message(LogComponent::fusion, LogLevel::debug, "matmul ", s.n, " x ", s.k, " x ", s.m,
           ": the product runs first (Eigen's GEMM), then the expression around it");
       return std::nullopt;

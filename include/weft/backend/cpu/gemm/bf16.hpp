@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 #include "weft/backend/cpu/gemm/amx.hpp"
 #include "weft/backend/cpu/gemm/bfmmla.hpp"
@@ -42,11 +43,33 @@ using GemmBf16Kernel = GemmDpbf16Kernel;
 using GemmBf16Kernel = GemmBfmmlaKernel;
 #endif
 
-/// gemm_packed_batched with the native kernel; needs bf16_gemm_native().
+/// The packers of the native kernel for a batch of row-major operands (a[bi] at a + sum_d
+/// coord_d a_batch[d], rows lda apart; likewise b): pack_a(bi, i0, steps, dst), pack_b(bi, j0,
+/// steps, dst), as gemm_packed_batched and gemm_packed_blocks take them.
+inline auto bf16_packers(const weft::bfloat16* a, std::int64_t lda, const Strides& a_batch, const weft::bfloat16* b,
+                         std::int64_t ldb, const Strides& b_batch, const Shape& batch, std::int64_t n, std::int64_t k,
+                         std::int64_t m) {
+  using K = GemmBf16Kernel;
+  auto pack_a = [=](std::int64_t bi, std::int64_t i0, std::int64_t steps, K::Packed* dst) {
+    std::int64_t oa, ob;
+    batch_offsets(bi, batch, a_batch, b_batch, oa, ob);
+    K::pack_a(a + oa, lda, n, k, i0, steps, dst);
+  };
+  auto pack_b = [=](std::int64_t bi, std::int64_t j0, std::int64_t steps, K::Packed* dst) {
+    std::int64_t oa, ob;
+    batch_offsets(bi, batch, a_batch, b_batch, oa, ob);
+    K::pack_b(b + ob, ldb, k, m, j0, steps, dst);
+  };
+  return std::pair{pack_a, pack_b};
+}
+
+/// c[bi] = a[bi] b[bi] on the native kernel (operands as bf16_packers'; c contiguous); needs
+/// bf16_gemm_native().
 inline void gemm_bf16_batched(const weft::bfloat16* a, std::int64_t lda, const Strides& a_batch,
                               const weft::bfloat16* b, std::int64_t ldb, const Strides& b_batch, weft::bfloat16* c,
                               const Shape& batch, std::int64_t n, std::int64_t k, std::int64_t m) {
-  gemm_packed_batched<GemmBf16Kernel>(a, lda, a_batch, b, ldb, b_batch, c, batch, n, k, m);
+  const auto [pack_a, pack_b] = bf16_packers(a, lda, a_batch, b, ldb, b_batch, batch, n, k, m);
+  gemm_packed_batched<GemmBf16Kernel>(batch, n, k, m, pack_a, pack_b, c);
 }
 
 /// gemm_packed_blocks with the native kernel, operands as gemm_bf16_batched's: the product in
@@ -56,20 +79,8 @@ template <class Finish>
 void gemm_bf16_blocks(const weft::bfloat16* a, std::int64_t lda, const Strides& a_batch, const weft::bfloat16* b,
                       std::int64_t ldb, const Strides& b_batch, const Shape& batch, std::int64_t n, std::int64_t k,
                       std::int64_t m, const Finish& finish) {
-  using K = GemmBf16Kernel;
-  gemm_packed_blocks<K>(
-      batch, n, k, m,
-      [&](std::int64_t bi, std::int64_t i0, std::int64_t steps, K::Packed* dst) {
-        std::int64_t oa, ob;
-        batch_offsets(bi, batch, a_batch, b_batch, oa, ob);
-        K::pack_a(a + oa, lda, n, k, i0, steps, dst);
-      },
-      [&](std::int64_t bi, std::int64_t j0, std::int64_t steps, K::Packed* dst) {
-        std::int64_t oa, ob;
-        batch_offsets(bi, batch, a_batch, b_batch, oa, ob);
-        K::pack_b(b + ob, ldb, k, m, j0, steps, dst);
-      },
-      finish);
+  const auto [pack_a, pack_b] = bf16_packers(a, lda, a_batch, b, ldb, b_batch, batch, n, k, m);
+  gemm_packed_blocks<GemmBf16Kernel>(batch, n, k, m, pack_a, pack_b, finish);
 }
 #endif
 

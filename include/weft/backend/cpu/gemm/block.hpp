@@ -45,7 +45,10 @@ WEFT_HOST_UNROLL(4)
   for (std::int64_t k = 0; k < K; ++k) {
     V bk[NV];
 WEFT_HOST_UNROLL(4)
-    for (int v = 0; v < NV; ++v) bk[v] = V::load(b + k * ldb + v * W);
+    for (int v = 0; v < NV; ++v) {
+      bk[v] = V::load(b + k * ldb + v * W);
+      simd::hold_in_register(bk[v]);  // loaded once for the kRows FMAs that use it
+    }
     const T* ak_ = a + k * ak;
 WEFT_HOST_UNROLL(8)
     for (int r = 0; r < R; ++r) {

@@ -64,10 +64,24 @@ struct GemmFmaKernel {
   static void pack_a(const StridedMatrix<T>& a, std::int64_t n, std::int64_t k, std::int64_t i0, std::int64_t steps,
                      T* dst) {
     const std::int64_t rows = std::min(kRows, n - i0);
-    if (rows < kRows) std::memset(dst, 0, std::size_t(steps * kRows) * sizeof(T));
-    for (std::int64_t r = 0; r < rows; ++r) {
-      const T* row = a.data + (i0 + r) * a.rs;
-      for (std::int64_t s = 0; s < k; ++s) dst[s * kRows + r] = row[s * a.cs];
+    if (rows < kRows) {
+      std::memset(dst, 0, std::size_t(steps * kRows) * sizeof(T));
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t s = 0; s < k; ++s) dst[s * kRows + r] = a(i0 + r, s);
+      return;
+    }
+    // Whole panels step by step, the kRows elements of a step written together: contiguous
+    // writes (a row at a time wrote every kRows-th element: 1.6x slower at 1024 x 1024 on Zen 5),
+    // and a kRows-element copy per step where a is a transposed view.
+    const T* base = a.data + i0 * a.rs;
+    if (a.cs == 1) {
+      for (std::int64_t s = 0; s < k; ++s)
+WEFT_HOST_UNROLL(8)
+        for (std::int64_t r = 0; r < kRows; ++r) dst[s * kRows + r] = base[r * a.rs + s];
+    } else {
+      for (std::int64_t s = 0; s < k; ++s)
+WEFT_HOST_UNROLL(8)
+        for (std::int64_t r = 0; r < kRows; ++r) dst[s * kRows + r] = base[r * a.rs + s * a.cs];
     }
   }
 
@@ -94,43 +108,60 @@ struct GemmFmaKernel {
   }
 };
 
-/// Whether the FMA GEMM with a fused epilogue is expected to beat Eigen's GEMM plus one pass over
-/// the output for an n x k x m product (bench/dense_fusion, AMD Zen 4, 2 threads): at 2^21
-/// multiply-adds and more the two GEMMs run within 15% of each other (256^3 to 4096 x 1024 x
-/// 4096), below it Eigen's is up to 2x faster (64^3: 0.55x); and a product much deeper than wide
-/// (k above twice the larger of n and m, e.g. 1024 x 3072 x 768: 0.8-0.9x) loses more in the GEMM
-/// than one pass over its small output saves.
-/// gemm_epilogue_always (false): the tests set it to run every shape through the epilogue path.
-inline std::atomic<bool> gemm_epilogue_always{false};
-inline bool gemm_fma_epilogue_pays(std::int64_t n, std::int64_t k, std::int64_t m) {
-  return gemm_epilogue_always.load(std::memory_order_relaxed) || (n * k * m >= kSmallGemm && k <= 2 * std::max(n, m));
+/// Whether the FMA GEMM is expected to beat Eigen's for an n x k x m float product, with or
+/// without a fused epilogue (same-run comparisons, AMD Zen 5, 2 threads): from 2^21 multiply-adds
+/// (128^3: 1.04-1.12x Eigen; 256^3 1.2-1.3x, 1024^3 1.35x, GPT-2's layer shapes 1.2-1.5x, products
+/// 4x deeper than wide 1.14-1.24x) and with at least 4/5 of the register blocks' columns real
+/// (m = 200 pads to 256 columns: 1.0x; m = 40 to 64: 0.7-0.8x; m = 16: 0.3x). Below, Eigen's
+/// smaller register blocks and packing waste less (64^3: 0.64-0.7x, 32^3: 0.35x).
+/// gemm_fma_always (false): the tests set it to run every shape through the FMA GEMM.
+inline std::atomic<bool> gemm_fma_always{false};
+template <class T>
+bool gemm_fma_pays(std::int64_t n, std::int64_t k, std::int64_t m) {
+  constexpr std::int64_t kCols = BlockGemmTile<T>::kCols;
+  const std::int64_t padded = (m + kCols - 1) / kCols * kCols;
+  return gemm_fma_always.load(std::memory_order_relaxed) || (n * k * m >= kSmallGemm && 5 * m >= 4 * padded);
 }
 
-/// For every batch index bi of `batch` (a's matrix at a.data + sum_d coord_d a_batch[d], likewise
-/// b), the product a[bi] (n x k) b[bi] (k x m) in blocks: finish(bi, i0, i1, j0, j1, block, ld)
-/// gets rows [i0, i1) x columns [j0, j1) of it (block(i - i0, j - j0) at block[(i - i0) ld +
-/// j - j0]) once they are complete, on the thread that computed them. Threads go inside each
-/// product, or one product per thread for a batch of small ones (gemm_over_batch).
+/// The packers of the FMA kernel for a batch of strided operands (a[bi] is a read at a.data +
+/// sum_d coord_d a_batch[d], likewise b): pack_a(bi, i0, steps, dst), pack_b(bi, j0, steps, dst),
+/// as gemm_packed_batched and gemm_packed_blocks take them (batch_offsets is a few multiply-adds,
+/// once per packed panel).
+template <class T>
+auto fma_packers(const StridedMatrix<T>& a, const Strides& a_batch, const StridedMatrix<T>& b, const Strides& b_batch,
+                 const Shape& batch, std::int64_t n, std::int64_t k, std::int64_t m) {
+  using K = GemmFmaKernel<T>;
+  auto pack_a = [=](std::int64_t bi, std::int64_t i0, std::int64_t steps, T* dst) {
+    std::int64_t oa, ob;
+    batch_offsets(bi, batch, a_batch, b_batch, oa, ob);
+    K::pack_a(StridedMatrix<T>{a.data + oa, a.rs, a.cs}, n, k, i0, steps, dst);
+  };
+  auto pack_b = [=](std::int64_t bi, std::int64_t j0, std::int64_t steps, T* dst) {
+    std::int64_t oa, ob;
+    batch_offsets(bi, batch, a_batch, b_batch, oa, ob);
+    K::pack_b(StridedMatrix<T>{b.data + ob, b.rs, b.cs}, k, m, j0, steps, dst);
+  };
+  return std::pair{pack_a, pack_b};
+}
+
+/// c[bi] = a[bi] (n x k) b[bi] (k x m) for every batch index bi of `batch`, operands as
+/// fma_packers' (any strides: a transposed view is read in place), c contiguous (batch..., n, m).
+template <class T>
+void gemm_fma_batched(const StridedMatrix<T>& a, const Strides& a_batch, const StridedMatrix<T>& b,
+                      const Strides& b_batch, T* c, const Shape& batch, std::int64_t n, std::int64_t k, std::int64_t m) {
+  const auto [pack_a, pack_b] = fma_packers(a, a_batch, b, b_batch, batch, n, k, m);
+  gemm_packed_batched<GemmFmaKernel<T>>(batch, n, k, m, pack_a, pack_b, c);
+}
+
+/// The same product in blocks: finish(bi, i0, i1, j0, j1, block, ld) gets rows [i0, i1) x columns
+/// [j0, j1) of c[bi] (block(i - i0, j - j0) at block[(i - i0) ld + j - j0]) once they are
+/// complete, on the thread that computed them (a fused epilogue).
 template <class T, class Finish>
 void gemm_fma_blocks(const StridedMatrix<T>& a, const Strides& a_batch, const StridedMatrix<T>& b,
                      const Strides& b_batch, const Shape& batch, std::int64_t n, std::int64_t k, std::int64_t m,
                      const Finish& finish) {
-  using K = GemmFmaKernel<T>;
-  // a[bi] and b[bi] (batch_offsets is a few multiply-adds, once per packed panel)
-  auto operands = [&](std::int64_t bi) {
-    std::int64_t oa, ob;
-    batch_offsets(bi, batch, a_batch, b_batch, oa, ob);
-    return std::pair{StridedMatrix<T>{a.data + oa, a.rs, a.cs}, StridedMatrix<T>{b.data + ob, b.rs, b.cs}};
-  };
-  gemm_packed_blocks<K>(
-      batch, n, k, m,
-      [&](std::int64_t bi, std::int64_t i0, std::int64_t steps, T* dst) {
-        K::pack_a(operands(bi).first, n, k, i0, steps, dst);
-      },
-      [&](std::int64_t bi, std::int64_t j0, std::int64_t steps, T* dst) {
-        K::pack_b(operands(bi).second, k, m, j0, steps, dst);
-      },
-      finish);
+  const auto [pack_a, pack_b] = fma_packers(a, a_batch, b, b_batch, batch, n, k, m);
+  gemm_packed_blocks<GemmFmaKernel<T>>(batch, n, k, m, pack_a, pack_b, finish);
 }
 
 }  // namespace weft::detail::cpu
