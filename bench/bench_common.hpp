@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file What the benchmark programs share: options, interleaved timing, the copy roofline, tables and JSON.
+/// @file What the benchmark programs share: options, interleaved timing, the copy and compute rooflines, tables and JSON.
 //
 // The methodology (bench/pointwise.cpp describes it in full): every variant
 // of a workload runs once per round, in turn, after a short idle pause;
@@ -35,6 +35,10 @@
 
 #if defined(_OPENMP)
 #include <omp.h>
+#endif
+
+#if !defined(__CUDACC__)
+#include "peak.hpp"
 #endif
 
 namespace weft_bench {
@@ -136,6 +140,7 @@ struct Row {
   std::int64_t elements;
   double bytes_per_element;
   double median_ms, min_ms;
+  double peak_fraction = NAN;  // GFLOP/s over the compute peak (bench/peak.hpp); NAN: not compute-bound
   double gbps() const { return double(elements) * bytes_per_element / (median_ms * 1e-3) / 1e9; }
 };
 
@@ -216,17 +221,19 @@ inline bool write_json(const std::string& path, const std::string& program, cons
                        int reps, bool quick, const std::string& isa, const Report& rep) {
   std::ofstream f(path);
   if (!f) return false;
-  char buf[512];
+  char buf[640];
   f << "{\n  \"program\": \"" << json_escape(program) << "\",\n  \"device\": \"" << device
     << "\",\n  \"threads\": " << threads << ",\n  \"reps\": " << reps << ",\n  \"quick\": "
     << (quick ? "true" : "false") << ",\n  \"isa\": \"" << json_escape(isa) << "\",\n  \"results\": [\n";
   for (std::size_t i = 0; i < rep.rows.size(); ++i) {
     const Row& r = rep.rows[i];
+    char fraction[32] = "null";  // every row has the field, so that all rows read alike
+    if (!std::isnan(r.peak_fraction)) std::snprintf(fraction, sizeof fraction, "%.4f", r.peak_fraction);
     std::snprintf(buf, sizeof buf,
                   "    {\"workload\": \"%s\", \"variant\": \"%s\", \"elements\": %lld, \"bytes_per_element\": %g, "
-                  "\"median_ms\": %.6f, \"min_ms\": %.6f, \"gbps\": %.3f}%s\n",
+                  "\"median_ms\": %.6f, \"min_ms\": %.6f, \"gbps\": %.3f, \"peak_fraction\": %s}%s\n",
                   json_escape(r.workload).c_str(), json_escape(r.variant).c_str(), (long long)r.elements,
-                  r.bytes_per_element, r.median_ms, r.min_ms, r.gbps(), i + 1 < rep.rows.size() ? "," : "");
+                  r.bytes_per_element, r.median_ms, r.min_ms, r.gbps(), fraction, i + 1 < rep.rows.size() ? "," : "");
     f << buf;
   }
   f << "  ],\n  \"targets\": [\n";
@@ -344,6 +351,23 @@ weft::Tensor<T> make_tensor(const weft::Shape& shape, std::uint64_t seed, float 
 
 /// The threads weft's CPU kernels may use (OpenMP's maximum).
 inline int max_threads() { return weft::detail::cpu::max_threads(); }
+
+// ---- compute peaks: the FLOP roofline ----------------------------------------
+
+/// The header line naming the peaks that a run's "% peak" figures are fractions of.
+inline std::string peaks_line(const Peaks& p) {
+  char fp32[160], bf16[96] = "none";
+  std::snprintf(fp32, sizeof fp32, "peaks on %d threads (bench/peak.hpp): fp32 %.1f GFLOP/s (%s)", p.threads, p.fp32,
+                p.fma_instruction.c_str());
+  if (p.bf16 > 0) std::snprintf(bf16, sizeof bf16, "%.1f GFLOP/s (%s)", p.bf16, p.bf16_instruction.c_str());
+  return std::string(fp32) + ", bf16 " + bf16;
+}
+
+/// The peak weft's bfloat16 matmul and attention are held to: the bf16 dot product's where weft has
+/// a native bf16 GEMM (attention runs the same instruction), else the FMA peak, since they convert
+/// to float (so too in an AMX build refused tile data, whose peak.bf16 is vdpbf16ps's, a kernel
+/// weft does not build there).
+inline double bf16_roof(const Peaks& p) { return weft::detail::cpu::bf16_gemm_native() ? p.bf16 : p.fp32; }
 
 // ---- copies: the bandwidth roofline ---------------------------------------
 

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
-/// @file bfloat16 matmul benchmark: weft::matmul's GFLOP/s at M = N = K = 512, 2048 and 4096 beside the portable path (cast to float, Eigen SGEMM, round) and a large Eigen SGEMM (the FLOP roofline) of the same run.
+/// @file bfloat16 matmul benchmark: weft::matmul's GFLOP/s at M = N = K = 512, 2048 and 4096 beside the portable path (cast to float, Eigen SGEMM, round) and a large Eigen SGEMM (the FLOP roofline) of the same run, and as fractions of the machine's measured peaks.
 //
 // FLOPs: 2 M N K per product. weft::matmul runs the AMX GEMM (backend/cpu/gemm/amx.hpp) in a
 // build for AMX-BF16 where Linux permits tile data, the vdpbf16ps GEMM (backend/cpu/gemm/dpbf16.hpp)
 // in a build for AVX512-BF16 without AMX, the BFMMLA GEMM (backend/cpu/gemm/bfmmla.hpp) in an
 // aarch64 build with FEAT_BF16, else the portable path itself (the header line says which:
 // bf16_gemm_path()). A target is the median over rounds of (portable time /
-// weft time) within a round.
+// weft time) within a round. The SGEMM is itself a kernel with its own losses, so every row is
+// also a fraction of the peak its instructions can reach (bench/peak.hpp, measured at start on the
+// bench's threads): the bf16 dot product's for weft's rows (bf16_roof: the FMA peak where weft
+// converts to float), the fp32 FMA peak for the SGEMM and the portable path.
 #include <Eigen/Core>
 
 #include "bench_common.hpp"
@@ -22,8 +25,13 @@ int run(const Options& opt) {
   Report report;
   const int threads = max_threads();
   print_cpu_machine("matmul_bf16", threads, "OpenMP: weft's GEMM blocks; Eigen's GEMM threads", report);
+  const Peaks peak = measure_peaks(threads);
+  std::printf("  %s\n", peaks_line(peak).c_str());
+  report.notes.push_back(peaks_line(peak));
   const int reps = opt.reps > 0 ? opt.reps : opt.quick ? 3 : 9, warmup = 1;
-  print_cpu_method(reps, warmup, "  GFLOP/s: 2 M N K per product\n");
+  print_cpu_method(reps, warmup,
+                   "  GFLOP/s: 2 M N K per product; % peak: weft's bf16 rows of the bf16 peak where its GEMM is\n"
+                   "  native (else of fp32's: it converts), the SGEMM and cast+sgemm+round of the fp32 FMA peak\n");
   // The path runs where the first matmul would (this asks Linux for AMX tile data, once).
   const std::string path = weft::detail::cpu::bf16_gemm_path();
   std::printf("  weft bf16 matmul: %s\n\n", path.c_str());
@@ -62,23 +70,24 @@ int run(const Options& opt) {
   for (std::size_t i = 0; i < cases.size(); ++i) all.push_back(&weft_v[i]), all.push_back(&cast_v[i]);
   measure(all, warmup, reps);
 
-  std::printf("%-24s %-24s %10s %10s %9s %9s\n", "workload", "variant", "median ms", "min ms", "GFLOP/s", "vs sgemm");
-  std::printf("%s\n", std::string(92, '-').c_str());
+  std::printf("%-24s %-24s %10s %10s %9s %9s %7s\n", "workload", "variant", "median ms", "min ms", "GFLOP/s",
+              "vs sgemm", "% peak");
+  std::printf("%s\n", std::string(100, '-').c_str());
   const double sgemm_gflops = sgemm_flops / (sgemm.med() * 1e6);
-  auto row = [&](const std::string& workload, const Variant& v, double flops) {
+  auto row = [&](const std::string& workload, const Variant& v, double flops, double roof) {
     const double gflops = flops / (v.med() * 1e6);
-    std::printf("%-24s %-24s %10.2f %10.2f %9.1f %8.0f%%\n", workload.c_str(), v.name.c_str(), v.med(), v.min(), gflops,
-                100 * gflops / sgemm_gflops);
+    std::printf("%-24s %-24s %10.2f %10.2f %9.1f %8.0f%% %6.0f%%\n", workload.c_str(), v.name.c_str(), v.med(), v.min(),
+                gflops, 100 * gflops / sgemm_gflops, 100 * gflops / roof);
     // Rows carry FLOPs as elements x 1 byte, so the JSON's "gbps" field reads as GFLOP/s.
-    report.rows.push_back(Row{workload, v.name, std::int64_t(flops), 1.0, v.med(), v.min()});
+    report.rows.push_back(Row{workload, v.name, std::int64_t(flops), 1.0, v.med(), v.min(), gflops / roof});
   };
   const std::string big_name = std::to_string(big) + "^3";
-  row("roofline " + big_name, sgemm, sgemm_flops);
+  row("roofline " + big_name, sgemm, sgemm_flops, peak.fp32);
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const double n = double(cases[i].n), flops = 2 * n * n * n;
     const std::string name = "bf16 " + std::to_string(cases[i].n) + "^3";
-    row(name, weft_v[i], flops);
-    row(name, cast_v[i], flops);
+    row(name, weft_v[i], flops, bf16_roof(peak));
+    row(name, cast_v[i], flops, peak.fp32);
     report.targets.push_back(make_target("weft vs cast+sgemm+round, " + name, 1.25, "x", cast_v[i].ms, weft_v[i].ms));
   }
   {  // weft's bf16 GFLOP/s as a fraction of the SGEMM's, per round

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: MIT
-/// @file Attention benchmark: flash forward and backward GFLOP/s against a large Eigen SGEMM of the same run, flash against math at L = S = 4096, and peak memory per L.
+/// @file Attention benchmark: flash forward and backward GFLOP/s against a large Eigen SGEMM of the same run and the machine's measured peak, flash against math at L = S = 4096, and peak memory per L.
 //
 // Shapes: fp32 and bf16, N = 1, H = 8, L = S = 2048, E = Ev = 64 and 128, causal and not.
 // FLOPs counted as FlashAttention does: forward 4 N H L S E (two GEMMs), backward 2.5x that
 // (five GEMMs), half of each when causal. A target is the median over rounds of
-// (this variant's GFLOP/s) / (the SGEMM's GFLOP/s) within a round, or a ratio of times.
+// (this variant's GFLOP/s) / (the SGEMM's GFLOP/s) within a round, or a ratio of times. The
+// SGEMM is itself a kernel with its own losses, so every row is also a fraction of the peak its
+// instructions can reach (bench/peak.hpp, measured at start on the bench's threads): fp32 rows
+// of the FMA peak, bf16 rows of the bf16 dot product's (bf16_roof: the FMA peak where weft
+// converts to float).
 // Peak memory: each size runs in a fresh process that prints its own peak RSS (VmHWM).
 #include <unistd.h>
 
@@ -94,9 +98,14 @@ int run(const Options& opt) {
   Report report;
   const int threads = max_threads();
   print_cpu_machine("sdpa", threads, "OpenMP: flash's (head, block) units; Eigen's GEMM threads", report);
+  const Peaks peak = measure_peaks(threads);
+  std::printf("  %s\n", peaks_line(peak).c_str());
+  report.notes.push_back(peaks_line(peak));
   const int reps = opt.reps > 0 ? opt.reps : opt.quick ? 2 : 7, warmup = 1;
   print_cpu_method(reps, warmup,
-                   "  GFLOP/s: forward 4 N H L S E (half when causal), backward 2.5x forward; SGEMM 2 n^3\n\n");
+                   "  GFLOP/s: forward 4 N H L S E (half when causal), backward 2.5x forward; SGEMM 2 n^3\n"
+                   "  % peak: fp32 rows of the fp32 FMA peak, bf16 rows of the bf16 peak where weft's bf16 GEMM\n"
+                   "  is native (else of fp32's: it converts)\n\n");
 
   // The roofline: one large SGEMM through Eigen, threaded as weft::matmul runs it.
   const std::int64_t n = opt.quick ? 1024 : 2048;
@@ -133,16 +142,17 @@ int run(const Options& opt) {
   for (std::size_t i = 0; i < cases.size(); ++i) all.push_back(&fwd[i]), all.push_back(&bwd[i]);
   measure(all, warmup, reps);
 
-  std::printf("%-28s %-24s %10s %10s %9s %9s\n", "workload", "variant", "median ms", "min ms", "GFLOP/s", "vs gemm");
-  std::printf("%s\n", std::string(96, '-').c_str());
+  std::printf("%-28s %-24s %10s %10s %9s %9s %7s\n", "workload", "variant", "median ms", "min ms", "GFLOP/s", "vs gemm",
+              "% peak");
+  std::printf("%s\n", std::string(104, '-').c_str());
   // "vs gemm": of the SGEMM's rate for fp32 rows, of the bf16 matmul's for bf16 rows.
   const double sgemm_gflops = sgemm_flops / (sgemm.med() * 1e6), bgemm_gflops = sgemm_flops / (bgemm.med() * 1e6);
   auto row = [&](const std::string& workload, const Variant& v, double flops, bool bf16 = false) {
-    const double gflops = flops / (v.med() * 1e6);
-    std::printf("%-28s %-24s %10.2f %10.2f %9.1f %8.0f%%\n", workload.c_str(), v.name.c_str(), v.med(), v.min(), gflops,
-                100 * gflops / (bf16 ? bgemm_gflops : sgemm_gflops));
+    const double gflops = flops / (v.med() * 1e6), roof = bf16 ? bf16_roof(peak) : peak.fp32;
+    std::printf("%-28s %-24s %10.2f %10.2f %9.1f %8.0f%% %6.0f%%\n", workload.c_str(), v.name.c_str(), v.med(), v.min(),
+                gflops, 100 * gflops / (bf16 ? bgemm_gflops : sgemm_gflops), 100 * gflops / roof);
     // Rows carry FLOPs as elements x 1 byte, so the JSON's "gbps" field reads as GFLOP/s.
-    report.rows.push_back(Row{workload, v.name, std::int64_t(flops), 1.0, v.med(), v.min()});
+    report.rows.push_back(Row{workload, v.name, std::int64_t(flops), 1.0, v.med(), v.min(), gflops / roof});
   };
   row("roofline", sgemm, sgemm_flops);
   row("roofline bf16", bgemm, sgemm_flops, true);
