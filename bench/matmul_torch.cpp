@@ -31,8 +31,11 @@
 
 #include "bench_common.hpp"
 #include "peak.hpp"
+#include "torch_peer.hpp"
 
 namespace {
+
+using weft_bench::to_weft;
 
 using weft_bench::median;
 using weft_bench::time_ms;
@@ -63,16 +66,6 @@ bool wanted(const std::vector<std::string>& sizes, const MatmulShape& s) {
   for (const std::string& t : sizes)
     if (t == s.dims() || (s.m == s.k && s.k == s.n && t == std::to_string(s.n))) return true;
   return false;
-}
-
-/// A weft tensor holding a copy of a contiguous torch tensor's elements (same dtype, same shape).
-template <class T>
-weft::Tensor<T> to_weft(const torch::Tensor& t) {
-  weft::Shape shape;
-  for (std::int64_t d : t.sizes()) shape.push_back(d);
-  weft::Tensor<T> w = weft::empty<T>(shape);
-  std::memcpy(w.data(), t.contiguous().data_ptr(), std::size_t(t.numel()) * sizeof(T));
-  return w;
 }
 
 struct Result {

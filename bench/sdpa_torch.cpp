@@ -23,7 +23,11 @@
 
 #include <weft/weft.hpp>
 
+#include "torch_peer.hpp"
+
 namespace {
+
+using weft_bench::to_weft;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -35,16 +39,6 @@ double time_ms(F&& f) {
   const auto t0 = std::chrono::steady_clock::now();
   f();
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-/// A weft tensor holding a copy of a contiguous torch tensor's elements (same dtype, same shape).
-template <class T>
-weft::Tensor<T> to_weft(const torch::Tensor& t) {
-  weft::Shape shape;
-  for (std::int64_t d : t.sizes()) shape.push_back(d);
-  weft::Tensor<T> w = weft::empty<T>(shape);
-  std::memcpy(w.data(), t.contiguous().data_ptr(), std::size_t(t.numel()) * sizeof(T));
-  return w;
 }
 
 struct Times {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /// @file core: the host buffer pool. Small buffers allocated one after another lie back to back,
 /// 64-byte aligned, hold their bytes while other buffers come and go (also from several threads),
-/// and a slab whose chunks all came back is returned to the system.
+/// and a slab whose chunks all came back is returned to the system. The cache of large buffers:
+/// a freed one comes back for the next request of its size, within the limit, and empties.
 #include <algorithm>
 #include <cstdint>
 #include <random>
@@ -151,5 +152,45 @@ TEST_SUITE("core") {
       CHECK(pooled_chunks() == pooled);
     }
     CHECK(HostPool::instance().state(400).chunks == before.chunks);
+  }
+
+  TEST_CASE("host cache: a freed large buffer serves the next request of its rounded size, within the limit") {
+    using weft::detail::kHostPoolEnabled;
+    const std::size_t limit = weft::host_cache_limit();
+    weft::empty_host_cache();
+    CHECK(weft::host_cache_bytes() == 0);
+    const weft::Shape shape{300000};  // 1.2 MB: above kHostCacheMinBytes
+    const std::size_t rounded = weft::detail::host_cache_rounded(300000 * sizeof(float));
+    const void* first;
+    {
+      weft::Tensor<float> t = weft::full<float>(shape, 3.0f);
+      first = t.data();
+      CHECK(address(first) % kHostAlignment == 0);
+    }
+    CHECK(weft::host_cache_bytes() == (kHostPoolEnabled ? rounded : 0));
+    {
+      // a request rounding to the same size takes the kept buffer; its old bytes are
+      // overwritten like any fresh buffer's
+      weft::Tensor<float> t = weft::full<float>(weft::Shape{299990}, -1.0f);
+      if (kHostPoolEnabled) CHECK(t.data() == first);
+      CHECK(weft::host_cache_bytes() == 0);
+      CHECK(weft_test::values_of(t) == std::vector<double>(299990, -1.0));
+      // another size does not
+      const weft::Tensor<float> other = weft::zeros<float>(weft::Shape{600000});
+      CHECK(other.data() != first);
+    }
+    CHECK(weft::host_cache_bytes() == (kHostPoolEnabled ? rounded + weft::detail::host_cache_rounded(2400000) : 0));
+    // a limit below what is kept frees the excess now, and freed buffers beyond it are not kept
+    weft::set_host_cache_limit(rounded);
+    CHECK(weft::host_cache_bytes() <= rounded);
+    weft::set_host_cache_limit(0);
+    CHECK(weft::host_cache_bytes() == 0);
+    { const weft::Tensor<float> t = weft::zeros<float>(shape); }
+    CHECK(weft::host_cache_bytes() == 0);
+    weft::set_host_cache_limit(limit);
+    { const weft::Tensor<float> t = weft::zeros<float>(shape); }
+    CHECK(weft::host_cache_bytes() == (kHostPoolEnabled ? rounded : 0));
+    weft::empty_host_cache();
+    CHECK(weft::host_cache_bytes() == 0);
   }
 }  // TEST_SUITE

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file How weft allocates host buffers: 64-byte aligned, and small ones back to back in slabs.
+/// @file How weft allocates host buffers: 64-byte aligned, small ones back to back in slabs, large ones kept for reuse (core/host_cache.hpp).
 ///
 /// Why a pool. A list of 10,000 tensors of 100 floats, each from std::aligned_alloc, puts every
 /// 400-byte buffer on its own 512 bytes of heap (glibc's chunk header pushes the next 64-byte
@@ -27,6 +27,8 @@
 #include <cstdlib>
 #include <mutex>
 #include <new>
+
+#include "weft/core/host_cache.hpp"
 
 namespace weft::detail {
 
@@ -176,17 +178,21 @@ class HostPool {
 
 /// A kHostAlignment-aligned host buffer of at least `bytes` bytes (nullptr for 0 bytes or when out
 /// of memory), freed by release_host_buffer(p, bytes) with the same `bytes`.
+/// Small ones come from the pool, large ones (kHostCacheMinBytes and up) from the buffers that
+/// HostBlockCache kept (core/host_cache.hpp), else from the system.
 inline void* allocate_host_buffer(std::size_t bytes) {
   if (bytes == 0) return nullptr;
   if (kHostPoolEnabled && bytes <= kPoolMaxBytes) return HostPool::instance().allocate(bytes);
+  if (kHostPoolEnabled && bytes >= kHostCacheMinBytes) {
+    if (void* kept = HostBlockCache::instance().take(bytes)) return kept;
+    return std::aligned_alloc(kHostAlignment, host_cache_rounded(bytes));
+  }
   return std::aligned_alloc(kHostAlignment, host_rounded(bytes));
 }
 inline void release_host_buffer(void* p, std::size_t bytes) {
   if (!p) return;
-  if (kHostPoolEnabled && bytes <= kPoolMaxBytes)
-    HostPool::instance().release(p);
-  else
-    std::free(p);
+  if (kHostPoolEnabled && bytes <= kPoolMaxBytes) HostPool::instance().release(p);
+  else if (!(kHostPoolEnabled && bytes >= kHostCacheMinBytes && HostBlockCache::instance().keep(p, bytes))) std::free(p);
 }
 
 }  // namespace weft::detail

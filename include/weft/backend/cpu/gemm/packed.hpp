@@ -29,11 +29,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <sys/mman.h>
 
 #include "weft/backend/cpu/gemm/eigen.hpp"
 #include "weft/backend/cpu/pointwise.hpp"
 #include "weft/core/dtype.hpp"
+#include "weft/core/host_memory.hpp"
 #include "weft/core/shape.hpp"
 #include "weft/plan/statements.hpp"
 
@@ -50,9 +52,10 @@ struct PackedGemmFree {
 /// Scratch of at most this size is kept by each thread between products: a fresh allocation is
 /// mapped and page-faulted anew every call (glibc maps blocks above 128 KiB), measured at about a
 /// third of a 256^3 float product's time, and 0.7x the rate of kept buffers at 2048^3 (16 MiB per
-/// packed operand). Larger requests (float operands above 2048 x 2048) are allocated per call,
-/// where the product's own time dwarfs the faults. The packed operands' slots live on the calling
-/// thread, the partial sums' and block buffers' (a few hundred KiB) on each worker.
+/// packed operand). Larger requests (float operands above 2048 x 2048, GPT-2's 768 x 50304 tied
+/// head) come from the host allocator, whose cache of freed large buffers (core/host_cache.hpp)
+/// serves the next product of that size without faults. The packed operands' slots live on the
+/// calling thread, the partial sums' and block buffers' (a few hundred KiB) on each worker.
 inline constexpr std::size_t kKeptScratchBytes = std::size_t(32) << 20;
 
 /// A kept buffer of `bytes`, 64-byte aligned; from 2 MiB on 2 MiB-aligned and advised to be
@@ -72,15 +75,16 @@ inline void* packed_gemm_kept_alloc(std::size_t bytes) {
 
 /// One scratch buffer of `count` T, 64-byte aligned: the calling thread's kept buffer `slot` (one
 /// per use within a product: packed a, packed b, partial sums, the epilogue's block), grown as
-/// needed, or a buffer of its own when larger than kKeptScratchBytes.
+/// needed, or a host buffer (allocate_host_buffer) when larger than kKeptScratchBytes.
 template <class T>
 class PackedGemmScratch {
  public:
   PackedGemmScratch(int slot, std::int64_t count) {
     const std::size_t bytes = (std::size_t(std::max<std::int64_t>(count, 1)) * sizeof(T) + 63) / 64 * 64;
     if (bytes > kKeptScratchBytes) {
-      owned_.reset(std::aligned_alloc(64, bytes));
-      data_ = static_cast<T*>(owned_.get());
+      data_ = static_cast<T*>(allocate_host_buffer(bytes));
+      if (!data_) throw std::bad_alloc();
+      owned_bytes_ = bytes;
       return;
     }
     struct Kept {
@@ -92,13 +96,18 @@ class PackedGemmScratch {
     if (k.bytes < bytes) k.data.reset(packed_gemm_kept_alloc(bytes)), k.bytes = bytes;
     data_ = static_cast<T*>(k.data.get());
   }
+  ~PackedGemmScratch() {
+    if (owned_bytes_) release_host_buffer(data_, owned_bytes_);
+  }
+  PackedGemmScratch(const PackedGemmScratch&) = delete;
+  PackedGemmScratch& operator=(const PackedGemmScratch&) = delete;
   T* get() const { return data_; }
 
   static constexpr int kSlots = 4;
 
  private:
-  std::unique_ptr<void, PackedGemmFree> owned_;
   T* data_ = nullptr;
+  std::size_t owned_bytes_ = 0;  // a host buffer of this size, not a kept slot
 };
 
 /// Where gemm_packed puts its results: straight into c (row stride ldc).
@@ -152,13 +161,12 @@ struct GemmStreamStore {
   }
 };
 
-/// The product of an n x k and a k x m operand, whose panels pack_a(i0, steps, dst) and
-/// pack_b(j0, steps, dst) write in K's layout (the kernel's pack_a / pack_b, bound to the
-/// operands by the caller), on `threads` threads (1: the calling thread only), with kernel K,
-/// into `out` (GemmStore or GemmBlockEpilogue). k may be 0 (zeros).
+/// Rows [r0, r0 + n) x columns [c0, c0 + m) of the product of gemm_packed (r0 a multiple of
+/// K::kRows, c0 of K::kCols; out in the whole product's coordinates), packing only the panels of
+/// those rows and columns.
 template <class K, class PackA, class PackB, class Out>
-void gemm_packed(const PackA& pack_a, const PackB& pack_b, std::int64_t n, std::int64_t k, std::int64_t m, int threads,
-                 const Out& out) {
+void gemm_packed_part(const PackA& pack_a, const PackB& pack_b, std::int64_t r0, std::int64_t n, std::int64_t k,
+                      std::int64_t c0, std::int64_t m, int threads, const Out& out) {
   using Packed = typename K::Packed;
   using Acc = typename K::Acc;
   constexpr std::int64_t TA = K::kStepElemsA, TB = K::kStepElemsB;
@@ -196,8 +204,8 @@ void gemm_packed(const PackA& pack_a, const PackB& pack_b, std::int64_t n, std::
     // bfloat16: the other waited ~7% of the product at the barrier).
     WEFT_PRAGMA_OMP(omp for schedule(dynamic, 1))
     for (std::int64_t t = 0; t < row_panels + col_panels; ++t) {
-      if (t < col_panels) pack_b(t * K::kCols, steps, pb + t * steps * TB);
-      else pack_a((t - col_panels) * K::kRows, steps, pa + (t - col_panels) * steps * TA);
+      if (t < col_panels) pack_b(c0 + t * K::kCols, steps, pb + t * steps * TB);
+      else pack_a(r0 + (t - col_panels) * K::kRows, steps, pa + (t - col_panels) * steps * TA);
     }
 
     [[maybe_unused]] const typename K::Thread thread_state;  // per-thread setup, e.g. AMX tiles
@@ -218,14 +226,46 @@ void gemm_packed(const PackA& pack_a, const PackB& pack_b, std::int64_t n, std::
             if (sl + 1 < slices) continue;
             if constexpr (Out::kBuffered)
               K::store(acc, buffer.get(), K::kBlockCols, t * K::kRows - i0, u * K::kCols - j0, n - i0, m - j0);
-            else K::store(acc, out.c, out.ldc, t * K::kRows, u * K::kCols, n, m);
+            else K::store(acc, out.c + r0 * out.ldc + c0, out.ldc, t * K::kRows, u * K::kCols, n, m);
           }
       }
       if constexpr (Out::kBuffered)
-        out.finish(i0, std::min(n, t1 * K::kRows), j0, std::min(m, u1 * K::kCols),
+        out.finish(r0 + i0, r0 + std::min(n, t1 * K::kRows), c0 + j0, c0 + std::min(m, u1 * K::kCols),
                    static_cast<const typename K::Elem*>(buffer.get()), K::kBlockCols);
     }
   }
+}
+
+/// The product of an n x k and a k x m operand, whose panels pack_a(i0, steps, dst) and
+/// pack_b(j0, steps, dst) write in K's layout (the kernel's pack_a / pack_b, bound to the
+/// operands by the caller), on `threads` threads (1: the calling thread only), with kernel K,
+/// into `out` (GemmStore, GemmStreamStore or GemmBlockEpilogue). k may be 0 (zeros).
+///
+/// Where one operand's packed panels would pass kKeptScratchBytes and the other's fit, the large
+/// one is packed a range at a time: the product runs in parts, ranges of columns whose b panels
+/// fit (or of rows whose a panels fit), each part packing its range and the small operand again.
+/// The scratch then stays in the kept buffers: GPT-2's tied head (256 x 768 x 50304, b 154 MB
+/// packed; its weight gradient 50304 x 256 x 768, a 51 MB) allocated and faulted its panels anew
+/// every call, and cached, they raised the training step's peak memory by 0.2 GiB. Where both
+/// are large (4096^3 float; 256 x 50304 x 768, whose k is deep), parts would repack a large
+/// operand many times (the latter ran at 0.46x), and the panels come from the host allocator.
+template <class K, class PackA, class PackB, class Out>
+void gemm_packed(const PackA& pack_a, const PackB& pack_b, std::int64_t n, std::int64_t k, std::int64_t m, int threads,
+                 const Out& out) {
+  using Packed = typename K::Packed;
+  const std::int64_t steps = (k + K::kStep - 1) / K::kStep;
+  auto panels_that_fit = [&](std::int64_t step_elems) {
+    const std::int64_t panel_bytes = std::max<std::int64_t>(1, steps * step_elems * std::int64_t(sizeof(Packed)));
+    return std::max<std::int64_t>(1, std::int64_t(kKeptScratchBytes) / panel_bytes);
+  };
+  const std::int64_t rows_that_fit = panels_that_fit(K::kStepElemsA) * K::kRows;
+  const std::int64_t cols_that_fit = panels_that_fit(K::kStepElemsB) * K::kCols;
+  const bool a_fits = rows_that_fit >= n, b_fits = cols_that_fit >= m;
+  const std::int64_t part_rows = b_fits ? rows_that_fit : n, part_cols = a_fits ? cols_that_fit : m;
+  for (std::int64_t c0 = 0; c0 < m; c0 += part_cols)
+    for (std::int64_t r0 = 0; r0 < n; r0 += part_rows)
+      gemm_packed_part<K>(pack_a, pack_b, r0, std::min(part_rows, n - r0), k, c0, std::min(part_cols, m - c0), threads,
+                          out);
 }
 
 /// product(bi, threads) for the `count` n x k x m products of a batch: one product per thread

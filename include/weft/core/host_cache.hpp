@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+/// @file Large host buffers kept for reuse when tensors free them (a caching allocator for the CPU, as PyTorch has for CUDA), and the calls that size and empty the cache.
+///
+/// Why. glibc hands every block above its mmap threshold (128 KiB to 32 MiB, adapting) to the
+/// kernel when it is freed, and a training step frees and reallocates its activations every
+/// step: each page then faults in anew and the kernel zeroes it. GPT-2 124M's step at B 4, T 64
+/// took about 140,000 page faults a step that way, about a tenth of the step (bench/gpt2). A
+/// buffer of at least kHostCacheMinBytes is therefore kept when freed, in a list per size, and
+/// the next request of the same rounded size takes it back: activations of a repeated step have
+/// the same sizes, so after the first step they come back without a fault.
+///
+/// Sizes are rounded up to kHostCacheGranule (64 KiB) so that near sizes share a list. The cache
+/// holds at most host_cache_limit() bytes (default 1 GiB, weft::set_host_cache_limit): a freed
+/// buffer that would pass the limit goes back to the system. weft::empty_host_cache() frees every
+/// kept buffer (torch.cuda.empty_cache's role). Kept buffers still count in the process's RSS.
+/// Under AddressSanitizer nothing is kept, so that a use after free is still reported.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+namespace weft::detail {
+
+/// Buffers of at least this many bytes are kept when freed (glibc's initial mmap threshold).
+inline constexpr std::size_t kHostCacheMinBytes = std::size_t(128) << 10;
+/// Kept buffers' sizes are multiples of this.
+inline constexpr std::size_t kHostCacheGranule = std::size_t(64) << 10;
+
+/// `bytes` rounded up to a multiple of kHostCacheGranule.
+constexpr std::size_t host_cache_rounded(std::size_t bytes) {
+  return (bytes + kHostCacheGranule - 1) / kHostCacheGranule * kHostCacheGranule;
+}
+
+/// Freed large buffers by rounded size (see the file comment). Thread-safe: one mutex.
+class HostBlockCache {
+ public:
+  HostBlockCache() = default;
+  HostBlockCache(const HostBlockCache&) = delete;
+  HostBlockCache& operator=(const HostBlockCache&) = delete;
+  ~HostBlockCache() { empty(); }
+
+  /// The cache that host buffers use. Never destroyed: tensors in static storage may free their
+  /// buffers after every other static has been destroyed.
+  static HostBlockCache& instance() {
+    static HostBlockCache* cache = new HostBlockCache;
+    return *cache;
+  }
+
+  /// A kept buffer of host_cache_rounded(bytes) bytes, or nullptr when none is kept.
+  void* take(std::size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = kept_.find(host_cache_rounded(bytes));
+    if (it == kept_.end()) return nullptr;
+    void* p = it->second;
+    kept_bytes_ -= it->first;
+    kept_.erase(it);
+    return p;
+  }
+
+  /// Keeps p (a buffer of host_cache_rounded(bytes) bytes) unless that would pass the limit;
+  /// false: the caller frees it.
+  bool keep(void* p, std::size_t bytes) {
+    const std::size_t rounded = host_cache_rounded(bytes);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (kept_bytes_ + rounded > limit_.load(std::memory_order_relaxed)) return false;
+    kept_.emplace(rounded, p);
+    kept_bytes_ += rounded;
+    return true;
+  }
+
+  /// Frees every kept buffer.
+  void empty() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [bytes, p] : kept_) std::free(p);
+    kept_.clear();
+    kept_bytes_ = 0;
+  }
+
+  std::size_t kept_bytes() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return kept_bytes_;
+  }
+  std::size_t limit() const { return limit_.load(std::memory_order_relaxed); }
+  /// A new limit; kept buffers beyond it are freed now.
+  void set_limit(std::size_t bytes) {
+    limit_.store(bytes, std::memory_order_relaxed);
+    std::lock_guard<std::mutex> lock(mutex_);
+    while (kept_bytes_ > bytes) {
+      const auto largest = std::prev(kept_.end());
+      kept_bytes_ -= largest->first;
+      std::free(largest->second);
+      kept_.erase(largest);
+    }
+  }
+
+ private:
+  std::mutex mutex_;
+  std::multimap<std::size_t, void*> kept_;
+  std::size_t kept_bytes_ = 0;
+  std::atomic<std::size_t> limit_{std::size_t(1) << 30};
+};
+
+}  // namespace weft::detail
+
+namespace weft {
+
+/// Bytes of freed host buffers weft keeps for reuse (core/host_cache.hpp); 1 GiB by default.
+/// 0 keeps none. Lowering it frees kept buffers beyond the new limit at once.
+inline void set_host_cache_limit(std::size_t bytes) { detail::HostBlockCache::instance().set_limit(bytes); }
+inline std::size_t host_cache_limit() { return detail::HostBlockCache::instance().limit(); }
+/// Bytes kept now.
+inline std::size_t host_cache_bytes() { return detail::HostBlockCache::instance().kept_bytes(); }
+/// Frees every kept buffer (their pages go back to the system).
+inline void empty_host_cache() { detail::HostBlockCache::instance().empty(); }
+
+}  // namespace weft
