@@ -23,8 +23,21 @@ namespace detail {
 
 inline constexpr std::string_view kLogNames[] = {"fusion", "foreach", "sdpa", "optim", "cuda", "output_code", "cpu"};
 
-inline unsigned parse_logs(std::string_view spec, bool strict) {
-  unsigned levels = 0;
+inline constexpr std::string_view kLogLevelNames[] = {"off", "error", "info", "debug"};
+
+/// The levels WEFT_LOGS starts from: `cpu` at the error level, so that a build whose packets are
+/// narrower than the CPU's says so once on stderr (backend/cpu/simd/isa_hint.hpp) unless
+/// WEFT_LOGS turns it off (`cpu=off`); every other component off.
+inline constexpr unsigned kDefaultLogLevels = unsigned(LogLevel::error) << (2 * unsigned(LogComponent::cpu));
+
+/// The levels after `spec` ("fusion,+sdpa,-cuda,cpu=off") changes `levels`: two bits per component.
+/// An unknown component or level is a weft::Error when `strict`, else a warning on stderr.
+inline unsigned parse_logs(std::string_view spec, bool strict, unsigned levels = 0) {
+  auto reject = [strict](std::string_view what, std::string_view item, const std::string& known) {
+    if (strict) fail("set_logs", "unknown ", what, " '", item, "'; known: ", known);
+    std::fprintf(stderr, "[weft] WEFT_LOGS: ignoring unknown %.*s '%.*s'; known: %s\n", int(what.size()), what.data(),
+                 int(item.size()), item.data(), known.c_str());
+  };
   while (!spec.empty()) {
     std::size_t comma = spec.find(',');
     std::string_view item = spec.substr(0, comma);
@@ -33,8 +46,22 @@ inline unsigned parse_logs(std::string_view spec, bool strict) {
     while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
     if (item.empty()) continue;
     LogLevel level = LogLevel::info;
-    if (item.front() == '+') level = LogLevel::debug, item.remove_prefix(1);
-    else if (item.front() == '-') level = LogLevel::error, item.remove_prefix(1);
+    if (const std::size_t equals = item.find('='); equals != std::string_view::npos) {
+      // name=level: any level by name, `off` included (the only way to silence a default).
+      const std::string_view level_name = item.substr(equals + 1);
+      item = item.substr(0, equals);
+      unsigned l = 0;
+      while (l < 4 && level_name != kLogLevelNames[l]) ++l;
+      if (l == 4) {
+        reject("level", level_name, "off, error, info, debug");
+        continue;
+      }
+      level = LogLevel(l);
+    } else if (item.front() == '+') {
+      level = LogLevel::debug, item.remove_prefix(1);
+    } else if (item.front() == '-') {
+      level = LogLevel::error, item.remove_prefix(1);
+    }
     bool known = false;
     for (unsigned c = 0; c < unsigned(LogComponent::count); ++c) {
       if (item == kLogNames[c] || item == "all") {
@@ -45,12 +72,7 @@ inline unsigned parse_logs(std::string_view spec, bool strict) {
     if (!known) {
       std::string names;
       for (auto n : kLogNames) names += std::string(n) + ", ";
-      if (!strict) {
-        std::fprintf(stderr, "[weft] WEFT_LOGS: ignoring unknown component '%.*s'; known: %sall\n", int(item.size()),
-                     item.data(), names.c_str());
-        continue;
-      }
-      fail("set_logs", "unknown component '", item, "'; known: ", names, "all (prefix + for debug, - for errors only)");
+      reject("component", item, names + "all (prefix + for debug, - for errors only; name=off|error|info|debug)");
     }
   }
   return levels;
@@ -61,7 +83,7 @@ inline unsigned parse_logs(std::string_view spec, bool strict) {
 [[gnu::noinline]] inline std::atomic<unsigned>& log_levels() {
   static std::atomic<unsigned> levels{[] {
     const char* env = std::getenv("WEFT_LOGS");
-    return env ? parse_logs(env, false) : 0u;
+    return env ? parse_logs(env, false, kDefaultLogLevels) : kDefaultLogLevels;
   }()};
   return levels;
 }
@@ -77,7 +99,8 @@ inline FILE* log_stream() {
 
 }  // namespace detail
 
-/// Same syntax as WEFT_LOGS: "fusion,+sdpa,-cuda", "all", "" (everything off).
+/// Same syntax as WEFT_LOGS: "fusion,+sdpa,-cuda,cpu=off", "all". It replaces every level, the
+/// defaults included: "" turns everything off.
 inline void set_logs(std::string_view spec) {
   detail::log_levels().store(detail::parse_logs(spec, true), std::memory_order_relaxed);
 }

@@ -13,6 +13,7 @@ using namespace weft_test;
 using weft::detail::cpu::CpuFeatures;
 using weft::detail::cpu::isa_hint;
 using weft::detail::cpu::X86Level;
+using weft::LogLevel;
 
 namespace {
 
@@ -51,7 +52,8 @@ TEST_CASE("isa hint: fires exactly when the build is below the CPU, and names th
   const std::string sse2_on_512 = isa_hint("sse2", kAvx512);
   CHECK(sse2_on_512 ==
         "this build uses sse2 packets but the CPU has avx512: compile with -march=native (or -mavx2 -mfma for any "
-        "AVX2 machine); bench/pointwise's fused fp32 kernels ran about 3x faster with it");
+        "AVX2 machine); bench/pointwise's fused fp32 kernels ran about 3x faster with it (WEFT_LOGS=cpu=off silences this "
+        "line)");
   const std::string sse2_on_avx2 = isa_hint("sse2", kAvx2);
   CHECK(has(sse2_on_avx2, "the CPU has avx2: compile with -march=native (or -mavx2 -mfma"));
   CHECK(has(sse2_on_avx2, "about 3x"));
@@ -92,17 +94,33 @@ TEST_CASE("isa hint: log_isa_hint_once prints on the first call only, and nothin
   CHECK(LogCapture::count(text, "[weft:cpu]") == 1);
 }
 
-TEST_CASE("isa hint: kernels print this build's hint once under WEFT_LOGS=cpu, and nothing without it") {
+TEST_CASE("isa hint: on by default, silenced by cpu=off, kept by a WEFT_LOGS that names other components") {
+  using weft::detail::kDefaultLogLevels;
+  using weft::detail::parse_logs;
+  constexpr unsigned cpu_shift = 2 * unsigned(weft::LogComponent::cpu);
+  auto cpu_level = [](unsigned levels) { return LogLevel((levels >> cpu_shift) & 3u); };
+  CHECK(kDefaultLogLevels == unsigned(LogLevel::error) << cpu_shift);  // every other component off
+  CHECK(cpu_level(parse_logs("", true, kDefaultLogLevels)) == LogLevel::error);
+  CHECK(cpu_level(parse_logs("fusion,+sdpa", true, kDefaultLogLevels)) == LogLevel::error);
+  CHECK(parse_logs("cpu=off", true, kDefaultLogLevels) == 0);
+  CHECK(cpu_level(parse_logs("cpu", true, kDefaultLogLevels)) == LogLevel::info);
+  CHECK(parse_logs("fusion=debug,sdpa=info,cuda=error", true) == parse_logs("+fusion,sdpa,-cuda", true));
+  CHECK_THROWS_WITH_AS(parse_logs("cpu=loud", true), "weft::set_logs: unknown level 'loud'; known: off, error, info, debug",
+                       weft::Error);
+}
+
+TEST_CASE("isa hint: kernels print this build's hint once at the default level, and nothing with cpu=off") {
   HintLogsOff off;
-  weft::set_logs("");  // whatever WEFT_LOGS says: the first kernels below run with the logs off
+  weft::detail::cpu::isa_hint_decided().store(false);  // the process's one hint, used or not by earlier tests
+  weft::set_logs("cpu=off");
   const std::string expected = isa_hint(weft::kCpuPacketIsa, weft::detail::cpu::running_cpu_features());
   MESSAGE("this build: ", std::string(weft::kCpuPacketIsa), " packets; hint: ", expected.empty() ? "(none)" : expected);
   WEFT_TEST_RNG(rng);
   Tensor<float> a = random_contiguous<float>(rng, Shape{257}, Domain{-2, 2});
   Tensor<float> y = weft::full<float>(Shape{257}, std::nanf(""));
   LogCapture capture;
-  y = a * 2;  // logs off: no hint, and the one-time hint is not used up
-  weft::set_logs("cpu");
+  y = a * 2;  // silenced: no hint, and the one-time hint is not used up
+  weft::set_logs("cpu=error");  // the default
   y = a * 3;
   y = weft::exp(a) + 1;
   weft::TensorList<float> list{y.view()};

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file WEFT_LOGS=cpu: a one-time hint when an x86-64 build uses narrower packets than the running CPU has.
+/// @file The one line a process prints when its x86-64 build uses narrower packets than the running CPU has.
 ///
 /// x86-64 compilers target SSE2 unless told otherwise, so a program built without -march runs
 /// 4-float packets on a CPU with 8- or 16-float ones. Measured on bench/pointwise (AVX-512 CPU,
@@ -52,7 +52,8 @@ inline std::string isa_hint(std::string_view build_isa, CpuFeatures cpu) {
              ": compile with -march=native",
              below_avx2 && have >= X86Level::avx2 ? " (or -mavx2 -mfma for any AVX2 machine)" : "",
              below_avx2 ? "; bench/pointwise's fused fp32 kernels ran about 3x faster with it"
-                        : "; bench/pointwise's fused fp32 kernels ran about 10% faster with it");
+                        : "; bench/pointwise's fused fp32 kernels ran about 10% faster with it",
+             " (WEFT_LOGS=cpu=off silences this line)");
 }
 
 /// The running CPU's features; none off x86-64.
@@ -72,12 +73,20 @@ inline void log_isa_hint_once(std::atomic<bool>& printed, const std::string& hin
   if (!printed.exchange(true, std::memory_order_relaxed) && !hint.empty()) log_write(LogComponent::cpu, hint);
 }
 
-/// Called before each CPU kernel: with WEFT_LOGS=cpu, the hint once per program.
+/// Whether this process has had its one chance at the hint (printed it, or had none to print).
+inline std::atomic<bool>& isa_hint_decided() {
+  static std::atomic<bool> decided{false};
+  return decided;
+}
+
+/// Called before each CPU kernel: the hint once per program. The cpu component is at the error level
+/// unless WEFT_LOGS says otherwise (log/log.hpp): a portable build says once what it leaves unused,
+/// as a compiler warns, and `cpu=off` silences it.
 inline void hint_isa_once() {
-  if (!log_enabled(LogComponent::cpu)) return;
-  static std::atomic<bool> printed{false};
-  if (printed.load(std::memory_order_relaxed)) return;
-  log_isa_hint_once(printed, isa_hint(simd::kIsaName, running_cpu_features()));
+  if (!log_enabled(LogComponent::cpu, LogLevel::error)) return;
+  std::atomic<bool>& decided = isa_hint_decided();
+  if (decided.load(std::memory_order_relaxed)) return;
+  log_isa_hint_once(decided, isa_hint(simd::kIsaName, running_cpu_features()));
 }
 
 }  // namespace weft::detail::cpu
