@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # The CMake targets of weft, header-only and INTERFACE: weft::weft (C++20, the headers, Eigen,
-# OpenMP when found) and weft::cuda (weft::weft, cudart, cuBLAS and the nvcc flags weft's .cuh
+# OpenMP when found, -march=native unless WEFT_NATIVE is OFF) and weft::cuda (weft::weft, cudart, cuBLAS and the nvcc flags weft's .cuh
 # headers need; only when the CUDA Toolkit is found). Included by both the installed
 # weftConfig.cmake (find_package) and the top-level CMakeLists.txt (add_subdirectory,
 # FetchContent), which set WEFT_INCLUDE_DIR (the folder holding weft/) first.
@@ -33,6 +33,25 @@ target_compile_features(weft::weft INTERFACE cxx_std_20)
 target_link_libraries(weft::weft INTERFACE Eigen3::Eigen)
 if(TARGET OpenMP::OpenMP_CXX)
   target_link_libraries(weft::weft INTERFACE OpenMP::OpenMP_CXX)
+endif()
+
+# x86-64 compilers target SSE2 unless told, and weft's kernels then run 4-float packets (about 3x
+# slower than AVX-512 on bench/pointwise). So weft::weft compiles its users for the machine that
+# builds them, as llama.cpp's GGML_NATIVE does; OFF gives a portable binary (which says once on
+# stderr, at its first kernel, what the CPU could do: WEFT_LOGS=cpu=off silences it). A -march or
+# -mcpu already in CMAKE_CXX_FLAGS wins: the option then adds nothing.
+option(WEFT_NATIVE "Compile the users of weft::weft with -march=native (OFF: a portable binary)" ON)
+if(WEFT_NATIVE AND CMAKE_CXX_COMPILER_LOADED AND NOT CMAKE_CXX_FLAGS MATCHES "-march=|-mcpu=")
+  include(CheckCXXCompilerFlag)
+  check_cxx_compiler_flag(-march=native WEFT_CXX_HAS_MARCH_NATIVE)
+  if(WEFT_CXX_HAS_MARCH_NATIVE)
+    # nvcc's host pass gets it through -Xcompiler, so that .cu and .cpp files agree on the packets.
+    target_compile_options(weft::weft INTERFACE "$<$<COMPILE_LANGUAGE:CXX>:-march=native>"
+                                                "$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-march=native>")
+  else()
+    message(WARNING "weft: ${CMAKE_CXX_COMPILER_ID} does not take -march=native; weft::weft adds no -march "
+                    "(set WEFT_NATIVE=OFF to silence this)")
+  endif()
 endif()
 
 if(TARGET CUDA::cudart AND TARGET CUDA::cublas)
