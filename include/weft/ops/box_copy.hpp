@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "weft/backend/indexing.hpp"
@@ -48,6 +49,9 @@ View box_view(const View& v, const BoxLayout& l) {
   return View(v.storage(), l.shape, l.strides, l.offset);
 }
 
+/// The fill value of an op whose runs never fill (flip, roll).
+struct NoFill {};
+
 inline namespace WEFT_BACKEND_ABI {
 
 /// out = x read through `runs`: for every box of the runs' cartesian product, out's box = the
@@ -69,7 +73,8 @@ void write_boxes(const TensorView<T>& out, const TensorView<const T>& x, const D
       if (!run.fill) src.read(d, run);
     }
     if (!empty_box) {
-      if (fill) box_view(out, dst) = fill_value;
+      if constexpr (std::is_same_v<V, NoFill>) box_view(out, dst) = box_view(x, src);
+      else if (fill) box_view(out, dst) = fill_value;
       else box_view(out, dst) = box_view(x, src);
     }
     int d = rank - 1;  // the next box: an odometer over the dims' runs

@@ -33,7 +33,8 @@ template <Operand X>
   requires HasTensorOperand<X>
 Tensor<detail::operand_dtype_t<X>> flip(const X& x, const DimList& dims) {
   const auto v = detail::materialize(x);
-  return detail::boxes_tensor("flip", v.shape(), v, detail::flip_runs("flip", v.shape(), dims.dims()), 0);
+  return detail::boxes_tensor("flip", v.shape(), v, detail::flip_runs("flip", v.shape(), dims.dims()),
+                              detail::NoFill{});
 }
 
 }  // namespace WEFT_BACKEND_ABI

@@ -17,33 +17,50 @@ inline namespace WEFT_BACKEND_ABI {
 /// out viewed as [r0, n0, r1, n1, ...] is x viewed with a stride-0 dim before each repeated dim
 /// (x gains leading dims of extent 1 when repeats is longer), so ONE pointwise copy (CPU or CUDA)
 /// writes it; no element index is divided: the iteration walks the interleaved dims directly and
-/// merges the ones that are contiguous (the last dim whole when it repeats once).
+/// merges the ones that are contiguous (the last dim whole when it repeats once). Where the
+/// interleaved dims exceed kMaxRank, x is copied contiguous and its repeated dims are split into
+/// two halves, repeated one after the other (neighbouring dims that repeat once then merge).
 template <class T>
 Tensor<T> repeat_view(const char* op, const TensorView<const T>& x, const std::vector<std::int64_t>& repeats) {
   const int rank = x.dim(), m = int(repeats.size());
   if (m < rank)
     fail(op, "got ", m, " repeats for an input of shape ", x.shape(), "; give one per dim (", rank,
          ") or more (extra ones add leading dims)");
+  if (m > kMaxRank) fail(op, "got ", m, " repeats; weft's shapes hold at most ", kMaxRank, " dims");
   Shape out_shape;
-  std::vector<std::int64_t> split_shape, split_strides;
+  std::vector<std::int64_t> split_shape, split_strides, repeated;
+  auto push = [&](std::int64_t extent, std::int64_t stride, bool mergeable) {
+    if (mergeable && !split_shape.empty() && split_strides.back() == stride * extent && split_shape.back() != 0) {
+      split_shape.back() *= extent;  // one stride walks both dims
+      split_strides.back() = stride;
+    } else {
+      split_shape.push_back(extent);
+      split_strides.push_back(stride);
+    }
+  };
   for (int d = 0; d < m; ++d) {
-    if (repeats[std::size_t(d)] < 0)
-      fail(op, "repeat ", repeats[std::size_t(d)], " at position ", d, " is negative (input shape ", x.shape(),
-           "); give counts >= 0");
+    const std::int64_t r = repeats[std::size_t(d)];
+    if (r < 0)
+      fail(op, "repeat ", r, " at position ", d, " is negative (input shape ", x.shape(), "); give counts >= 0");
     const int xd = d - (m - rank);
     const std::int64_t n = xd >= 0 ? x.shape()[xd] : 1;
-    out_shape.push_back(repeats[std::size_t(d)] * n);
-    if (repeats[std::size_t(d)] != 1) {  // a dim repeated once needs no copy dim
-      split_shape.push_back(repeats[std::size_t(d)]);
-      split_strides.push_back(0);
+    out_shape.push_back(r * n);
+    if (r != 1) {
+      push(r, 0, false);  // the copies: a stride-0 dim
+      repeated.push_back(d);
     }
-    split_shape.push_back(n);
-    split_strides.push_back(xd >= 0 ? x.strides()[xd] : 0);
+    push(n, xd >= 0 ? x.strides()[xd] : 0, r == 1);
   }
-  if (int(split_shape.size()) > kMaxRank)
-    fail(op, "repeats of an input of shape ", x.shape(), " need ", split_shape.size(),
-         " dims (one per dim plus one per repeated dim); weft's shapes hold at most ", kMaxRank);
   check_executor_for(op, x.device());
+  if (int(split_shape.size()) > kMaxRank) {  // in two passes over halves of the repeated dims
+    std::vector<std::int64_t> first(repeats), second(std::size_t(m), 1);
+    for (std::size_t i = repeated.size() / 2; i < repeated.size(); ++i) {
+      first[std::size_t(repeated[i])] = 1;
+      second[std::size_t(repeated[i])] = repeats[std::size_t(repeated[i])];
+    }
+    const Tensor<T> half = repeat_view(op, TensorView<const T>(x.contiguous()), first);
+    return repeat_view(op, half.view(), second);
+  }
   Tensor<T> out = empty<T>(out_shape, x.device());
   if (out.numel() > 0)
     out.view().view(Shape(split_shape)) =

@@ -34,7 +34,7 @@ inline DimRuns roll_runs(const char* op, const Shape& shape, const std::vector<s
 template <class T>
 Tensor<T> roll_dims(const TensorView<const T>& x, const std::vector<std::int64_t>& shifts,
                     const std::vector<std::int64_t>& dims) {
-  return boxes_tensor("roll", x.shape(), x, roll_runs("roll", x.shape(), shifts, dims), 0);
+  return boxes_tensor("roll", x.shape(), x, roll_runs("roll", x.shape(), shifts, dims), NoFill{});
 }
 
 }  // namespace WEFT_BACKEND_ABI
