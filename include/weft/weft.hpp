@@ -28,6 +28,8 @@
 #include "weft/ops/statistics.hpp"
 #include "weft/ops/arg_reduce.hpp"
 #include "weft/ops/topk.hpp"
+#include "weft/ops/sort.hpp"
+#include "weft/ops/select.hpp"
 #include "weft/ops/cumsum.hpp"
 #include "weft/ops/softmax.hpp"
 #include "weft/ops/layer_norm.hpp"

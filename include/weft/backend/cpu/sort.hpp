@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: MIT
+/// @file The CPU sort executor: a stable LSD radix sort of each row of a contiguous (outer, n, inner) tensor on its order-preserving keys (backend/sort_keys.hpp), carrying the indices; short rows by a comparison sort of (key, index); OpenMP over rows, or within one long row.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <new>
+#include <numeric>
+#include <utility>
+#include <vector>
+
+#include "weft/backend/cpu/pointwise.hpp"
+#include "weft/backend/sort_keys.hpp"
+#include "weft/core/host_memory.hpp"
+
+// Host code only: nvcc's device pass has no SIMD layer (see simd.hpp).
+#if !defined(__CUDA_ARCH__)
+
+namespace weft::detail::cpu {
+
+/// Rows shorter than this sort by comparison: a radix pass costs a 256-bucket prefix whatever
+/// the row's length, and sizeof(key) passes of it outweigh std::sort's n log n compares on short
+/// rows (crossover measured with bench/sort_torch on float rows: docs/sort.md).
+inline constexpr std::int64_t kRadixMinRow = 512;
+
+/// One digit of a radix pass: 8 bits, 256 buckets, sizeof(K) passes.
+inline constexpr int kRadixBits = 8;
+inline constexpr int kRadixBuckets = 1 << kRadixBits;
+
+template <class K>
+inline constexpr int kRadixPasses = int(sizeof(K));
+
+template <class K>
+inline int radix_digit(K key, int pass) {
+  return int((key >> (pass * kRadixBits)) & K(kRadixBuckets - 1));
+}
+
+/// `count` uninitialized elements of host memory for the length of a sort (the host allocator keeps
+/// large buffers for reuse, so a sort called in a loop does not fault its scratch in each time).
+template <class T>
+class SortScratch {
+ public:
+  explicit SortScratch(std::int64_t count) : bytes_(std::size_t(std::max<std::int64_t>(count, 1)) * sizeof(T)) {
+    data_ = static_cast<T*>(allocate_host_buffer(bytes_));
+    if (!data_) throw std::bad_alloc();
+  }
+  ~SortScratch() { release_host_buffer(data_, bytes_); }
+  SortScratch(const SortScratch&) = delete;
+  SortScratch& operator=(const SortScratch&) = delete;
+  T* get() const { return data_; }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+/// The order of one short row: order[j] = the index of the j-th smallest key, equal keys by
+/// index. The pairs (key, index) are distinct, so an unstable std::sort on them is stable in
+/// the keys. Keys of up to 32 bits pack with the index into one 64-bit integer (key high).
+template <class K>
+void comparison_sort_row(const K* keys, std::uint32_t* order, std::int64_t n) {
+  if constexpr (sizeof(K) <= 4) {
+    std::uint64_t packed[kRadixMinRow];
+    for (std::int64_t i = 0; i < n; ++i) packed[i] = (std::uint64_t(keys[i]) << 32) | std::uint64_t(i);
+    std::sort(packed, packed + n);
+    for (std::int64_t j = 0; j < n; ++j) order[j] = std::uint32_t(packed[j]);
+  } else {
+    std::pair<K, std::uint32_t> pairs[kRadixMinRow];
+    for (std::int64_t i = 0; i < n; ++i) pairs[i] = {keys[i], std::uint32_t(i)};
+    std::sort(pairs, pairs + n);
+    for (std::int64_t j = 0; j < n; ++j) order[j] = pairs[j].second;
+  }
+}
+
+/// Sorts keys[0..n) by an LSD radix sort, one thread: the digit counts of every pass in one read,
+/// then per pass an exclusive prefix of the counts and a scatter in index order, which keeps equal
+/// digits in their current order (so the whole sort is stable). A pass where every key has the same
+/// digit moves nothing and is skipped. Returns the buffer (order or order_alt) that holds the
+/// permutation: element j of the sorted row is element result[j] of the input. keys / keys_alt are
+/// overwritten.
+template <class K, class Index>
+Index* radix_sort_row(K* keys, K* keys_alt, Index* order, Index* order_alt, std::int64_t n) {
+  constexpr int P = kRadixPasses<K>;
+  std::array<std::array<Index, kRadixBuckets>, P> count{};
+  for (std::int64_t i = 0; i < n; ++i)
+    for (int p = 0; p < P; ++p) ++count[p][radix_digit(keys[i], p)];
+  bool moved = false;
+  for (int p = 0; p < P; ++p) {
+    if (count[p][radix_digit(keys[0], p)] == Index(n)) continue;
+    Index offset = 0;
+    for (Index& c : count[p]) offset += std::exchange(c, offset);
+    for (std::int64_t i = 0; i < n; ++i) {
+      const K key = keys[i];
+      const Index at = count[p][radix_digit(key, p)]++;
+      keys_alt[at] = key;
+      order_alt[at] = moved ? order[i] : Index(i);
+    }
+    std::swap(keys, keys_alt);
+    std::swap(order, order_alt);
+    moved = true;
+  }
+  if (!moved) std::iota(order, order + n, Index(0));
+  return order;
+}
+
+/// radix_sort_row over one long row with `threads` threads: each owns a chunk of positions; per
+/// pass it counts its chunk's digits, one thread turns the counts into offsets in (digit, thread)
+/// order, and each scatters its chunk, so equal digits keep their order across chunks too. The
+/// first count covers every pass (to skip the passes that move nothing); a pass after a move
+/// recounts its chunk. make_keys(lo, hi) fills keys[lo..hi) in parallel first.
+template <class K, class Index, class MakeKeys>
+Index* radix_sort_long_row(K* keys, K* keys_alt, Index* order, Index* order_alt, std::int64_t n, int threads,
+                           const MakeKeys& make_keys) {
+  constexpr int P = kRadixPasses<K>;
+  std::vector<std::array<std::array<Index, kRadixBuckets>, P>> count(static_cast<std::size_t>(threads));
+  std::array<bool, P> skip{};
+  Index* result = order;
+  WEFT_PRAGMA_OMP(omp parallel num_threads(threads))
+  {
+#if defined(_OPENMP)
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+#else
+    const int t = 0, nt = 1;
+#endif
+    const std::int64_t lo = n * t / nt, hi = n * (t + 1) / nt;
+    auto& mine = count[std::size_t(t)];
+    make_keys(lo, hi);
+    for (std::int64_t i = lo; i < hi; ++i)
+      for (int p = 0; p < P; ++p) ++mine[p][radix_digit(keys[i], p)];
+    WEFT_PRAGMA_OMP(omp barrier)
+    WEFT_PRAGMA_OMP(omp single)
+    for (int p = 0; p < P; ++p)
+      for (int d = 0; d < kRadixBuckets; ++d) {
+        Index total = 0;
+        for (int u = 0; u < nt; ++u) total += count[std::size_t(u)][p][d];
+        skip[p] = skip[p] || total == Index(n);
+      }
+    K *src = keys, *dst = keys_alt;
+    Index *src_order = order, *dst_order = order_alt;
+    bool passed = false;  // this thread's copy of `moved`
+    for (int p = 0; p < P; ++p) {
+      if (skip[p]) continue;
+      if (passed) {
+        mine[p].fill(0);
+        for (std::int64_t i = lo; i < hi; ++i) ++mine[p][radix_digit(src[i], p)];
+        WEFT_PRAGMA_OMP(omp barrier)
+      }
+      WEFT_PRAGMA_OMP(omp single)
+      {
+        Index offset = 0;
+        for (int d = 0; d < kRadixBuckets; ++d)
+          for (int u = 0; u < nt; ++u) offset += std::exchange(count[std::size_t(u)][p][d], offset);
+      }
+      for (std::int64_t i = lo; i < hi; ++i) {
+        const K key = src[i];
+        const Index at = mine[p][radix_digit(key, p)]++;
+        dst[at] = key;
+        dst_order[at] = passed ? src_order[i] : Index(i);
+      }
+      WEFT_PRAGMA_OMP(omp barrier)
+      std::swap(src, dst);
+      std::swap(src_order, dst_order);
+      passed = true;
+    }
+    if (!passed) std::iota(order + lo, order + hi, Index(lo));
+    WEFT_PRAGMA_OMP(omp single nowait)
+    result = src_order;  // every thread swapped alike
+  }
+  return result;
+}
+
+/// The sorted row written out: indices[j * inner] = order[j], values[j * inner] = xr[order[j] * inner]
+/// (the element itself, bit for bit: NaN payloads and -0.0 as they were), j in [lo, hi).
+template <class T, class Index>
+void write_sorted_row(const T* xr, const Index* order, T* values, std::int64_t* indices, std::int64_t inner,
+                      std::int64_t lo, std::int64_t hi) {
+  for (std::int64_t j = lo; j < hi; ++j) {
+    const std::int64_t i = std::int64_t(order[j]);
+    indices[j * inner] = i;
+    if (values) values[j * inner] = xr[i * inner];
+  }
+}
+
+/// Many rows: OpenMP over rows, each row sorted by one thread in its own scratch.
+template <class T>
+void sort_rows(const T* x, T* values, std::int64_t* indices, std::int64_t outer, std::int64_t n, std::int64_t inner,
+               bool descending, int threads) {
+  using K = radix_key_t<T>;
+  const std::int64_t rows = outer * inner;
+  WEFT_PRAGMA_OMP(omp parallel num_threads(threads) if (threads > 1))
+  {
+    SortScratch<K> keys(n), keys_alt(n);
+    SortScratch<std::uint32_t> order(n), order_alt(n);
+    WEFT_PRAGMA_OMP(omp for schedule(static))
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const std::int64_t base = (r / inner) * n * inner + r % inner;
+      const T* xr = x + base;
+      for (std::int64_t i = 0; i < n; ++i) keys.get()[i] = radix_key(xr[i * inner], descending);
+      const std::uint32_t* sorted = order.get();
+      if (n < kRadixMinRow) comparison_sort_row(keys.get(), order.get(), n);
+      else sorted = radix_sort_row(keys.get(), keys_alt.get(), order.get(), order_alt.get(), n);
+      write_sorted_row(xr, sorted, values ? values + base : nullptr, indices + base, inner, 0, n);
+    }
+  }
+}
+
+/// Few long rows: one after another, each sorted by every thread (radix_sort_long_row).
+template <class T, class Index>
+void sort_long_rows(const T* x, T* values, std::int64_t* indices, std::int64_t outer, std::int64_t n,
+                    std::int64_t inner, bool descending, int threads) {
+  using K = radix_key_t<T>;
+  SortScratch<K> keys(n), keys_alt(n);
+  SortScratch<Index> order(n), order_alt(n);
+  for (std::int64_t r = 0; r < outer * inner; ++r) {
+    const std::int64_t base = (r / inner) * n * inner + r % inner;
+    const T* xr = x + base;
+    K* k = keys.get();
+    const Index* sorted = radix_sort_long_row(k, keys_alt.get(), order.get(), order_alt.get(), n, threads,
+                                              [&](std::int64_t lo, std::int64_t hi) {
+                                                for (std::int64_t i = lo; i < hi; ++i)
+                                                  k[i] = radix_key(xr[i * inner], descending);
+                                              });
+    WEFT_PRAGMA_OMP(omp parallel num_threads(threads))
+    {
+#if defined(_OPENMP)
+      const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+#else
+      const int t = 0, nt = 1;
+#endif
+      write_sorted_row(xr, sorted, values ? values + base : nullptr, indices + base, inner, n * t / nt,
+                       n * (t + 1) / nt);
+    }
+  }
+}
+
+/// A stable sort of each row of a contiguous (outer, n, inner) tensor along n, ascending or
+/// descending (NaN last ascending, first descending; -0.0 ties 0.0), into values (nullptr: not
+/// wanted) and indices of the same layout: values[o, j, c] = x[o, indices[o, j, c], c].
+template <class T>
+void run_sort(const T* x, T* values, std::int64_t* indices, std::int64_t outer, std::int64_t n, std::int64_t inner,
+              bool descending) {
+  const std::int64_t rows = outer * inner;
+  if (rows == 0 || n == 0) return;
+  const int threads = threads_for(rows * n);
+  const bool long_rows = rows < threads && n >= kRadixMinRow;
+  if (long_rows && n <= std::int64_t(std::numeric_limits<std::uint32_t>::max()))
+    sort_long_rows<T, std::uint32_t>(x, values, indices, outer, n, inner, descending, threads);
+  else if (long_rows || n > std::int64_t(std::numeric_limits<std::uint32_t>::max()))
+    sort_long_rows<T, std::uint64_t>(x, values, indices, outer, n, inner, descending, threads);
+  else sort_rows(x, values, indices, outer, n, inner, descending, threads);
+}
+
+}  // namespace weft::detail::cpu
+
+#endif  // !defined(__CUDA_ARCH__)
