@@ -59,6 +59,41 @@ TEST_CASE("matmul: large and batched products (both GEMMs, threads inside produc
   check_matmul<float>(row, operand<float>(rng, Shape{3, 50, 7}));
 }
 
+TEST_CASE("matmul: Eigen's kernels: vector products through strides, one product in row bands over threads") {
+  WEFT_TEST_RNG(rng);
+  // A vector operand runs Eigen's matrix-vector kernels: the matrix in either order, the vector
+  // strided (a slice with step 3) or contiguous; a 1 x k or k x 1 matrix takes the same path.
+  for (const bool transposed : {false, true})
+    for (const bool strided : {false, true}) {
+      INFO("matrix transposed ", transposed, ", vector strided ", strided);
+      const TensorView<float> matrix = transposed ? make_view<float>(rng, Shape{300, 70}, Domain{}, Layout::contiguous).transpose(0, 1)
+                                                  : make_view<float>(rng, Shape{70, 300}, Domain{}, Layout::contiguous);
+      const TensorView<float> stored = make_view<float>(rng, Shape{900}, Domain{}, Layout::contiguous);
+      const TensorView<float> along_300 = strided ? stored.slice(0, 0, 900, 3) : stored.slice(0, 0, 300, 1);
+      const TensorView<float> along_70 = strided ? stored.slice(0, 0, 210, 3) : stored.slice(0, 0, 70, 1);
+      check_matmul<float>(matrix, along_300);                      // (70 x 300) (300): m = 1
+      check_matmul<float>(along_70, matrix);                       // (70) (70 x 300): n = 1
+      check_matmul<float>(along_70.unsqueeze(0), matrix);          // (1 x 70) (70 x 300)
+      check_matmul<double>(make_view<double>(rng, Shape{3, 1, 40}, Domain{}, Layout::contiguous),
+                           make_view<double>(rng, Shape{40, 9}, Domain{}, Layout::contiguous));
+    }
+  // A product too narrow for the FMA GEMM (m = 20 pads to 32 or 64 columns) but large enough to
+  // run in row bands on 2 threads, in each operand order.
+  const int threads_before = weft::get_num_threads();
+  weft::set_num_threads(2);
+  for (const bool ta : {false, true})
+    for (const bool tb : {false, true}) {
+      INFO("a transposed ", ta, ", b transposed ", tb);
+      const TensorView<float> a = ta ? make_view<float>(rng, Shape{260, 803}, Domain{}, Layout::contiguous).transpose(0, 1)
+                                     : make_view<float>(rng, Shape{803, 260}, Domain{}, Layout::contiguous);
+      const TensorView<float> b = tb ? make_view<float>(rng, Shape{20, 260}, Domain{}, Layout::contiguous).transpose(0, 1)
+                                     : make_view<float>(rng, Shape{260, 20}, Domain{}, Layout::contiguous);
+      CHECK_FALSE(weft::detail::cpu::gemm_fma_pays<float>(803, 260, 20));
+      check_matmul<float>(a, b);
+    }
+  weft::set_num_threads(threads_before);
+}
+
 TEST_CASE("matmul: transposed operands are read in place (only the output is allocated)") {
   // A linear layer's backward: dW = dY^T X and dX = dY W, with W^T and dY^T as transposed views.
   WEFT_TEST_RNG(rng);

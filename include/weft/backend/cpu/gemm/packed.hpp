@@ -32,7 +32,7 @@
 #include <new>
 #include <sys/mman.h>
 
-#include "weft/backend/cpu/gemm/eigen.hpp"
+#include "weft/backend/cpu/gemm/batch.hpp"
 #include "weft/backend/cpu/pointwise.hpp"
 #include "weft/core/dtype.hpp"
 #include "weft/core/host_memory.hpp"
@@ -266,21 +266,6 @@ void gemm_packed(const PackA& pack_a, const PackB& pack_b, std::int64_t n, std::
     for (std::int64_t r0 = 0; r0 < n; r0 += part_rows)
       gemm_packed_part<K>(pack_a, pack_b, r0, std::min(part_rows, n - r0), k, c0, std::min(part_cols, m - c0), threads,
                           out);
-}
-
-/// product(bi, threads) for the `count` n x k x m products of a batch: one product per thread
-/// for a batch of small ones (gemm_over_batch), else each product on all the threads it can use.
-template <class Product>
-void for_each_packed_product(std::int64_t count, std::int64_t n, std::int64_t k, std::int64_t m,
-                             const Product& product) {
-  if (gemm_over_batch(count, n, k, m)) {
-    const int threads = int(std::min<std::int64_t>(count, max_threads()));
-    WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(static))
-    for (std::int64_t bi = 0; bi < count; ++bi) product(bi, 1);
-  } else {
-    const int threads = threads_for(n * k * m / 64);
-    for (std::int64_t bi = 0; bi < count; ++bi) product(bi, threads);
-  }
 }
 
 /// For every batch index bi of `batch`, the n x k x m product whose panels pack_a(bi, i0, steps,
