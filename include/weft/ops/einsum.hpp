@@ -25,12 +25,12 @@ inline constexpr int kEllipsisLabel = 52;
 inline constexpr int kEllipsisMark = -1;
 
 /// The label's letter; '.' for a dim under the ellipsis.
-inline char label_letter(int label) {
+inline char einsum_label_letter(int label) {
   return label >= kEllipsisLabel ? '.' : char(label < 26 ? 'A' + label : 'a' + label - 26);
 }
-inline std::string label_name(int label) {
+inline std::string einsum_label_name(int label) {
   if (label >= kEllipsisLabel) return cat("ellipsis dim ", label - kEllipsisLabel);
-  return cat("letter '", label_letter(label), "'");
+  return cat("letter '", einsum_label_letter(label), "'");
 }
 
 /// One operand's (or the output's) subscripts: labels, with kEllipsisMark where "..." stood.
@@ -135,7 +135,7 @@ LabeledView<T> label_operand(std::string_view spec, int k, const TensorView<cons
       shape.push_back(x.shape()[d]);
       strides.push_back(x.strides()[d]);
     } else if (shape[at] != x.shape()[d]) {
-      fail("einsum", label_name(labels[std::size_t(d)]), " repeats in operand ", k, " of shape ", x.shape(),
+      fail("einsum", einsum_label_name(labels[std::size_t(d)]), " repeats in operand ", k, " of shape ", x.shape(),
            " (spec '", spec, "') with sizes ", shape[at], " and ", x.shape()[d], "; a diagonal needs equal sizes");
     } else {
       strides[at] += x.strides()[d];
@@ -147,7 +147,7 @@ LabeledView<T> label_operand(std::string_view spec, int k, const TensorView<cons
 /// The dims of `v` in [begin, end) merged into one when their strides let one stride walk them
 /// (extent-1 dims ignored); nullopt when they do not. An empty range gives an extent-1 dim.
 template <class T>
-std::optional<TensorView<const T>> merge_dims(const TensorView<const T>& v, int begin, int end) {
+std::optional<TensorView<const T>> merge_view_dims(const TensorView<const T>& v, int begin, int end) {
   Shape shape, strides;
   for (int d = 0; d < begin; ++d) shape.push_back(v.shape()[d]), strides.push_back(v.strides()[d]);
   std::int64_t extent = 1, stride = 1;
@@ -176,17 +176,17 @@ TensorView<const T> matmul_operand(const LabeledView<T>& op, const std::vector<i
   const TensorView<const T> permuted = op.view().permute(perm);
   const int b = int(batch.size()), m = int(first.size());
   auto merged = [&](const TensorView<const T>& v) -> std::optional<TensorView<const T>> {
-    const auto once = merge_dims(v, b, b + m);
-    return once ? merge_dims(*once, b + 1, once->dim()) : std::nullopt;
+    const auto once = merge_view_dims(v, b, b + m);
+    return once ? merge_view_dims(*once, b + 1, once->dim()) : std::nullopt;
   };
   if (auto view = merged(permuted)) return *view;
   copied = true;
   return *merged(TensorView<const T>(Tensor<T>(permuted)));
 }
 
-inline std::string labels_str(const std::vector<int>& labels) {
+inline std::string einsum_labels_str(const std::vector<int>& labels) {
   std::string s;
-  for (int label : labels) s += label_letter(label);
+  for (int label : labels) s += einsum_label_letter(label);
   return s;
 }
 
@@ -222,9 +222,9 @@ Tensor<T> einsum_impl(std::string_view spec, const TensorView<const T>& a, const
         continue;
       }
       if (ops[0].find(label) < 0 && ops[1].find(label) < 0)
-        fail(op, "the output of '", spec, "' names ", label_name(label), ", which no operand has");
+        fail(op, "the output of '", spec, "' names ", einsum_label_name(label), ", which no operand has");
       if (std::count(out.begin(), out.end(), label))
-        fail(op, "the output of '", spec, "' names ", label_name(label), " twice; each output letter once");
+        fail(op, "the output of '", spec, "' names ", einsum_label_name(label), " twice; each output letter once");
       out.push_back(label);
     }
   } else {
@@ -248,7 +248,7 @@ Tensor<T> einsum_impl(std::string_view spec, const TensorView<const T>& a, const
     } else if (n0 == 1) {
       ops[0].drop(int(i));
     } else {
-      fail(op, label_name(label), " has size ", n0, " in operand 0 (shape ", a.shape(), ") but ", n1,
+      fail(op, einsum_label_name(label), " has size ", n0, " in operand 0 (shape ", a.shape(), ") but ", n1,
            " in operand 1 (shape ", b.shape(), ") in '", spec, "'; a shared letter needs one size (or 1, which broadcasts)");
     }
   }
@@ -293,8 +293,8 @@ Tensor<T> einsum_impl(std::string_view spec, const TensorView<const T>& a, const
   }
   const bool reorder = natural[left] != out;
   log_message(LogComponent::fusion, LogLevel::info, "einsum '", spec, "': matmul ", lhs.shape(), " x ", rhs.shape(),
-              " (batch '", labels_str(batch), "', rows '", labels_str(free[left]), "', contracted '",
-              labels_str(contracted), "', columns '", labels_str(free[1 - left]), "')",
+              " (batch '", einsum_labels_str(batch), "', rows '", einsum_labels_str(free[left]), "', contracted '",
+              einsum_labels_str(contracted), "', columns '", einsum_labels_str(free[1 - left]), "')",
               copied[0] || copied[1] ? cat(", operand(s) copied to merge dims:", copied[0] ? " left" : "",
                                            copied[1] ? " right" : "")
                                      : std::string(),
