@@ -230,6 +230,27 @@ TEST_CASE_TEMPLATE("nn::cross_entropy_backward: random shapes, layouts and magni
   }
 }
 
+TEST_CASE("nn::cross_entropy: integer expressions as targets are evaluated first") {
+  WEFT_TEST_RNG(rng);
+  const std::int64_t n = rng.integer(2, 40);
+  const Shape lead{rng.integer(1, 9), rng.integer(1, 5)};
+  const Problem<float, std::int64_t> p(rng, lead, n, logit_domain(rng));
+  // targets - 1 + 1 and cast<int32_t>(targets) hold the same class indices as p.targets.
+  const std::vector<Expect> rows = loss_reference<float>(p.xv, p.t, n);
+  WEFT_CHECK_REPORT(check_output(weft::nn::cross_entropy(p.x, p.targets - 1 + 1, Reduction::none), rows));
+  WEFT_CHECK_REPORT(
+      check_output(weft::nn::cross_entropy(p.x, weft::cast<std::int32_t>(p.targets), Reduction::none), rows));
+  WEFT_CHECK_REPORT(check_output(weft::nn::cross_entropy(p.x, p.targets * 1),
+                                 std::vector<Expect>{reduce_reference<float>(rows, Reduction::mean)}));
+  const std::vector<double> ones(std::size_t(lead.numel()), 1.0);
+  WEFT_CHECK_REPORT(check_output(weft::nn::cross_entropy_backward(1.0, p.x, p.targets + 0, Reduction::sum),
+                                 gradient_reference<float>(p.xv, p.t, ones, n)));
+  // An expression's targets are checked as a tensor's: a class index out of range names its row.
+  const std::string m = error_of([&] { weft::nn::cross_entropy(p.x, p.targets + n); });
+  CHECK(has(m, "weft::nn::cross_entropy: target "));
+  CHECK(has(m, "is outside [0, " + std::to_string(n) + ")"));
+}
+
 TEST_CASE("nn::cross_entropy: GPT-2's padded vocabulary is read and written in place") {
   WEFT_TEST_RNG(rng);
   // Rows of Vp = 50304 with the first V = 50257 in use: narrow(-1, 0, V) is read through its row

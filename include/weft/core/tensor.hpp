@@ -100,6 +100,24 @@ class Tensor : public TensorBase<T> {
   T* data() { return this->element_address(); }
   const T* data() const { return this->element_address(); }
 
+  /// Element (i, j, ...), writable (TensorBase::operator() says what it checks); a const tensor's
+  /// is read-only.
+  using Base::operator();
+  template <class... Index>
+    requires(detail::ElementIndex<Index> && ...)
+  T& operator()(Index... index) {
+    return *this->element_pointer({std::int64_t(index)...});
+  }
+  /// Every element `value` (the same as `t = value` on a defined tensor); returns the tensor.
+  template <class V>
+    requires std::is_arithmetic_v<V>
+  WEFT_ABI_INLINE Tensor& fill_(V value) {
+    if (!this->defined()) detail::fail("fill_", "the tensor is undefined (default-constructed); give it a shape first");
+    return write<detail::AssignKind::set>(value);
+  }
+  /// Every element 0 (false for bool).
+  WEFT_ABI_INLINE Tensor& zero_() { return fill_(detail::zero_number<T>()); }
+
   // ---- views of this tensor's elements (read-only when the tensor is const) ------------------
   TensorView<T> view() { return TensorView<T>(this->storage_, this->shape_, this->strides_, 0); }
   TensorView<const T> view() const { return TensorView<const T>(this->storage_, this->shape_, this->strides_, 0); }
@@ -115,6 +133,12 @@ class Tensor : public TensorBase<T> {
   }
   TensorView<T> select(std::int64_t dim, std::int64_t index) { return view().select(dim, index); }
   TensorView<const T> select(std::int64_t dim, std::int64_t index) const { return view().select(dim, index); }
+  /// select(0, index): t[i][j] is a 0-dim view of element (i, j).
+  TensorView<T> operator[](std::int64_t index) { return view().select(0, index); }
+  TensorView<const T> operator[](std::int64_t index) const { return view().select(0, index); }
+  /// torch's t(): a 2-D tensor transposed; 0-D and 1-D as they are.
+  TensorView<T> t() { return view().t(); }
+  TensorView<const T> t() const { return view().t(); }
   TensorView<T> transpose(std::int64_t dim0, std::int64_t dim1) { return view().transpose(dim0, dim1); }
   TensorView<const T> transpose(std::int64_t dim0, std::int64_t dim1) const { return view().transpose(dim0, dim1); }
   TensorView<T> permute(const std::vector<std::int64_t>& dims) { return view().permute(dims); }

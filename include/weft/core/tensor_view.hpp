@@ -14,6 +14,7 @@
 #include "weft/core/error.hpp"
 #include "weft/core/shape.hpp"
 #include "weft/core/storage.hpp"
+#include "weft/core/tensor_methods.hpp"
 
 namespace weft {
 
@@ -52,14 +53,27 @@ template <AssignKind kind, class T, class Source>
 void assign_into(TensorList<T>& dst, const Source& source);
 }  // namespace WEFT_BACKEND_ABI
 
+/// An index of element access, t(i, j): an integer (not a bool).
+template <class I>
+concept ElementIndex = std::is_integral_v<I> && !std::is_same_v<I, bool>;
+
+/// The number 0 as a tensor of T can be assigned it (false for bool: no integer casts to bool).
+template <class T>
+constexpr auto zero_number() {
+  if constexpr (std::is_same_v<T, bool>) return false;
+  else return 0;
+}
+
 }  // namespace detail
 
 /// The queries and view arithmetic that Tensor<T> and TensorView<E> share: storage, shape,
 /// strides and offset. View operations compute a new (shape, strides, offset) here; the
 /// classes wrap it in the handle type they return. A `const TensorBase<T>&` parameter takes a
 /// Tensor<T> or any TensorView of T, read-only, with T deduced (what weft's own helpers use).
+/// The methods that mirror free functions (`x.sum(1)`, `x.exp()`, `x.matmul(w)`) come from
+/// TensorMethods (core/tensor_methods.hpp).
 template <Element T>
-class TensorBase {
+class TensorBase : public TensorMethods<TensorBase<T>> {
  public:
   using value_type = T;
 
@@ -89,6 +103,16 @@ class TensorBase {
   /// The single element of a one-element tensor.
   WEFT_ABI_INLINE T item() const;
 
+  /// Element (i, j, ...) of a CPU tensor, read-only (Tensor and TensorView<T> give writable
+  /// references): one index per dim, each in [-n, n) for a dim of extent n, negative ones counted
+  /// from the end as in torch (`t(-1, 0)`: the last row's first element). A wrong index count, an
+  /// index out of range or a CUDA tensor is a weft::Error.
+  template <class... Index>
+    requires(detail::ElementIndex<Index> && ...)
+  const T& operator()(Index... index) const {
+    return *element_pointer({std::int64_t(index)...});
+  }
+
  protected:
   TensorBase() = default;
   TensorBase(std::shared_ptr<Storage> storage, Shape shape, Strides strides, std::int64_t offset)
@@ -104,6 +128,29 @@ class TensorBase {
     std::int64_t offset;
   };
   Layout layout() const { return {shape_, strides_, offset_}; }
+
+  /// Address of element `index` (one per dim, negative from the end) on the host, checked.
+  T* element_pointer(std::initializer_list<std::int64_t> index) const {
+    const char* op = "operator()";
+    if (!defined()) detail::fail(op, "the tensor is undefined (default-constructed): it has no elements");
+    if (std::int64_t(index.size()) != dim())
+      detail::fail(op, "got ", index.size(), index.size() == 1 ? " index" : " indices", " for a tensor of shape ", shape_,
+                   "; give one index per dim (", dim(), ")");
+    if (!device().is_cpu())
+      detail::fail(op, "element access reads host memory, but this tensor of shape ", shape_, " is on ", device(),
+                   "; copy it with .to(Device::cpu()) first, or read one element with t[i][j].item()");
+    std::int64_t at = offset_;
+    int d = 0;
+    for (std::int64_t i : index) {
+      const std::int64_t n = shape_[d];
+      if (i < -n || i >= n)
+        detail::fail(op, "index ", i, " is out of range for dim ", d, " of shape ", shape_, "; dim ", d,
+                     " takes indices from ", -n, " to ", n - 1);
+      at += (i < 0 ? i + n : i) * strides_[d];
+      ++d;
+    }
+    return static_cast<T*>(storage_->data()) + at;
+  }
 
   Layout slice_layout(std::int64_t dim, std::int64_t start, std::int64_t end, std::int64_t step) const {
     int d = wrap_dim("slice", dim, this->dim());
@@ -136,6 +183,13 @@ class TensorBase {
     out.shape.erase(d);
     out.strides.erase(d);
     return out;
+  }
+  /// torch's t(): a matrix transposed; 0-D and 1-D as they are.
+  Layout t_layout() const {
+    if (dim() > 2)
+      detail::fail("t", "needs a tensor of at most 2 dims, got shape ", shape_,
+                   "; use transpose(-2, -1) to swap the last two dims");
+    return dim() == 2 ? transpose_layout(0, 1) : layout();
   }
   Layout transpose_layout(std::int64_t dim0, std::int64_t dim1) const {
     int a = wrap_dim("transpose", dim0, dim()), b = wrap_dim("transpose", dim1, dim());
@@ -273,6 +327,21 @@ class TensorView : public TensorBase<std::remove_const_t<E>> {
   /// Address of element (0, ..., 0); on a CUDA tensor, a device address.
   E* data() const { return this->element_address(); }
 
+  /// Element (i, j, ...), as TensorBase::operator() checks it; writable unless E is const.
+  template <class... Index>
+    requires(detail::ElementIndex<Index> && ...)
+  E& operator()(Index... index) const {
+    return *this->element_pointer({std::int64_t(index)...});
+  }
+  /// Every viewed element `value` (the same as `view = value`); returns the view.
+  template <class V>
+    requires std::is_arithmetic_v<V>
+  WEFT_ABI_INLINE TensorView& fill_(V value) {
+    return write<detail::AssignKind::set>(value);
+  }
+  /// Every viewed element 0 (false for bool).
+  WEFT_ABI_INLINE TensorView& zero_() { return fill_(detail::zero_number<value_type>()); }
+
   // ---- views of the same elements ------------------------------------------------------------
   /// Elements start, start+step, ... below end along dim (Python slice semantics, step > 0).
   TensorView slice(std::int64_t dim, std::int64_t start, std::int64_t end, std::int64_t step = 1) const {
@@ -284,6 +353,10 @@ class TensorView : public TensorBase<std::remove_const_t<E>> {
   }
   /// The slice at `index` along dim, with that dim removed.
   TensorView select(std::int64_t dim, std::int64_t index) const { return with(this->select_layout(dim, index)); }
+  /// select(0, index), so that t[i][j] reads like torch's (a 0-dim view: `.item()`, or assign).
+  TensorView operator[](std::int64_t index) const { return select(0, index); }
+  /// torch's t(): a 2-D view transposed; 0-D and 1-D views as they are.
+  TensorView t() const { return with(this->t_layout()); }
   TensorView transpose(std::int64_t dim0, std::int64_t dim1) const { return with(this->transpose_layout(dim0, dim1)); }
   /// out.shape[i] = shape[dims[i]]; dims must be a permutation of 0..dim()-1.
   TensorView permute(const std::vector<std::int64_t>& dims) const { return with(this->permute_layout(dims)); }

@@ -10,9 +10,10 @@
 
 namespace weft {
 
-/// Base of every expression node; nodes hold operands and a functor, nothing else.
+/// Base of every expression node; nodes hold operands and a functor, nothing else. Nodes have
+/// the methods that mirror free functions, as tensors do (`(a + b).sum()`: core/tensor_methods.hpp).
 template <class Derived>
-struct Expr {};
+struct Expr : TensorMethods<Derived> {};
 
 /// An expression node (Leaf, Scalar, Map, Cast, ...).
 template <class E>

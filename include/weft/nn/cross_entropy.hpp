@@ -182,10 +182,34 @@ LossGradient<T> loss_gradient(const G& grad_loss) {
   }
 }
 
-template <class I>
-constexpr void check_target_type() {
-  static_assert(std::is_same_v<I, std::int64_t> || std::is_same_v<I, std::int32_t>,
-                "weft::nn::cross_entropy: targets need an int64 or int32 tensor of class indices");
+/// Whether Targets holds class indices: a tensor, view or expression of an integer dtype.
+template <class Targets>
+constexpr bool holds_class_indices() {
+  if constexpr (SingleTensor<Targets> || Expression<Targets>) {
+    using I = typename Targets::value_type;
+    return std::is_integral_v<I> && !std::is_same_v<I, bool>;
+  } else {
+    return false;
+  }
+}
+
+/// holds_class_indices, or cross_entropy's one compile-time message (callers then instantiate
+/// nothing else, so that it stays the only error).
+template <class Targets>
+constexpr bool check_class_indices() {
+  static_assert(holds_class_indices<Targets>(),
+                "weft::nn::cross_entropy: targets need integer class indices (an int64 or int32 tensor, or an integer "
+                "expression); convert other dtypes with weft::cast<std::int64_t>(targets)");
+  return holds_class_indices<Targets>();
+}
+
+/// The targets as the kernels read them: an int64 or int32 tensor in place, an expression of
+/// those dtypes evaluated, other integer dtypes converted to int64.
+template <class Targets>
+auto class_indices(const Targets& targets) {
+  using I = typename Targets::value_type;
+  if constexpr (std::is_same_v<I, std::int64_t> || std::is_same_v<I, std::int32_t>) return materialize(targets);
+  else return materialize(cast<std::int64_t>(targets));
 }
 
 }  // namespace WEFT_BACKEND_ABI
@@ -200,15 +224,20 @@ inline namespace WEFT_BACKEND_ABI {
 /// per row (max, then sum of exp from cache); 16-bit floats accumulate in float. A view whose last
 /// dim is contiguous (e.g. logits.narrow(-1, 0, V) of padded rows) is read in place. A target
 /// outside [0, C) is a weft::Error naming it, its row and C, raised before anything is allocated.
-template <Operand X, SingleTensor Targets>
+/// Targets may also be an integer expression (`labels - 1`), evaluated first; any other type of
+/// targets is one compile-time error.
+template <Operand X, class Targets>
   requires HasTensorOperand<X>
 Tensor<detail::operand_dtype_t<X>> cross_entropy(const X& logits, const Targets& targets,
                                                  Reduction reduction = Reduction::mean) {
   using T = detail::operand_dtype_t<X>;
   static_assert(is_floating_v<T>, "weft::nn::cross_entropy needs floating-point logits; cast<float>(logits) first");
-  detail::check_target_type<typename Targets::value_type>();
-  return detail::cross_entropy_impl<T, typename Targets::value_type>(detail::materialize(logits), targets.view(),
-                                                                       reduction);
+  if constexpr (detail::check_class_indices<Targets>()) {
+    const auto t = detail::class_indices(targets);
+    return detail::cross_entropy_impl<T>(detail::materialize(logits), t, reduction);
+  } else {
+    return {};
+  }
 }
 
 /// Writes d loss / d logits into grad_logits (the logits' shape; its rows may be strided, e.g. the
@@ -216,31 +245,32 @@ Tensor<detail::operand_dtype_t<X>> cross_entropy(const X& logits, const Targets&
 /// [j == targets_i]), with g_i = grad_loss / N for mean (N rows), grad_loss for sum and
 /// grad_loss_i for none. grad_loss is a tensor of the loss's shape and the logits' dtype, or a
 /// number (mean and sum). grad_logits may be the logits themselves (the gradient replaces them).
-template <class T, class G, Operand X, SingleTensor Targets>
+template <class T, class G, Operand X, Operand Targets>
   requires(SingleTensor<G> || Number<G>) && HasTensorOperand<X>
 void cross_entropy_backward(TensorView<T> grad_logits, const G& grad_loss, const X& logits, const Targets& targets,
                             Reduction reduction = Reduction::mean) {
   static_assert(std::is_same_v<detail::operand_dtype_t<X>, T>,
                 "weft::nn::cross_entropy_backward: grad_logits needs the logits' dtype");
   static_assert(is_floating_v<T>, "weft::nn::cross_entropy_backward needs floating-point logits");
-  detail::check_target_type<typename Targets::value_type>();
-  const char* op = "nn::cross_entropy_backward";
-  const TensorView<const T> x = detail::materialize(logits);
-  const detail::LossGradient<T> g = detail::loss_gradient<T>(grad_loss);
-  if (!grad_logits.defined()) detail::fail(op, "grad_logits is an empty (default-constructed) tensor");
-  const TensorView<const typename Targets::value_type> t = targets;
-  const detail::CrossEntropyRows p = detail::check_cross_entropy_backward(op, g.tensor, x, t, reduction);
-  if (!(grad_logits.shape() == x.shape()) || grad_logits.device() != x.device())
-    detail::fail(op, "grad_logits of shape ", grad_logits.shape(), " on ", grad_logits.device(),
-                 " does not match logits of shape ", x.shape(), " on ", x.device(),
-                 "; the gradient has the logits' shape and device");
-  for (int d = 0; d < grad_logits.dim(); ++d)
-    if (grad_logits.shape()[d] > 1 && grad_logits.strides()[d] == 0)
-      detail::fail(op, "grad_logits of shape ", grad_logits.shape(), " is an expanded view (stride 0 in dim ", d,
-                   "): its elements alias each other; write into a tensor of its own");
-  detail::run_cross_entropy_backward(p, grad_logits, g.tensor, g.value, x, t, reduction);
+  if constexpr (detail::check_class_indices<Targets>()) {
+    const char* op = "nn::cross_entropy_backward";
+    const TensorView<const T> x = detail::materialize(logits);
+    const detail::LossGradient<T> g = detail::loss_gradient<T>(grad_loss);
+    if (!grad_logits.defined()) detail::fail(op, "grad_logits is an empty (default-constructed) tensor");
+    const auto t = detail::class_indices(targets);
+    const detail::CrossEntropyRows p = detail::check_cross_entropy_backward(op, g.tensor, x, t, reduction);
+    if (!(grad_logits.shape() == x.shape()) || grad_logits.device() != x.device())
+      detail::fail(op, "grad_logits of shape ", grad_logits.shape(), " on ", grad_logits.device(),
+                   " does not match logits of shape ", x.shape(), " on ", x.device(),
+                   "; the gradient has the logits' shape and device");
+    for (int d = 0; d < grad_logits.dim(); ++d)
+      if (grad_logits.shape()[d] > 1 && grad_logits.strides()[d] == 0)
+        detail::fail(op, "grad_logits of shape ", grad_logits.shape(), " is an expanded view (stride 0 in dim ", d,
+                     "): its elements alias each other; write into a tensor of its own");
+    detail::run_cross_entropy_backward(p, grad_logits, g.tensor, g.value, x, t, reduction);
+  }
 }
-template <class T, class G, Operand X, SingleTensor Targets>
+template <class T, class G, Operand X, Operand Targets>
   requires(SingleTensor<G> || Number<G>) && HasTensorOperand<X>
 void cross_entropy_backward(Tensor<T>& grad_logits, const G& grad_loss, const X& logits, const Targets& targets,
                             Reduction reduction = Reduction::mean) {
@@ -248,21 +278,24 @@ void cross_entropy_backward(Tensor<T>& grad_logits, const G& grad_loss, const X&
 }
 
 /// d loss / d logits as a new contiguous tensor of the logits' shape (see the overload above).
-template <class G, Operand X, SingleTensor Targets>
+template <class G, Operand X, Operand Targets>
   requires(SingleTensor<G> || Number<G>) && HasTensorOperand<X>
 Tensor<detail::operand_dtype_t<X>> cross_entropy_backward(const G& grad_loss, const X& logits, const Targets& targets,
                                                           Reduction reduction = Reduction::mean) {
   using T = detail::operand_dtype_t<X>;
   static_assert(is_floating_v<T>, "weft::nn::cross_entropy_backward needs floating-point logits");
-  detail::check_target_type<typename Targets::value_type>();
-  const TensorView<const T> x = detail::materialize(logits);
-  const detail::LossGradient<T> g = detail::loss_gradient<T>(grad_loss);
-  const TensorView<const typename Targets::value_type> t = targets;
-  const detail::CrossEntropyRows p =
-      detail::check_cross_entropy_backward("nn::cross_entropy_backward", g.tensor, x, t, reduction);
-  Tensor<T> out = empty<T>(x.shape(), x.device());
-  detail::run_cross_entropy_backward(p, out.view(), g.tensor, g.value, x, t, reduction);
-  return out;
+  if constexpr (detail::check_class_indices<Targets>()) {
+    const TensorView<const T> x = detail::materialize(logits);
+    const detail::LossGradient<T> g = detail::loss_gradient<T>(grad_loss);
+    const auto t = detail::class_indices(targets);
+    const detail::CrossEntropyRows p =
+        detail::check_cross_entropy_backward("nn::cross_entropy_backward", g.tensor, x, t, reduction);
+    Tensor<T> out = empty<T>(x.shape(), x.device());
+    detail::run_cross_entropy_backward(p, out.view(), g.tensor, g.value, x, t, reduction);
+    return out;
+  } else {
+    return {};
+  }
 }
 
 }  // namespace WEFT_BACKEND_ABI
