@@ -23,8 +23,12 @@ VALUES = {
     "I32": lambda k: (k - 3) * 1000003,
     "I64": lambda k: (k - 2) * 2**40 + k,
     "BOOL": lambda k: k % 3 == 0,
+    "I8": lambda k: k * 41 - 128,  # the ends of the range: -128 .. 77 for k < 6
+    "U8": lambda k: k * 50 + 5,  # 5 .. 255
+    "I16": lambda k: (k - 3) * 10007,  # -30021 .. 20014
 }
-NUMPY = {"F32": np.float32, "F64": np.float64, "F16": np.float16, "I32": np.int32, "I64": np.int64, "BOOL": np.bool_}
+NUMPY = {"F32": np.float32, "F64": np.float64, "F16": np.float16, "I32": np.int32, "I64": np.int64, "BOOL": np.bool_,
+         "I8": np.int8, "U8": np.uint8, "I16": np.int16}
 
 # name: (dtype, shape); every one of them is in all.safetensors.
 TENSORS = {
@@ -35,6 +39,9 @@ TENSORS = {
     "i32": ("I32", (2, 3)),
     "i64": ("I64", (5,)),
     "bool": ("BOOL", (7,)),
+    "i8": ("I8", (2, 3)),
+    "u8": ("U8", (6,)),
+    "i16": ("I16", (3, 2)),
     "scalar": ("F32", ()),
     "empty": ("F32", (0, 3)),
 }
@@ -53,10 +60,10 @@ def values(dtype, shape):
 def main() -> int:
     OUT.mkdir(exist_ok=True)
     st_name = {"F32": "float32", "F64": "float64", "F16": "float16", "BF16": "bfloat16", "I32": "int32",
-               "I64": "int64", "BOOL": "bool"}
+               "I64": "int64", "BOOL": "bool", "I8": "int8", "U8": "uint8", "I16": "int16"}
     arrays = {name: (st_name[d], values(d, s).copy(order="C")) for name, (d, s) in TENSORS.items()}
     # A dtype weft has no element type for: the file opens, the tensor does not load.
-    arrays["u8"] = ("uint8", np.array([1, 2, 3], dtype=np.uint8))
+    arrays["u16"] = ("uint16", np.array([1, 2, 3], dtype=np.uint16))
     # serialize_file reads the arrays' memory through the addresses; `arrays` keeps them alive.
     specs = {name: TensorSpec(dtype=dtype, shape=list(a.shape), data_ptr=a.ctypes.data, data_len=a.nbytes) for name, (dtype, a) in arrays.items()}
     serialize_file(specs, str(OUT / "all.safetensors"), metadata=METADATA)

@@ -50,6 +50,9 @@ DLDataType expected_dl_dtype() {
   else if constexpr (std::is_same_v<T, double>) return {2, 64, 1};
   else if constexpr (std::is_same_v<T, half>) return {2, 16, 1};
   else if constexpr (std::is_same_v<T, bfloat16>) return {4, 16, 1};
+  else if constexpr (std::is_same_v<T, std::int8_t>) return {0, 8, 1};
+  else if constexpr (std::is_same_v<T, std::uint8_t>) return {1, 8, 1};
+  else if constexpr (std::is_same_v<T, std::int16_t>) return {0, 16, 1};
   else if constexpr (std::is_same_v<T, std::int32_t>) return {0, 32, 1};
   else if constexpr (std::is_same_v<T, std::int64_t>) return {0, 64, 1};
   else return {6, 8, 1};
@@ -60,7 +63,7 @@ DLDataType expected_dl_dtype() {
 TEST_SUITE("cpu") {
 
 TEST_CASE_TEMPLATE("to_dlpack / from_dlpack: every dtype, same addresses, both round trips", T, float, double,
-                   half, bfloat16, std::int32_t, std::int64_t, bool) {
+                   half, bfloat16, std::int8_t, std::uint8_t, std::int16_t, std::int32_t, std::int64_t, bool) {
   WEFT_TEST_RNG(rng);
   DLManagedTensor* again = nullptr;
   std::vector<double> column_want;
@@ -159,6 +162,13 @@ TEST_CASE("from_dlpack: a mismatch throws weft::Error, says what was passed and 
   CHECK(has(error_of([&] { weft::from_dlpack<float>(&p.managed); }), "4 lanes"));
   p.managed.dl_tensor.dtype = {kDLUInt, 8, 1};
   CHECK(has(error_of([&] { weft::from_dlpack<bool>(&p.managed); }), "expected kDLBool (6), 8 bits"));
+  // Signedness is part of the dtype: a uint8 tensor is no int8 tensor, and the other way round.
+  CHECK(has(error_of([&] { weft::from_dlpack<std::int8_t>(&p.managed); }),
+            "kDLUInt (1), 8 bits, 1 lane, expected kDLInt (0), 8 bits, 1 lane for int8"));
+  p.managed.dl_tensor.dtype = {kDLInt, 8, 1};
+  CHECK(has(error_of([&] { weft::from_dlpack<std::uint8_t>(&p.managed); }), "expected kDLUInt (1), 8 bits, 1 lane for uint8"));
+  p.managed.dl_tensor.dtype = {kDLInt, 16, 1};
+  CHECK(has(error_of([&] { weft::from_dlpack<std::int8_t>(&p.managed); }), "kDLInt (0), 16 bits"));
   p.managed.dl_tensor.dtype = kFloat32;
   p.managed.dl_tensor.device = {kDLROCM, 0};
   CHECK(has(error_of([&] { weft::from_dlpack<float>(&p.managed); }), "expected kDLCPU (1) or kDLCUDA (2)"));

@@ -41,6 +41,9 @@ double io_golden_value(DType d, std::int64_t k) {
     case DType::int32: return double((k - 3) * 1000003);
     case DType::int64: return double((k - 2) * (std::int64_t(1) << 40) + k);
     case DType::bool_: return k % 3 == 0 ? 1.0 : 0.0;
+    case DType::int8: return double(k * 41 - 128);
+    case DType::uint8: return double(k * 50 + 5);
+    case DType::int16: return double((k - 3) * 10007);
     default: return double(k) * 0.5 - 1.0;  // float32, float16, bfloat16
   }
 }
@@ -85,6 +88,7 @@ weft::Tensor<T> random_io_tensor(const Shape& shape, std::mt19937_64& rng) {
     int r = int(rng() % 2001) - 1000;
     if constexpr (std::is_same_v<T, bool>) v[i] = (r & 1) != 0;
     else if constexpr (is_float_type_v<T>) v[i] = T(float(r) / 8.0f);
+    else if constexpr (weft::is_narrow_int_v<T>) v[i] = T(r * 97);  // wrapped: any value of T
     else v[i] = T(r) * T(1000);
   }
   return weft::from_vector<T>(v, shape);
@@ -109,6 +113,9 @@ struct IoSample {
   weft::Tensor<std::int32_t> i32 = random_io_tensor<std::int32_t>({6}, rng);
   weft::Tensor<std::int64_t> i64 = random_io_tensor<std::int64_t>({2, 2}, rng);
   weft::Tensor<bool> b = random_io_tensor<bool>({3, 3}, rng);
+  weft::Tensor<std::int8_t> i8 = random_io_tensor<std::int8_t>({4, 5}, rng);
+  weft::Tensor<std::uint8_t> u8 = random_io_tensor<std::uint8_t>({7}, rng);
+  weft::Tensor<std::int16_t> i16 = random_io_tensor<std::int16_t>({3, 4}, rng);
   weft::Tensor<float> scalar = random_io_tensor<float>({}, rng);
   weft::Tensor<float> empty = random_io_tensor<float>({0, 4}, rng);
 };
@@ -121,7 +128,7 @@ TEST_CASE("io: safetensors written by Python load zero-copy with the stated valu
   auto& counters = weft::detail::tensor_counters();
   const std::int64_t copies = counters.copies.load();
   io::SafeTensors f(kGolden + "all.safetensors");
-  CHECK(f.keys().size() == 10);
+  CHECK(f.keys().size() == 13);
   CHECK(f.metadata() == std::map<std::string, std::string>{{"format", "pt"}, {"source", "make_io_golden.py"}});
   CHECK(f.dtype("bf16") == DType::bfloat16);
   CHECK(f.shape("i32") == Shape{2, 3});
@@ -132,16 +139,26 @@ TEST_CASE("io: safetensors written by Python load zero-copy with the stated valu
   check_io_golden(f.get<std::int32_t>("i32"), {2, 3});
   check_io_golden(f.get<std::int64_t>("i64"), {5});
   check_io_golden(f.get<bool>("bool"), {7});
+  check_io_golden(f.get<std::int8_t>("i8"), {2, 3});
+  check_io_golden(f.get<std::uint8_t>("u8"), {6});
+  check_io_golden(f.get<std::int16_t>("i16"), {3, 2});
+  CHECK(f.dtype("u8") == DType::uint8);
   check_io_golden(f.get<float>("scalar"), {});
   check_io_golden(f.get<float>("empty"), {0, 3});
   CHECK(counters.copies.load() == copies);
   CHECK(f.get<float>("f32").data() == f.get<float>("f32").data());  // both views show the mapping
 
-  // U8 is a safetensors dtype weft has no element type for: listed, but not loadable.
-  CHECK(f.dtype_code("u8") == "U8");
-  CHECK(has(error_of([&] { (void)f.dtype("u8"); }), "U8"));
-  CHECK(has(error_of([&] { (void)f.get<float>("u8"); }), "has dtype U8, not float32"));
-  CHECK(has(error_of([&] { (void)f.get<double>("f32"); }), "has dtype F32, not float64"));
+  // U16 is a safetensors dtype weft has no element type for: listed, but not loadable, and the
+  // message lists what weft reads instead of suggesting a get<T>() that cannot exist.
+  CHECK(f.dtype_code("u16") == "U16");
+  CHECK(error_of([&] { (void)f.dtype("u16"); }) ==
+        "weft::SafeTensors: " + kGolden + "all.safetensors: tensor 'u16' has dtype U16, which weft has no element type for "
+        "(it reads BOOL, F16, BF16, F32, F64, I32, I64, I8, U8, I16)");
+  CHECK(has(error_of([&] { (void)f.get<float>("u16"); }), "has dtype U16, which weft has no element type for"));
+  // A dtype weft has: the message names the element type to read it as.
+  CHECK(has(error_of([&] { (void)f.get<double>("f32"); }), "has dtype F32, not float64; read it with get<float>()"));
+  CHECK(has(error_of([&] { (void)f.get<std::int8_t>("u8"); }), "has dtype U8, not int8; read it with get<std::uint8_t>()"));
+  CHECK(has(error_of([&] { (void)f.get<std::int16_t>("i8"); }), "has dtype I8, not int16; read it with get<std::int8_t>()"));
   CHECK(has(error_of([&] { (void)f.get<float>("nope"); }), "no tensor named 'nope'"));
 }
 
@@ -164,6 +181,10 @@ TEST_CASE("io: npy files written by numpy load with the stated values") {
   check_io_golden(io::load_npy<std::int64_t>(kGolden + "i64_v2.npy"), {5});
   check_io_golden(io::load_npy<std::int64_t>(kGolden + "i64_v3.npy"), {5});
   check_io_golden(io::load_npy<bool>(kGolden + "bool.npy"), {7});
+  check_io_golden(io::load_npy<std::int8_t>(kGolden + "i8.npy"), {2, 3});  // '|i1'
+  check_io_golden(io::load_npy<std::uint8_t>(kGolden + "u8.npy"), {6});    // '|u1'
+  check_io_golden(io::load_npy<std::int16_t>(kGolden + "i16.npy"), {3, 2});  // '<i2'
+  CHECK(has(error_of([] { (void)io::load_npy<std::int8_t>(kGolden + "u8.npy"); }), "has dtype '|u1', not int8 ('|i1')"));
   check_io_golden(io::load_npy<float>(kGolden + "scalar.npy"), {});
   check_io_golden(io::load_npy<float>(kGolden + "empty.npy"), {0, 3});
   // Fortran order holds the same (2, 3) array column by column: read as a C-order copy.
@@ -180,6 +201,7 @@ TEST_CASE("io: weft's safetensors files round-trip every dtype, views written co
   io::save_safetensors(path,
                        {{"f32_t", s.f32.transpose(0, 1)}, {"f64", s.f64.slice(0, 0, 5, 2)}, {"f16", s.f16.permute({2, 0, 1})},
                         {"bf16", s.bf16}, {"i32", s.i32}, {"i64", s.i64.transpose(0, 1)}, {"b", s.b.select(1, 2)},
+                        {"i8", s.i8.transpose(0, 1)}, {"u8", s.u8.slice(0, 1, 7, 3)}, {"i16", s.i16},
                         {"scalar", s.scalar}, {"empty", s.empty}, {"name \"with\" quotes", s.f32}},
                        metadata);
   const std::string bytes = read_file_bytes(path);
@@ -188,7 +210,7 @@ TEST_CASE("io: weft's safetensors files round-trip every dtype, views written co
   CHECK(n % 8 == 0);  // padded so that the data starts 8-byte aligned
   io::SafeTensors f(path);
   CHECK(f.metadata() == metadata);
-  CHECK(f.keys().size() == 10);
+  CHECK(f.keys().size() == 13);
   check_same_elements(f.get<float>("f32_t"), s.f32.transpose(0, 1));
   check_same_elements(f.get<double>("f64"), s.f64.slice(0, 0, 5, 2));
   check_same_elements(f.get<weft::half>("f16"), s.f16.permute({2, 0, 1}));
@@ -196,6 +218,9 @@ TEST_CASE("io: weft's safetensors files round-trip every dtype, views written co
   check_same_elements(f.get<std::int32_t>("i32"), s.i32);
   check_same_elements(f.get<std::int64_t>("i64"), s.i64.transpose(0, 1));
   check_same_elements(f.get<bool>("b"), s.b.select(1, 2));
+  check_same_elements(f.get<std::int8_t>("i8"), s.i8.transpose(0, 1));
+  check_same_elements(f.get<std::uint8_t>("u8"), s.u8.slice(0, 1, 7, 3));
+  check_same_elements(f.get<std::int16_t>("i16"), s.i16);
   check_same_elements(f.get<float>("scalar"), s.scalar);
   check_same_elements(f.get<float>("empty"), s.empty);
   check_same_elements(f.get<float>("name \"with\" quotes"), s.f32);
@@ -229,6 +254,9 @@ TEST_CASE("io: weft's npy files round-trip every numpy dtype") {
   round_trip(s.i32.slice(0, 1, 6, 2));
   round_trip(s.i64);
   round_trip(s.b);
+  round_trip(s.i8.transpose(0, 1));
+  round_trip(s.u8);
+  round_trip(s.i16.slice(1, 1, 4));
   round_trip(s.scalar);
   round_trip(s.empty);
   CHECK(has(error_of([&] { io::save_npy(dir / "bf.npy", s.bf16); }), "numpy has no bfloat16"));
@@ -244,7 +272,7 @@ TEST_CASE("io: weft's files for the Python check (WEFT_IO_ROUNDTRIP_DIR)") {
   io::SafeTensors golden(kGolden + "all.safetensors");
   std::vector<io::NamedTensor> tensors;
   for (const std::string& key : golden.keys()) {
-    if (golden.dtype_code(key) == "U8") continue;
+    if (golden.dtype_code(key) == "U16") continue;
     switch (golden.dtype(key)) {
       case DType::float32: tensors.push_back({key, golden.get<float>(key)}); break;
       case DType::float64: tensors.push_back({key, golden.get<double>(key)}); break;
@@ -253,6 +281,9 @@ TEST_CASE("io: weft's files for the Python check (WEFT_IO_ROUNDTRIP_DIR)") {
       case DType::int32: tensors.push_back({key, golden.get<std::int32_t>(key)}); break;
       case DType::int64: tensors.push_back({key, golden.get<std::int64_t>(key)}); break;
       case DType::bool_: tensors.push_back({key, golden.get<bool>(key)}); break;
+      case DType::int8: tensors.push_back({key, golden.get<std::int8_t>(key)}); break;
+      case DType::uint8: tensors.push_back({key, golden.get<std::uint8_t>(key)}); break;
+      case DType::int16: tensors.push_back({key, golden.get<std::int16_t>(key)}); break;
     }
     if (key != "bf16") io::save_npy(std::string(out) + "/" + key + ".npy", tensors.back().tensor);
   }
@@ -291,6 +322,13 @@ TEST_CASE("io: bad safetensors files throw weft::Error naming the file and the f
   long_length[3] = 1;
   CHECK(has(message(good.substr(0, 5)), "truncated"));
   CHECK(has(message(long_length), "runs past the end of the file"));
+  CHECK(has(message(good.substr(0, 8 + n / 2)), "runs past the end of the file"));  // a real file, cut short
+  // A file of another kind: its first 8 bytes are no header length, and it is named as what it is not.
+  const std::string not_safetensors = "weft::SafeTensors: " + (dir / "bad.safetensors") +
+                                      ": not a safetensors file: it does not begin with an 8-byte header length "
+                                      "followed by a JSON header ('{' at byte 8)";
+  CHECK(message("hello, this is a text file\nwith two lines\n") == not_safetensors);
+  CHECK(message(read_file_bytes(kGolden + "f32.npy")) == not_safetensors);
   CHECK(has(message(good.substr(0, good.size() - 1)), "run past the end of the data"));
   CHECK(has(message(good + "x"), "belong to no tensor"));
   CHECK(has(message(replaced("[5],\"data_offsets\":[0,40]", "[6],\"data_offsets\":[0,48]")), "overlaps"));

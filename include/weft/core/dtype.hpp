@@ -106,12 +106,19 @@ struct bfloat16 : detail::Float16Storage<bfloat16, detail::Bfloat16Codec> {
 };
 
 /// Runtime tag of an element type, for messages and type-erased storage.
-enum class DType : std::uint8_t { bool_, int32, int64, float16, bfloat16, float32, float64 };
+enum class DType : std::uint8_t { bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64 };
 
 template <class T>
 concept Element = std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, half> ||
-                  std::is_same_v<T, bfloat16> || std::is_same_v<T, std::int32_t> ||
+                  std::is_same_v<T, bfloat16> || std::is_same_v<T, std::int8_t> || std::is_same_v<T, std::uint8_t> ||
+                  std::is_same_v<T, std::int16_t> || std::is_same_v<T, std::int32_t> ||
                   std::is_same_v<T, std::int64_t> || std::is_same_v<T, bool>;
+
+/// The integers narrower than 32 bits (int8, uint8, int16). Their arithmetic wraps to their width
+/// (two's complement, as in PyTorch); CPU packets carry them in int32 lanes.
+template <class T>
+inline constexpr bool is_narrow_int_v =
+    std::is_same_v<T, std::int8_t> || std::is_same_v<T, std::uint8_t> || std::is_same_v<T, std::int16_t>;
 
 template <class T>
 inline constexpr bool is_floating_v =
@@ -122,6 +129,9 @@ inline constexpr bool is_16bit_float_v = std::is_same_v<T, half> || std::is_same
 
 template <Element T>
 inline constexpr DType dtype_of = std::is_same_v<T, bool>           ? DType::bool_
+                                  : std::is_same_v<T, std::uint8_t> ? DType::uint8
+                                  : std::is_same_v<T, std::int8_t>  ? DType::int8
+                                  : std::is_same_v<T, std::int16_t> ? DType::int16
                                   : std::is_same_v<T, std::int32_t> ? DType::int32
                                   : std::is_same_v<T, std::int64_t> ? DType::int64
                                   : std::is_same_v<T, half>         ? DType::float16
@@ -132,6 +142,9 @@ inline constexpr DType dtype_of = std::is_same_v<T, bool>           ? DType::boo
 constexpr const char* dtype_name(DType d) {
   switch (d) {
     case DType::bool_: return "bool";
+    case DType::uint8: return "uint8";
+    case DType::int8: return "int8";
+    case DType::int16: return "int16";
     case DType::int32: return "int32";
     case DType::int64: return "int64";
     case DType::float16: return "float16";
@@ -153,16 +166,20 @@ using math_t = std::conditional_t<is_16bit_float_v<T>, float, T>;
 
 namespace detail {
 
-// PyTorch's category order: bool < integer < floating; within floating,
-// half and bfloat16 meet at float.
+// PyTorch's category order: bool < integer < floating; integers by width, floats by width, where
+// two types that hold each other's values in neither direction meet at the next wider one:
+// uint8 and int8 at int16, half and bfloat16 at float.
 template <class T>
 constexpr int promotion_rank() {
   if constexpr (std::is_same_v<T, bool>) return 0;
-  else if constexpr (std::is_same_v<T, std::int32_t>) return 1;
-  else if constexpr (std::is_same_v<T, std::int64_t>) return 2;
-  else if constexpr (is_16bit_float_v<T>) return 3;
-  else if constexpr (std::is_same_v<T, float>) return 4;
-  else return 5;
+  else if constexpr (std::is_same_v<T, std::uint8_t>) return 1;
+  else if constexpr (std::is_same_v<T, std::int8_t>) return 2;
+  else if constexpr (std::is_same_v<T, std::int16_t>) return 3;
+  else if constexpr (std::is_same_v<T, std::int32_t>) return 4;
+  else if constexpr (std::is_same_v<T, std::int64_t>) return 5;
+  else if constexpr (is_16bit_float_v<T>) return 6;
+  else if constexpr (std::is_same_v<T, float>) return 7;
+  else return 8;
 }
 
 template <class A, class B>
@@ -172,6 +189,14 @@ struct promote2 {
 template <class A>
 struct promote2<A, A> {
   using type = A;
+};
+template <>
+struct promote2<std::uint8_t, std::int8_t> {
+  using type = std::int16_t;
+};
+template <>
+struct promote2<std::int8_t, std::uint8_t> {
+  using type = std::int16_t;
 };
 template <>
 struct promote2<half, bfloat16> {

@@ -61,12 +61,14 @@ WEFT_ROUNDING_MATH(round_even, rintf, rint)  // rint rounds in the default mode:
 
 // fmod(a, b) = a - trunc(a / b) * b, exact; the sign of a. Integers: C++'s %, except that a
 // divisor of 0 gives 0 (PyTorch raises ZeroDivisionError on the CPU; a kernel cannot, and a trap
-// would kill the process) and -1 gives 0 (INT_MIN % -1 traps on x86).
+// would kill the process) and a signed -1 gives 0 (INT_MIN % -1 traps on x86).
 WEFT_HOST_DEVICE inline float fmod(float a, float b) { return ::fmodf(a, b); }
 WEFT_HOST_DEVICE inline double fmod(double a, double b) { return ::fmod(a, b); }
 template <class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
 WEFT_HOST_DEVICE inline I fmod(I a, I b) {
-  return b == I(0) || b == I(-1) ? I(0) : I(a % b);
+  if constexpr (std::is_signed_v<I>)
+    if (b == I(-1)) return I(0);
+  return b == I(0) ? I(0) : I(a % b);
 }
 
 // floor_mod(a, b) = a - floor(a / b) * b (torch.remainder, Python's %): fmod moved into b's sign
@@ -105,7 +107,7 @@ WEFT_HOST_DEVICE inline I pow(I x, I y) {
 
 template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
 WEFT_HOST_DEVICE inline T abs(T x) {
-  if constexpr (std::is_same_v<T, bool>) return x;
+  if constexpr (std::is_unsigned_v<T>) return x;  // bool and uint8
   else return x < T(0) ? T(-x) : x;
 }
 
@@ -131,7 +133,8 @@ WEFT_HOST_DEVICE inline T min(T a, T b) {
 // sign(x) = (x > 0) - (x < 0); NaN gives 0 like PyTorch's CPU kernel
 template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
 WEFT_HOST_DEVICE inline T sign(T x) {
-  return T(T(x > T(0)) - T(x < T(0)));
+  if constexpr (std::is_unsigned_v<T>) return T(x != T(0));
+  else return T(T(x > T(0)) - T(x < T(0)));
 }
 
 /// Scalar select: m ? a : b.

@@ -27,6 +27,7 @@ constexpr DLDataType dl_dtype() {
   constexpr std::uint8_t code = std::is_same_v<T, bool>       ? kDLBoolCode
                                 : std::is_same_v<T, bfloat16> ? std::uint8_t(kDLBfloat)
                                 : is_floating_v<T>            ? std::uint8_t(kDLFloat)
+                                : std::is_unsigned_v<T>       ? std::uint8_t(kDLUInt)
                                                               : std::uint8_t(kDLInt);
   return DLDataType{code, std::uint8_t(8 * sizeof(T)), 1};
 }

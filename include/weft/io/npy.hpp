@@ -25,6 +25,9 @@ namespace detail {
 constexpr std::string_view npy_descr(DType d) {
   switch (d) {
     case DType::bool_: return "|b1";
+    case DType::uint8: return "|u1";
+    case DType::int8: return "|i1";
+    case DType::int16: return "<i2";
     case DType::int32: return "<i4";
     case DType::int64: return "<i8";
     case DType::float16: return "<f2";

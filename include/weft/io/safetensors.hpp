@@ -42,8 +42,8 @@ struct SafetensorsDtype {
 inline constexpr SafetensorsDtype kSafetensorsDtypes[] = {
     {"BOOL", 1, DType::bool_},    {"F16", 2, DType::float16}, {"BF16", 2, DType::bfloat16},
     {"F32", 4, DType::float32},   {"F64", 8, DType::float64}, {"I32", 4, DType::int32},
-    {"I64", 8, DType::int64},     {"I8", 1, std::nullopt},    {"U8", 1, std::nullopt},
-    {"I16", 2, std::nullopt},     {"U16", 2, std::nullopt},   {"U32", 4, std::nullopt},
+    {"I64", 8, DType::int64},     {"I8", 1, DType::int8},     {"U8", 1, DType::uint8},
+    {"I16", 2, DType::int16},     {"U16", 2, std::nullopt},   {"U32", 4, std::nullopt},
     {"U64", 8, std::nullopt},     {"F8_E4M3", 1, std::nullopt}, {"F8_E5M2", 1, std::nullopt},
 };
 
@@ -56,6 +56,31 @@ inline std::string_view safetensors_code(DType d) {
   for (const SafetensorsDtype& s : kSafetensorsDtypes)
     if (s.dtype == d) return s.code;
   return {};
+}
+
+/// How the element type of dtype d is spelled in C++, for a message that says which get<T>() to call.
+constexpr std::string_view element_type_spelling(DType d) {
+  switch (d) {
+    case DType::bool_: return "bool";
+    case DType::uint8: return "std::uint8_t";
+    case DType::int8: return "std::int8_t";
+    case DType::int16: return "std::int16_t";
+    case DType::int32: return "std::int32_t";
+    case DType::int64: return "std::int64_t";
+    case DType::float16: return "weft::half";
+    case DType::bfloat16: return "weft::bfloat16";
+    case DType::float32: return "float";
+    case DType::float64: return "double";
+  }
+  return "?";
+}
+
+/// The format's dtype codes that weft reads, for messages: "BOOL, F16, ...".
+inline std::string readable_safetensors_codes() {
+  std::string out;
+  for (const SafetensorsDtype& d : kSafetensorsDtypes)
+    if (d.dtype) out += (out.empty() ? "" : ", ") + std::string(d.code);
+  return out;
 }
 
 /// What the header says about one tensor: its data lies at [begin, end) of the byte buffer
@@ -86,6 +111,12 @@ inline SafetensorsIndex parse_safetensors(std::string_view file, const std::stri
   if (file.size() < 8) bad("truncated: ", file.size(), " bytes, fewer than the 8 of the header length");
   std::uint64_t n = 0;
   std::memcpy(&n, file.data(), 8);
+  // A safetensors file is its header length, then the JSON header's '{'. Any other file (text, an
+  // .npy, a pickle) read as one gives a length past the limit or the end: say what the file is not
+  // rather than quote that length. A real file cut short keeps its '{' and the precise messages.
+  if ((n > kMaxSafetensorsHeader || n > file.size() - 8) && file.size() > 8 && file[8] != '{')
+    bad("not a safetensors file: it does not begin with an 8-byte header length followed by a JSON header "
+        "('{' at byte 8)");
   if (n > kMaxSafetensorsHeader) bad("header length ", n, " is above the limit of ", kMaxSafetensorsHeader, " bytes");
   if (n > file.size() - 8) bad("header length ", n, " runs past the end of the file (", file.size(), " bytes)");
   const std::string_view header = file.substr(8, n);
@@ -199,9 +230,15 @@ inline void save_safetensors(const std::string& path, const std::vector<NamedTen
   for (const NamedTensor* t : order) {
     header += detail::json_quote(t->name) + ":{\"dtype\":\"" + std::string(detail::safetensors_code(t->tensor.dtype())) +
               "\",\"shape\":[";
-    for (int d = 0; d < t->tensor.shape().rank(); ++d) header += (d ? "," : "") + std::to_string(t->tensor.shape()[d]);
+    // Appended piece by piece: GCC 12 reports `"," + std::string&&` as an overlapping memcpy
+    // (-Wrestrict, a false positive of its inlined basic_string::insert) in every program built at -O2.
+    for (int d = 0; d < t->tensor.shape().rank(); ++d) {
+      if (d) header += ',';
+      header += std::to_string(t->tensor.shape()[d]);
+    }
     std::uint64_t end = offset + t->tensor.bytes().size();
-    header += "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(end) + "]},";
+    header += "],\"data_offsets\":[";
+    header += std::to_string(offset) + "," + std::to_string(end) + "]},";
     offset = end;
     pieces.push_back(t->tensor.bytes());
   }
@@ -233,12 +270,10 @@ class SafeTensors {
     return out;
   }
   bool contains(const std::string& name) const { return find(name) != nullptr; }
-  /// The tensor's dtype; throws for the format's dtypes that weft has not (U8, F8_E4M3, ...).
+  /// The tensor's dtype; throws for the format's dtypes that weft has not (U16, F8_E4M3, ...).
   DType dtype(const std::string& name) const {
     const detail::SafetensorsEntry& e = entry(name);
-    if (!e.dtype->dtype)
-      weft::detail::fail("SafeTensors", file_->path(), ": tensor '", name, "' has dtype ", e.dtype->code,
-                         ", which weft has no element type for");
+    if (!e.dtype->dtype) unsupported_dtype(name, e);
     return *e.dtype->dtype;
   }
   /// The format's own dtype code ("F32", "BF16", "U8", ...).
@@ -252,9 +287,11 @@ class SafeTensors {
   template <Element T>
   TensorView<const T> get(const std::string& name) const {
     const detail::SafetensorsEntry& e = entry(name);
+    if (!e.dtype->dtype) unsupported_dtype(name, e);
     if (e.dtype->dtype != dtype_of<T>)
       weft::detail::fail("SafeTensors", file_->path(), ": tensor '", name, "' has dtype ", e.dtype->code,
-                         ", not ", dtype_name<T>(), "; call get<T>() with its dtype (f.dtype(name))");
+                         ", not ", dtype_name<T>(), "; read it with get<", detail::element_type_spelling(*e.dtype->dtype),
+                         ">()");
     const char* data = file_->bytes().data() + index_.data_start + e.begin;
     const std::size_t bytes = e.end - e.begin;
     if constexpr (std::is_same_v<T, bool>) {
@@ -281,6 +318,10 @@ class SafeTensors {
     for (const detail::SafetensorsEntry& e : index_.entries)
       if (e.name == name) return &e;
     return nullptr;
+  }
+  [[noreturn]] void unsupported_dtype(const std::string& name, const detail::SafetensorsEntry& e) const {
+    weft::detail::fail("SafeTensors", file_->path(), ": tensor '", name, "' has dtype ", e.dtype->code,
+                       ", which weft has no element type for (it reads ", detail::readable_safetensors_codes(), ")");
   }
   const detail::SafetensorsEntry& entry(const std::string& name) const {
     const detail::SafetensorsEntry* e = find(name);

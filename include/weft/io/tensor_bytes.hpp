@@ -52,7 +52,10 @@ class TensorBytes {
 /// Bytes of one element of dtype d.
 constexpr std::size_t element_size(DType d) {
   switch (d) {
-    case DType::bool_: return 1;
+    case DType::bool_:
+    case DType::uint8:
+    case DType::int8: return 1;
+    case DType::int16:
     case DType::float16:
     case DType::bfloat16: return 2;
     case DType::int32:

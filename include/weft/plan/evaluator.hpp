@@ -24,10 +24,13 @@ namespace weft::detail {
 #define WEFT_VECTOR_PATH
 #endif
 
-/// A math value as another dtype's math value; anything to bool tests != 0.
+/// A math value as another dtype's math value; anything to bool tests != 0. A float becomes a
+/// narrow integer through int32 (truncated toward zero, then wrapped to the narrow width), as in
+/// PyTorch's CPU casts (300.0 -> int8 is 44): defined for |v| < 2^31.
 template <class Want, class V>
 WEFT_HOST_DEVICE inline Want convert_value(V v) {
   if constexpr (std::is_same_v<Want, bool>) return v != V(0);
+  else if constexpr (is_narrow_int_v<Want> && !std::is_integral_v<V>) return static_cast<Want>(static_cast<std::int32_t>(v));
   else return static_cast<Want>(v);
 }
 

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "weft/backend/cpu/simd/bf16_math.hpp"
+#include "weft/backend/cpu/simd/narrow_int.hpp"
 #include "weft/backend/cpu/simd/vec.hpp"
 #include "weft/expr/tree.hpp"
 #include "weft/plan/kernel.hpp"
@@ -55,17 +56,21 @@ inline Mask<T, N> nonzero(Vec<T, N> c) {
 namespace weft::detail {
 
 // Values flow through a CPU kernel as packets of lane_t<dtype>: a 16-bit float is float lanes,
-// and a bool packet is int32 lanes holding 0 or 1, so comparisons and where() vectorize too.
+// a bool packet is int32 lanes holding 0 or 1, so comparisons and where() vectorize too, and an
+// int8, uint8 or int16 packet is int32 lanes holding values of that dtype (simd/narrow_int.hpp).
 template <class T>
-using lane_t = std::conditional_t<std::is_same_v<T, bool>, std::int32_t, math_t<T>>;
+using lane_t = std::conditional_t<std::is_same_v<T, bool> || is_narrow_int_v<T>, std::int32_t, math_t<T>>;
 
 template <class T, int L>
 using Packet = simd::Vec<lane_t<T>, L>;
 
-/// A packet of lanes as the packet of another dtype.
+/// A packet of lanes as the packet of another dtype. A narrow integer keeps the low bits of the
+/// value converted to int32 (floats truncate toward zero first: PyTorch's CPU casts, defined for
+/// |x| < 2^31).
 template <class Want, class Lane, int L>
 inline Packet<Want, L> convert_packet(simd::Vec<Lane, L> v) {
   if constexpr (std::is_same_v<Want, bool>) return simd::ne(v, simd::Vec<Lane, L>::broadcast(Lane(0)));
+  else if constexpr (is_narrow_int_v<Want>) return simd::wrap_to<Want>(simd::convert<std::int32_t>(v));
   else if constexpr (std::is_same_v<lane_t<Want>, Lane>) return v;
   else return simd::convert<lane_t<Want>>(v);
 }
@@ -87,8 +92,15 @@ template <class Want, int L, class T>
 inline Packet<Want, L> load_packet(const T* p, std::int64_t stride) {
   if constexpr (!std::is_same_v<T, bool>) {
     if (stride == 1) {
-      if constexpr (is_16bit_float_v<T>) return convert_packet<Want>(simd::load_float<L>(p));
-      else return convert_packet<Want>(simd::Vec<T, L>::load(p));
+      if constexpr (is_16bit_float_v<T>) {
+        return convert_packet<Want>(simd::load_float<L>(p));
+      } else if constexpr (is_narrow_int_v<T>) {
+        const simd::Vec<std::int32_t, L> widened = simd::load_widened<L>(p);
+        if constexpr (std::is_same_v<Want, T>) return widened;  // in T's range already
+        else return convert_packet<Want>(widened);
+      } else {
+        return convert_packet<Want>(simd::Vec<T, L>::load(p));
+      }
     }
   }
   // A value broadcast along the row (a row epilogue's row values): one load, inline.
@@ -107,6 +119,7 @@ template <class T, int L>
 inline void store_packet(T* p, std::int64_t stride, Packet<T, L> v, bool stream) {
   if (stride == 1) {
     if constexpr (is_16bit_float_v<T>) return stream ? simd::stream_float(p, v) : simd::store_float(p, v);
+    else if constexpr (is_narrow_int_v<T>) return simd::store_narrowed(p, v);  // no narrowing streams
     else if constexpr (!std::is_same_v<T, bool>) return stream ? v.stream(p) : v.store(p);
   }
   scatter_packet<T, L>(p, stride, v);
@@ -164,11 +177,13 @@ struct PacketTarget {
   }
   /// op on packets of compute type C, as a packet of R; D is the op's dtype (Map::value_type).
   /// Bool arithmetic runs on int32 lanes of 0 / 1, where true + true is 2: back to 0 / 1, as
-  /// bool(a + b) in the scalar path (a float op reading the sum would otherwise see 2). A
+  /// bool(a + b) in the scalar path (a float op reading the sum would otherwise see 2). Narrow
+  /// integer results wrap to their dtype, as R(a + b) in the scalar path. A
   /// bfloat16 exp, sigmoid, silu or tanh takes its form to bfloat16's precision (bf16_math.hpp).
   template <class R, class C, int L, class D, class Op, class... Vs>
   static Value<R, L> apply(const Op& op, Vs... v) {
     if constexpr (std::is_same_v<C, bool>) return convert_packet<bool>(op(v...));
+    else if constexpr (is_narrow_int_v<R>) return simd::wrap_to<R>(op(v...));
     else if constexpr (std::is_same_v<D, bfloat16> && requires { bfloat16_precision(op, v...); })
       return bfloat16_precision(op, v...);
     else return op(v...);
