@@ -103,7 +103,7 @@ TEST_CASE_TEMPLATE("sort / argsort: random shapes, layouts and dims with many ti
 TEST_CASE_TEMPLATE("sort: NaN, inf and -0.0 among ties, short and radix-length rows, dims 0, 1 and -1 of 3-D views", T,
                    float, double, half, bfloat16, std::int32_t, std::int64_t, bool) {
   WEFT_TEST_RNG(rng);
-  const std::int64_t radix_row = weft::detail::cpu::kRadixMinRow + 37;
+  const std::int64_t radix_row = weft::detail::cpu::kRadixMinRow<weft::detail::radix_key_t<T>> + 37;
   for (const Shape& s : {Shape{3, 5, 7}, Shape{2, radix_row, 3}, Shape{radix_row, 2, 5}, Shape{4, 3, radix_row}}) {
     // A permuted view of the tensor: the sorted dim is strided in memory.
     const Tensor<T> base = special_tensor<T>(rng, Shape{s[2], s[0], s[1]});
@@ -141,7 +141,7 @@ TEST_CASE("sort: one long row over several threads, and many long rows") {
     // nothing are skipped, the others carry many ties across the threads' chunks.
     Domain dom;
     dom.grid = 0.125;
-    for (const Shape& s : {Shape{100003}, Shape{3, 40000}}) {
+    for (const Shape& s : {Shape{100003}, Shape{2, 40000}}) {
       const TensorView<float> x = make_view<float>(rng, s, dom, use == 3 ? Layout::strided : Layout::contiguous);
       const std::vector<double> values = values_of(x);
       for (const bool descending : {false, true}) {

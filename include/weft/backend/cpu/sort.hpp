@@ -20,10 +20,11 @@
 
 namespace weft::detail::cpu {
 
-/// Rows shorter than this sort by comparison: a radix pass costs a 256-bucket prefix whatever
-/// the row's length, and sizeof(key) passes of it outweigh std::sort's n log n compares on short
-/// rows (crossover measured with bench/sort_torch on float rows: docs/sort.md).
-inline constexpr std::int64_t kRadixMinRow = 512;
+/// Rows of keys K shorter than this sort by comparison: a radix pass costs a 256-bucket prefix
+/// and sizeof(K) passes over the row whatever its length, which outweighs std::sort's n log n
+/// compares of short rows (crossover measured per key width with bench/sort_torch: docs/sort.md).
+template <class K>
+inline constexpr std::int64_t kRadixMinRow = sizeof(K) == 1 ? 256 : sizeof(K) == 2 ? 512 : 4096;
 
 /// One digit of a radix pass: 8 bits, 256 buckets, sizeof(K) passes.
 inline constexpr int kRadixBits = 8;
@@ -62,15 +63,17 @@ class SortScratch {
 template <class K>
 void comparison_sort_row(const K* keys, std::uint32_t* order, std::int64_t n) {
   if constexpr (sizeof(K) <= 4) {
-    std::uint64_t packed[kRadixMinRow];
-    for (std::int64_t i = 0; i < n; ++i) packed[i] = (std::uint64_t(keys[i]) << 32) | std::uint64_t(i);
-    std::sort(packed, packed + n);
-    for (std::int64_t j = 0; j < n; ++j) order[j] = std::uint32_t(packed[j]);
+    thread_local std::vector<std::uint64_t> packed;
+    packed.resize(std::size_t(n));
+    for (std::int64_t i = 0; i < n; ++i) packed[std::size_t(i)] = (std::uint64_t(keys[i]) << 32) | std::uint64_t(i);
+    std::sort(packed.begin(), packed.end());
+    for (std::int64_t j = 0; j < n; ++j) order[j] = std::uint32_t(packed[std::size_t(j)]);
   } else {
-    std::pair<K, std::uint32_t> pairs[kRadixMinRow];
-    for (std::int64_t i = 0; i < n; ++i) pairs[i] = {keys[i], std::uint32_t(i)};
-    std::sort(pairs, pairs + n);
-    for (std::int64_t j = 0; j < n; ++j) order[j] = pairs[j].second;
+    thread_local std::vector<std::pair<K, std::uint32_t>> pairs;
+    pairs.resize(std::size_t(n));
+    for (std::int64_t i = 0; i < n; ++i) pairs[std::size_t(i)] = {keys[i], std::uint32_t(i)};
+    std::sort(pairs.begin(), pairs.end());
+    for (std::int64_t j = 0; j < n; ++j) order[j] = pairs[std::size_t(j)].second;
   }
 }
 
@@ -199,7 +202,7 @@ void sort_rows(const T* x, T* values, std::int64_t* indices, std::int64_t outer,
       const T* xr = x + base;
       for (std::int64_t i = 0; i < n; ++i) keys.get()[i] = radix_key(xr[i * inner], descending);
       const std::uint32_t* sorted = order.get();
-      if (n < kRadixMinRow) comparison_sort_row(keys.get(), order.get(), n);
+      if (n < kRadixMinRow<K>) comparison_sort_row(keys.get(), order.get(), n);
       else sorted = radix_sort_row(keys.get(), keys_alt.get(), order.get(), order_alt.get(), n);
       write_sorted_row(xr, sorted, values ? values + base : nullptr, indices + base, inner, 0, n);
     }
@@ -244,7 +247,7 @@ void run_sort(const T* x, T* values, std::int64_t* indices, std::int64_t outer, 
   const std::int64_t rows = outer * inner;
   if (rows == 0 || n == 0) return;
   const int threads = threads_for(rows * n);
-  const bool long_rows = rows < threads && n >= kRadixMinRow;
+  const bool long_rows = rows < threads && n >= kRadixMinRow<radix_key_t<T>>;
   if (long_rows && n <= std::int64_t(std::numeric_limits<std::uint32_t>::max()))
     sort_long_rows<T, std::uint32_t>(x, values, indices, outer, n, inner, descending, threads);
   else if (long_rows || n > std::int64_t(std::numeric_limits<std::uint32_t>::max()))
