@@ -633,6 +633,18 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
                     [=](std::int64_t bh, std::int64_t i, std::int64_t e) { return (bh * Lp + i) * Ep + e; }, dq);
 }
 
+#if defined(WEFT_PRECOMPILED_KERNELS)
+// Compiled once in the weft_kernels library (src/kernels.cpp): the files of a program that links
+// it call these rather than instantiating them (bfloat16's block products depend on the ISA
+// macros of each file's build, and stay in the headers).
+extern template void flash_forward_cpu<float>(const FlashProblem<float>&, float*, double*);
+extern template void flash_forward_cpu<double>(const FlashProblem<double>&, double*, double*);
+extern template void flash_backward_cpu<float>(const FlashProblem<float>&, const SdpaRows<float>&,
+                                               const SdpaRows<float>&, const double*, float*, float*, float*);
+extern template void flash_backward_cpu<double>(const FlashProblem<double>&, const SdpaRows<double>&,
+                                                const SdpaRows<double>&, const double*, double*, double*, double*);
+#endif
+
 }  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::detail::cpu::flash
 

@@ -7,6 +7,10 @@
 /// operand orders, a coefficient loop for tiny products, two matrix-vector paths and the GEMM,
 /// with threading of its own. A file that calls weft::matmul compiled 3.0 s longer for them
 /// (g++ 12 -O2, against 0.9 s for the direct calls); the kernels and their blocking are the same.
+///
+/// With WEFT_PRECOMPILED_KERNELS defined (a program that links the weft_kernels library, whose
+/// src/kernels.cpp instantiates eigen_product for float and double), this header only declares
+/// eigen_product: no file of the program parses Eigen's headers (0.6 s each) or compiles its kernels.
 #pragma once
 
 #include <algorithm>
@@ -28,6 +32,20 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
+
+namespace weft::detail::cpu {
+
+/// c (n x m, row-major, rows m apart) = a b on `threads` threads, each a band of c's rows: a(i,
+/// kk) at a[i lda + kk] (a_col_major: a[i + kk lda]), b likewise with ldb. A vector product (n or
+/// m of 1) runs Eigen's matrix-vector kernel on one thread: c = a b, or c^T = b^T a^T when a is
+/// the vector.
+template <class S>
+void eigen_product(const S* a, std::int64_t lda, bool a_col_major, const S* b, std::int64_t ldb, bool b_col_major,
+                   S* c, std::int64_t n, std::int64_t k, std::int64_t m, int threads);
+
+}  // namespace weft::detail::cpu
+
+#if !defined(WEFT_PRECOMPILED_KERNELS)
 #include <Eigen/Core>
 
 namespace weft::detail::cpu {
@@ -78,9 +96,6 @@ void eigen_gemv(const S* mat, std::int64_t ld, bool col_major, const S* x, std::
   }
 }
 
-/// c (n x m, row-major, rows m apart) = a b on `threads` threads, each a band of c's rows;
-/// operands as eigen_gemm's (a_col_major, b_col_major). A vector product (n or m of 1) runs
-/// Eigen's matrix-vector kernel on one thread: c = a b, or c^T = b^T a^T when a is the vector.
 template <class S>
 void eigen_product(const S* a, std::int64_t lda, bool a_col_major, const S* b, std::int64_t ldb, bool b_col_major,
                    S* c, std::int64_t n, std::int64_t k, std::int64_t m, int threads) {
@@ -100,6 +115,11 @@ void eigen_product(const S* a, std::int64_t lda, bool a_col_major, const S* b, s
   WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(static))
   for (int t = 0; t < threads; ++t) rows(n * t / threads, n * (t + 1) / threads);
 }
+
+}  // namespace weft::detail::cpu
+#endif  // !defined(WEFT_PRECOMPILED_KERNELS)
+
+namespace weft::detail::cpu {
 
 /// c[b] = a[b] * b[b] for every batch index b of `batch`: a[b] is n x k at a + sum_d coord_d *
 /// a_batch[d], row-major with rows lda apart (a_col_major: column-major with columns lda apart, as

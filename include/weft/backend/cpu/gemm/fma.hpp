@@ -164,6 +164,18 @@ void gemm_fma_blocks(const StridedMatrix<T>& a, const Strides& a_batch, const St
   gemm_packed_blocks<GemmFmaKernel<T>>(batch, n, k, m, pack_a, pack_b, finish);
 }
 
+#if defined(WEFT_PRECOMPILED_KERNELS)
+// Compiled once in the weft_kernels library (src/kernels.cpp): the files of a program that links
+// it call these rather than instantiating them (a product with an epilogue still instantiates its
+// own blocks' driver).
+extern template void gemm_fma_batched<float>(const StridedMatrix<float>&, const Strides&, const StridedMatrix<float>&,
+                                             const Strides&, float*, const Shape&, std::int64_t, std::int64_t,
+                                             std::int64_t);
+extern template void gemm_fma_batched<double>(const StridedMatrix<double>&, const Strides&,
+                                              const StridedMatrix<double>&, const Strides&, double*, const Shape&,
+                                              std::int64_t, std::int64_t, std::int64_t);
+#endif
+
 }  // namespace weft::detail::cpu
 
 #endif  // !defined(__CUDA_ARCH__)

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: MIT
+/// @file The optional precompiled kernels (the weft_kernels library): Eigen's GEMM behind matmul, weft's FMA GEMM and the CPU flash attention, for float and double, compiled once for a program whose files define WEFT_PRECOMPILED_KERNELS.
+///
+/// Header-only stays the default: without the macro every file instantiates what it calls. With
+/// it (meson: weft_kernels_dep; CMake: weft::kernels, which define it for their users), the
+/// headers declare these and no file parses Eigen or compiles them. Built with the program's own
+/// flags (-march): the kernels inside are those of its ISA.
+#undef WEFT_PRECOMPILED_KERNELS  // this file holds the definitions
+
+#include "weft/backend/cpu/attention/flash.hpp"
+#include "weft/backend/cpu/gemm/eigen.hpp"
+#include "weft/backend/cpu/gemm/fma.hpp"
+
+namespace weft::detail::cpu {
+
+template void eigen_product<float>(const float*, std::int64_t, bool, const float*, std::int64_t, bool, float*,
+                                   std::int64_t, std::int64_t, std::int64_t, int);
+template void eigen_product<double>(const double*, std::int64_t, bool, const double*, std::int64_t, bool, double*,
+                                    std::int64_t, std::int64_t, std::int64_t, int);
+template void gemm_fma_batched<float>(const StridedMatrix<float>&, const Strides&, const StridedMatrix<float>&,
+                                      const Strides&, float*, const Shape&, std::int64_t, std::int64_t, std::int64_t);
+template void gemm_fma_batched<double>(const StridedMatrix<double>&, const Strides&, const StridedMatrix<double>&,
+                                       const Strides&, double*, const Shape&, std::int64_t, std::int64_t,
+                                       std::int64_t);
+
+}  // namespace weft::detail::cpu
+
+namespace weft::detail::cpu::flash {
+
+template void flash_forward_cpu<float>(const FlashProblem<float>&, float*, double*);
+template void flash_forward_cpu<double>(const FlashProblem<double>&, double*, double*);
+template void flash_backward_cpu<float>(const FlashProblem<float>&, const SdpaRows<float>&, const SdpaRows<float>&,
+                                        const double*, float*, float*, float*);
+template void flash_backward_cpu<double>(const FlashProblem<double>&, const SdpaRows<double>&,
+                                         const SdpaRows<double>&, const double*, double*, double*, double*);
+
+}  // namespace weft::detail::cpu::flash
