@@ -14,7 +14,8 @@ int main() {
   counts += weft::cast<std::int32_t>(writable * 2.5f);
   weft::Tensor<float> copy(read_only.transpose(0, 1));
   weft::Tensor<float> joined = weft::cat(0, writable, read_only * 2);
-  (void)view, (void)copy, (void)joined;
+  weft::Tensor<double> like = weft::zeros_like<double>(read_only);
+  (void)view, (void)copy, (void)joined, (void)like;
 #elif WEFT_MISUSE == 1  // writing through a view of a const tensor
   read_only.slice(0, 0, 1) = 1.0f;
 #elif WEFT_MISUSE == 2  // a writable view of a const tensor
@@ -28,5 +29,8 @@ int main() {
 #elif WEFT_MISUSE == 5  // a number joined by cat (it has no shape)
   auto joined = weft::cat(0, writable, 2.0f);
   (void)joined;
+#elif WEFT_MISUSE == 6  // an expression given to a *_like factory (it has no elements to be like)
+  auto like = weft::zeros_like(writable * 2.0f);
+  (void)like;
 #endif
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file core: the factories zeros/ones/full/arange/empty/from_vector for every dtype.
+/// @file core: the factories zeros/ones/full/arange/empty/from_vector for every dtype, and the *_like factories.
 #include "reference.hpp"
 
 #include <array>
@@ -59,6 +59,45 @@ TEST_CASE("factories: from_vector keeps row-major order and checks the shape") {
   CHECK(values_of(b) == std::vector<double>{1, 0, 1});
   CHECK_THROWS_WITH_AS(weft::from_vector<std::int64_t>(v, Shape{4, 2}), doctest::Contains("weft::from_vector: 6 values do not fill shape [4, 2]"),
                        weft::Error);
+}
+
+TEST_CASE("factories: *_like take the shape and device of a tensor or view, their dtype unless one is given") {
+  const Tensor<float> x = weft::rand<float>(Shape{3, 5}, seed());
+  const TensorView<const float> xt = x.transpose(0, 1);  // strided: the result is contiguous anyway
+  auto check_like = [](const auto& t, const Shape& shape, std::vector<double> want) {
+    CHECK(t.shape() == shape);
+    CHECK(t.is_contiguous());
+    CHECK(t.device() == weft::Device::cpu());
+    if (!want.empty()) CHECK(values_of(t) == want);
+  };
+  const Tensor<float> z = weft::zeros_like(x);
+  check_like(z, Shape{3, 5}, std::vector<double>(15, 0.0));
+  const Tensor<double> zd = weft::zeros_like<double>(xt);
+  check_like(zd, Shape{5, 3}, std::vector<double>(15, 0.0));
+  const Tensor<std::int64_t> o = weft::ones_like<std::int64_t>(x);
+  check_like(o, Shape{3, 5}, std::vector<double>(15, 1.0));
+  const Tensor<half> f = weft::full_like<half>(xt, 2.5);
+  check_like(f, Shape{5, 3}, std::vector<double>(15, 2.5));
+  const Tensor<float> f2 = weft::full_like(x, -7);
+  check_like(f2, Shape{3, 5}, std::vector<double>(15, -7.0));
+  const Tensor<bool> e = weft::empty_like<bool>(xt);
+  check_like(e, Shape{5, 3}, {});
+  const Tensor<float> empty_ok = weft::zeros_like(Tensor<float>(weft::empty<float>(Shape{0, 4})));
+  CHECK(empty_ok.shape() == Shape{0, 4});
+
+  // rand_like / randn_like draw like rand / randn of the shape: from a Generator, or the global one.
+  weft::Generator g(seed());
+  const Tensor<double> r = weft::rand_like<double>(xt, g);
+  check_like(r, Shape{5, 3}, values_of(weft::rand<double>(Shape{5, 3}, seed())));
+  const Tensor<float> n = weft::randn_like(x, g);
+  check_like(n, Shape{3, 5}, {});
+  weft::Generator h(seed());
+  h.set_offset(15);
+  CHECK(n.to_vector() == weft::randn<float>(Shape{3, 5}, h).to_vector());
+  const std::uint64_t offset = weft::default_generator().offset();
+  const Tensor<bfloat16> rb = weft::rand_like<bfloat16>(x);
+  CHECK(weft::default_generator().offset() == offset + 15);
+  check_like(rb, Shape{3, 5}, {});
 }
 
 }  // TEST_SUITE

@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: MIT
-/// @file The nn ops over Vars and their backward through weft's own backward kernels: linear (GEMMs over transposed views), dropout (a where), layer_norm (nn::layer_norm_backward), cross_entropy (nn::cross_entropy_backward), scaled_dot_product_attention (the flash backward).
+/// @file The nn ops over Vars and their backward through weft's own backward kernels: linear (GEMMs over transposed views), dropout (a where over a counter-based mask), layer_norm (nn::layer_norm_backward), cross_entropy (nn::cross_entropy_backward), scaled_dot_product_attention (the flash backward).
 #pragma once
 
 #include <algorithm>
+#include <concepts>
 #include <cstdint>
 
 #include "weft/ad/operators.hpp"
 #include "weft/ad/record.hpp"
 #include "weft/ad/reduce.hpp"
+#include "weft/core/generator.hpp"
 #include "weft/nn/cross_entropy.hpp"
 #include "weft/nn/layer_norm_backward.hpp"
 #include "weft/nn/sdpa.hpp"
+#include "weft/ops/factories.hpp"
 #include "weft/ops/layer_norm.hpp"
 #include "weft/ops/matmul.hpp"
 
@@ -81,6 +84,26 @@ auto linear(const X& x, const W& w) {
   return detail::linear_recorded<T>(ad::detail::input<T>(x), ad::detail::input<T>(w), nullptr);
 }
 
+}  // namespace WEFT_BACKEND_ABI
+
+namespace detail {
+inline namespace WEFT_BACKEND_ABI {
+/// dropout's check of p, then (training) its where over a uniform mask u = weft::rand<float>(x's
+/// shape, source): u >= p keeps.
+template <class T>
+ad::Var<T> dropout_from(const ad::Var<T>& v, double p, bool training, const RandomSource& source) {
+  if (!(p >= 0 && p <= 1))
+    weft::detail::fail("nn::dropout", "dropout probability has to be between 0 and 1, but got ", p);
+  if (!training || p == 0) return v;
+  if (p == 1) return ad::Var<T>(v * 0.0);
+  const Tensor<float> u = weft::rand<float>(v.shape(), source, v.value().device());
+  return ad::Var<T>(weft::where(u >= float(p), v * (1.0 / (1.0 - p)), 0.0));
+}
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace detail
+
+inline namespace WEFT_BACKEND_ABI {
+
 /// dropout(x, p, seed): each element kept with probability 1 - p and scaled by 1 / (1 - p), else
 /// 0 (torch.nn.functional.dropout in training). The mask is a counter-based draw (weft::rand with
 /// `seed`, the same on every device); the gradient flows through the kept elements, derived from
@@ -89,13 +112,17 @@ template <class X>
   requires ad::detail::AdOperands<X>
 auto dropout(const X& x, double p, std::uint64_t seed) {
   using T = ad::detail::input_dtype_t<X>;
-  if (!(p >= 0 && p <= 1))
-    weft::detail::fail("nn::dropout", "dropout probability has to be between 0 and 1, but got ", p);
-  const ad::Var<T> v = ad::detail::input<T>(x).var;
-  if (p == 0) return v;
-  if (p == 1) return ad::Var<T>(v * 0.0);
-  const Tensor<float> u = weft::rand<float>(v.shape(), seed, v.value().device());
-  return ad::Var<T>(weft::where(u >= float(p), v * (1.0 / (1.0 - p)), 0.0));
+  return detail::dropout_from<T>(ad::detail::input<T>(x).var, p, true, seed);
+}
+
+/// dropout(x, p = 0.5, training = true) (torch.nn.functional.dropout): the same where, its mask
+/// drawn from the global generator (weft::manual_seed makes it reproducible); not training: x
+/// itself. `training` is a bool only (a number there is the seed of the form above).
+template <class X, class Training = bool>
+  requires ad::detail::AdOperands<X> && std::same_as<Training, bool>
+auto dropout(const X& x, double p = 0.5, Training training = true) {
+  using T = ad::detail::input_dtype_t<X>;
+  return detail::dropout_from<T>(ad::detail::input<T>(x).var, p, training, RandomSource());
 }
 
 /// layer_norm(x, weight, bias, eps) over the last weight.dim() dims of a Var; the backward is

@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: MIT
-/// @file The random initial values of module parameters (torch's uniform and normal inits) and the seeds they are drawn from.
+/// @file The random initial values of module parameters (torch's uniform and normal inits) and where they are drawn from.
 ///
-/// weft's random factories take an explicit seed (`rand<T>(shape, seed)`: element i depends only
-/// on (seed, i)). Until a global generator exists, a module's constructor takes an optional seed:
-/// given, the module's values depend on it alone (its k-th random parameter draws stream k of the
-/// seed), whatever was built before; omitted, each random parameter takes the next seed of one
-/// process-wide counter-based stream, so a program that builds the same modules in the same order
-/// gets the same values on every run, and two modules never share values.
+/// A module's constructor takes an optional seed. Omitted, every random parameter is drawn from
+/// the global generator (weft::manual_seed), as torch's modules are: `manual_seed(s)` then the
+/// same modules built in the same order give the same values on every run, and two modules never
+/// share values. Given, the module's values depend on that seed alone (its k-th random parameter
+/// draws from a Generator seeded with stream k of the seed), whatever was drawn before, and the
+/// global generator does not move.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <optional>
 
+#include "weft/core/generator.hpp"
 #include "weft/core/random.hpp"
 #include "weft/ops/factories.hpp"
 #include "weft/ops/fuse.hpp"
@@ -25,16 +25,15 @@ inline std::uint64_t philox_seed(std::uint64_t key, std::uint64_t index) {
   return (std::uint64_t(r.w[0]) << 32) | r.w[1];
 }
 
-/// The seeds of one module's random parameters, in the order the module draws them.
+/// The seeds of one module's random parameters, in the order the module draws them: with the
+/// module's seed, one seed per parameter from its stream; without, none (the global generator).
 class InitSeeds {
  public:
   explicit InitSeeds(std::optional<std::uint64_t> seed) : seed_(seed) {}
 
-  std::uint64_t next() {
-    // The process-wide stream's key: any constant apart from the small seeds callers pick.
-    constexpr std::uint64_t kProcessStream = 0x6E6E2E696E697421;  // "nn.init!"
-    static std::atomic<std::uint64_t> process_counter{0};
-    return seed_ ? philox_seed(*seed_, drawn_++) : philox_seed(kProcessStream, process_counter++);
+  std::optional<std::uint64_t> next() {
+    if (!seed_) return std::nullopt;
+    return philox_seed(*seed_, drawn_++);
   }
 
  private:
@@ -42,22 +41,23 @@ class InitSeeds {
   std::uint64_t drawn_ = 0;
 };
 
-// The process-wide counter above is one for every file; these call the factories, which differ
-// between nvcc and host files (core/config.hpp, docs/architecture.md "ODR safety").
+// These call the factories, which differ between nvcc and host files (core/config.hpp,
+// docs/architecture.md "ODR safety").
 inline namespace WEFT_BACKEND_ABI {
 
-/// U(-bound, bound), torch's `nn.init.uniform_(t, -bound, bound)`.
+/// U(-bound, bound), torch's `nn.init.uniform_(t, -bound, bound)`, from `seed`'s generator or
+/// the global one.
 template <class T>
-Tensor<T> uniform_init(const Shape& shape, double bound, std::uint64_t seed) {
-  Tensor<T> t = rand<T>(shape, seed);
+Tensor<T> uniform_init(const Shape& shape, double bound, std::optional<std::uint64_t> seed) {
+  Tensor<T> t = seed ? rand<T>(shape, *seed) : rand<T>(shape);
   t = (t * 2.0 - 1.0) * bound;
   return t;
 }
 
-/// N(0, 1), torch's `nn.init.normal_(t)`.
+/// N(0, 1), torch's `nn.init.normal_(t)`, from `seed`'s generator or the global one.
 template <class T>
-Tensor<T> normal_init(const Shape& shape, std::uint64_t seed) {
-  return randn<T>(shape, seed);
+Tensor<T> normal_init(const Shape& shape, std::optional<std::uint64_t> seed) {
+  return seed ? randn<T>(shape, *seed) : randn<T>(shape);
 }
 
 }  // namespace WEFT_BACKEND_ABI
