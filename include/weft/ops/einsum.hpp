@@ -165,8 +165,8 @@ std::optional<TensorView<const T>> merge_view_dims(const TensorView<const T>& v,
   return TensorView<const T>(v.storage(), shape, strides, v.offset());
 }
 
-/// `op` permuted to [batch..., groups[0]..., groups[1]...] and each group merged into one dim: a
-/// view when the strides allow it, else (`copied` set) a contiguous copy of the permuted view.
+/// `op` permuted to [batch..., first..., second...] and each of first and second merged into one
+/// dim: a view when the strides allow it, else (`copied` set) a contiguous copy of the permuted view.
 template <class T>
 TensorView<const T> matmul_operand(const LabeledView<T>& op, const std::vector<int>& batch,
                                    const std::vector<int>& first, const std::vector<int>& second, bool& copied) {
@@ -192,6 +192,82 @@ inline std::string einsum_labels_str(const std::vector<int>& labels) {
 
 inline namespace WEFT_BACKEND_ABI {
 
+/// The output's labels: as written (each letter once, and in an operand), else the ellipsis's
+/// dims then the letters that occur once in the spec, sorted (torch's implicit output).
+template <class T>
+std::vector<int> einsum_output(std::string_view spec, const EinsumSpec& parsed, const LabeledView<T> (&ops)[2],
+                               int total) {
+  const char* op = "einsum";
+  std::vector<int> out;
+  if (parsed.output) {
+    for (int label : parsed.output->labels) {
+      if (label == kEllipsisMark) {
+        for (int t = 0; t < total; ++t) out.push_back(kEllipsisLabel + t);
+        continue;
+      }
+      if (ops[0].find(label) < 0 && ops[1].find(label) < 0)
+        fail(op, "the output of '", spec, "' names ", einsum_label_name(label), ", which no operand has");
+      if (std::count(out.begin(), out.end(), label))
+        fail(op, "the output of '", spec, "' names ", einsum_label_name(label), " twice; each output letter once");
+      out.push_back(label);
+    }
+    return out;
+  }
+  for (int t = 0; t < total; ++t) out.push_back(kEllipsisLabel + t);
+  for (int label = 0; label < kEllipsisLabel; ++label) {
+    long count = 0;
+    for (const EinsumTerm& term : parsed.inputs) count += std::count(term.labels.begin(), term.labels.end(), label);
+    if (count == 1) out.push_back(label);
+  }
+  return out;
+}
+
+/// A letter of both operands with extent 1 in one of them broadcasts (torch's rule): that operand
+/// does not vary along it, so its dim is dropped. Other unequal extents are an error naming the
+/// letter and both sizes.
+template <class T>
+void drop_broadcast_letters(std::string_view spec, LabeledView<T> (&ops)[2], const Shape& a, const Shape& b) {
+  for (std::size_t i = 0; i < ops[0].labels.size();) {
+    const int label = ops[0].labels[i], j = ops[1].find(label);
+    const std::int64_t n0 = ops[0].shape[int(i)], n1 = j < 0 ? n0 : ops[1].shape[j];
+    if (n0 == n1) {
+      ++i;
+    } else if (n1 == 1) {
+      ops[1].drop(j);
+      ++i;
+    } else if (n0 == 1) {
+      ops[0].drop(int(i));
+    } else {
+      fail("einsum", einsum_label_name(label), " has size ", n0, " in operand 0 (shape ", a, ") but ", n1,
+           " in operand 1 (shape ", b, ") in '", spec, "'; a shared letter needs one size (or 1, which broadcasts)");
+    }
+  }
+}
+
+inline bool einsum_has_label(const std::vector<int>& labels, int label) {
+  return std::find(labels.begin(), labels.end(), label) != labels.end();
+}
+
+/// sum over l of x[..., l, ...] for every letter l of one operand that neither the other operand
+/// nor the output has: summed out of that operand first (weft::sum's kernel, in T's sum dtype,
+/// rounded back to T).
+template <class T>
+void sum_lone_letters(LabeledView<T> (&ops)[2], const std::vector<int>& out) {
+  for (int k = 0; k < 2; ++k) {
+    std::vector<std::int64_t> dims;
+    std::vector<int> kept;
+    for (std::size_t d = 0; d < ops[k].labels.size(); ++d) {
+      const int label = ops[k].labels[d];
+      if (!einsum_has_label(out, label) && ops[1 - k].find(label) < 0) dims.push_back(std::int64_t(d));
+      else kept.push_back(label);
+    }
+    if (dims.empty()) continue;
+    const auto sums = reduce_sum(as_expr(ops[k].view()), &dims, false, "einsum");
+    if constexpr (std::is_same_v<typename decltype(sums)::value_type, T>) ops[k] = LabeledView<T>::of(sums.view(), kept);
+    else ops[k] = LabeledView<T>::of(Tensor<T>(cast<T>(sums)).view(), kept);
+  }
+}
+
 template <class T>
 Tensor<T> einsum_impl(std::string_view spec, const TensorView<const T>& a, const TensorView<const T>& b) {
   const char* op = "einsum";
@@ -213,58 +289,9 @@ Tensor<T> einsum_impl(std::string_view spec, const TensorView<const T>& a, const
          b.device(), "; move them to one device with .to(device)");
   LabeledView<T> ops[2] = {label_operand(spec, 0, a, parsed.inputs[0], total),
                            label_operand(spec, 1, b, parsed.inputs[1], total)};
-  // The output's labels: as written, else the ellipsis then the letters that occur once, sorted.
-  std::vector<int> out;
-  if (parsed.output) {
-    for (int label : parsed.output->labels) {
-      if (label == kEllipsisMark) {
-        for (int t = 0; t < total; ++t) out.push_back(kEllipsisLabel + t);
-        continue;
-      }
-      if (ops[0].find(label) < 0 && ops[1].find(label) < 0)
-        fail(op, "the output of '", spec, "' names ", einsum_label_name(label), ", which no operand has");
-      if (std::count(out.begin(), out.end(), label))
-        fail(op, "the output of '", spec, "' names ", einsum_label_name(label), " twice; each output letter once");
-      out.push_back(label);
-    }
-  } else {
-    for (int t = 0; t < total; ++t) out.push_back(kEllipsisLabel + t);
-    for (int label = 0; label < kEllipsisLabel; ++label) {
-      long count = 0;
-      for (int k = 0; k < 2; ++k) count += std::count(parsed.inputs[k].labels.begin(), parsed.inputs[k].labels.end(), label);
-      if (count == 1) out.push_back(label);
-    }
-  }
-  auto in_out = [&](int label) { return std::count(out.begin(), out.end(), label) > 0; };
-  // A shared label of extent 1 in one operand broadcasts: that operand does not vary along it.
-  for (std::size_t i = 0; i < ops[0].labels.size();) {
-    const int label = ops[0].labels[i], j = ops[1].find(label);
-    const std::int64_t n0 = ops[0].shape[int(i)], n1 = j < 0 ? n0 : ops[1].shape[j];
-    if (n0 == n1) {
-      ++i;
-    } else if (n1 == 1) {
-      ops[1].drop(j);
-      ++i;
-    } else if (n0 == 1) {
-      ops[0].drop(int(i));
-    } else {
-      fail(op, einsum_label_name(label), " has size ", n0, " in operand 0 (shape ", a.shape(), ") but ", n1,
-           " in operand 1 (shape ", b.shape(), ") in '", spec, "'; a shared letter needs one size (or 1, which broadcasts)");
-    }
-  }
-  // A label of one operand that the output lacks is summed out of it first.
-  for (int k = 0; k < 2; ++k) {
-    std::vector<std::int64_t> dims;
-    for (std::size_t d = 0; d < ops[k].labels.size(); ++d)
-      if (!in_out(ops[k].labels[d]) && ops[1 - k].find(ops[k].labels[d]) < 0) dims.push_back(std::int64_t(d));
-    if (dims.empty()) continue;
-    const auto sums = reduce_sum(as_expr(ops[k].view()), &dims, false, op);
-    std::vector<int> kept;
-    for (std::size_t d = 0; d < ops[k].labels.size(); ++d)
-      if (std::find(dims.begin(), dims.end(), std::int64_t(d)) == dims.end()) kept.push_back(ops[k].labels[d]);
-    if constexpr (std::is_same_v<typename decltype(sums)::value_type, T>) ops[k] = LabeledView<T>::of(sums.view(), kept);
-    else ops[k] = LabeledView<T>::of(Tensor<T>(cast<T>(sums)).view(), kept);
-  }
+  const std::vector<int> out = einsum_output(spec, parsed, ops, total);
+  drop_broadcast_letters(spec, ops, a.shape(), b.shape());
+  sum_lone_letters(ops, out);
   // batch: in both and the output; contracted: in both, not the output; free: one operand's, in the output.
   std::vector<int> batch, contracted, free[2];
   for (int label : out) {
@@ -272,7 +299,7 @@ Tensor<T> einsum_impl(std::string_view spec, const TensorView<const T>& a, const
     (in0 && in1 ? batch : free[in0 ? 0 : 1]).push_back(label);
   }
   for (int label : ops[0].labels)
-    if (!in_out(label) && ops[1].find(label) >= 0) contracted.push_back(label);
+    if (!einsum_has_label(out, label) && ops[1].find(label) >= 0) contracted.push_back(label);
   // The product's dims are [batch, free of the left operand, free of the right one]: the operand
   // whose free letters come first in the output goes left, so that no copy reorders the result.
   std::vector<int> natural[2];
