@@ -305,6 +305,13 @@ TEST_CASE("random ops: the same values for 1 and 2 threads, and on replay after 
     CHECK(one[k] == two[k]);
   }
   CHECK(one[0] != values_of(weft::rand<float>(Shape{300, 700})));  // the generator moved on
+  // Strided operands are read through their strides: the values of a contiguous copy (a seed as
+  // the source: a fresh Generator each call).
+  const TensorView<const float> pt = probs.slice(1, 0, 64).transpose(0, 1);  // [64, 64], strided
+  const Tensor<float> pc = pt.clone();
+  CHECK(values_of(weft::multinomial(pt, 5, false, s)) == values_of(weft::multinomial(pc, 5, false, s)));
+  CHECK(values_of(weft::multinomial(pt, 5, true, s)) == values_of(weft::multinomial(pc, 5, true, s)));
+  CHECK(values_of(weft::bernoulli(pt, s)) == values_of(weft::bernoulli(pc, s)));
 }
 
 TEST_CASE("multinomial over LLM-sized rows: one sample from each of 64 rows of 50257 weights") {
