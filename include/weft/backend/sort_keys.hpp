@@ -9,28 +9,12 @@
 
 namespace weft::detail {
 
-template <std::size_t Bytes>
-struct UnsignedOfWidth;
-template <>
-struct UnsignedOfWidth<1> {
-  using type = std::uint8_t;
-};
-template <>
-struct UnsignedOfWidth<2> {
-  using type = std::uint16_t;
-};
-template <>
-struct UnsignedOfWidth<4> {
-  using type = std::uint32_t;
-};
-template <>
-struct UnsignedOfWidth<8> {
-  using type = std::uint64_t;
-};
-
 /// The unsigned integer that a sort of T orders: as wide as T (bool: one byte).
 template <class T>
-using radix_key_t = typename UnsignedOfWidth<sizeof(T)>::type;
+using radix_key_t =
+    std::conditional_t<sizeof(T) == 1, std::uint8_t,
+                       std::conditional_t<sizeof(T) == 2, std::uint16_t,
+                                          std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>>>;
 
 /// The bits of +infinity of a floating dtype: a magnitude above them is a NaN.
 template <class T>

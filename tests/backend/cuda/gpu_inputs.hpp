@@ -38,6 +38,18 @@ weft::TensorView<T> on_gpu(Rng& rng, const Shape& shape, GpuLayout layout, const
   return random_contiguous<T>(rng, shape, d).to(gpu);
 }
 
+/// `got` (on the GPU) holds exactly `want`'s values (NaN matching NaN): for the ops that one order
+/// decides (index ops, sorts, selections), whose GPU results equal the CPU's.
+template <class T>
+void check_same(const weft::TensorBase<T>& got, const Tensor<T>& want) {
+  CHECK(got.device() == gpu);
+  REQUIRE(got.shape() == want.shape());
+  const std::vector<double> a = values_of(got.to(Device::cpu())), b = values_of(want);
+  std::int64_t wrong = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) wrong += !(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])));
+  CHECK(wrong == 0);
+}
+
 /// float32's epsilon, 2^-23: the unit of the GPU tolerances.
 inline constexpr double kEps = 0x1p-23;
 

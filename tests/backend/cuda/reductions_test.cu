@@ -18,17 +18,6 @@ using weft::test::cuda_available;
 
 namespace {
 
-/// `got` (on the GPU) holds exactly `want`'s values (NaN matching NaN).
-template <class T>
-void check_same(const weft::TensorBase<T>& got, const Tensor<T>& want) {
-  CHECK(got.device() == gpu);
-  REQUIRE(got.shape() == want.shape());
-  const std::vector<double> a = values_of(got.to(Device::cpu())), b = values_of(want);
-  std::int64_t wrong = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) wrong += !(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])));
-  CHECK(wrong == 0);
-}
-
 /// The GPU folds up to n values sequentially in one thread: reference tolerances with eps scaled
 /// from the pairwise bound (log2 n + 16) to the sequential one (n + 16).
 double sequential_eps(double eps, std::size_t n) {

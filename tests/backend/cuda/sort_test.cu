@@ -17,17 +17,6 @@ using weft::test::cuda_available;
 namespace {
 inline namespace WEFT_BACKEND_ABI {  // its helpers reach weft's backends (docs/architecture.md, ODR safety)
 
-/// `got` (on the GPU) holds exactly `want`'s values (NaN matching NaN).
-template <class T>
-void check_same(const weft::TensorBase<T>& got, const Tensor<T>& want) {
-  CHECK(got.device() == gpu);
-  REQUIRE(got.shape() == want.shape());
-  const std::vector<double> a = values_of(got.to(Device::cpu())), b = values_of(want);
-  std::int64_t wrong = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) wrong += !(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])));
-  CHECK(wrong == 0);
-}
-
 template <class T>
 void check_on_gpu(Rng& rng, const Shape& shape, GpuLayout layout) {
   const weft::TensorView<T> x = on_gpu<T>(rng, shape, layout, tie_domain<T>(0.05));

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "weft/backend/cpu/pointwise.hpp"
+#include "weft/backend/cpu/thread_chunk.hpp"
 #include "weft/core/shape.hpp"
 #include "weft/expr/reducers.hpp"
 
@@ -22,20 +23,15 @@ void compact(std::int64_t n, const Keep& keep, const Emit& emit) {
   std::vector<std::int64_t> first(std::size_t(threads) + 1, 0);  // first[t]: kept positions before chunk t
   WEFT_PRAGMA_OMP(omp parallel num_threads(threads) if (threads > 1))
   {
-#if defined(_OPENMP)
-    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-#else
-    const int t = 0, nt = 1;
-#endif
-    const std::int64_t lo = n * t / nt, hi = n * (t + 1) / nt;
+    const ThreadChunk chunk = this_thread_chunk(n);
     std::int64_t kept = 0;
-    for (std::int64_t i = lo; i < hi; ++i) kept += keep(i) ? 1 : 0;
-    first[std::size_t(t) + 1] = kept;
+    for (std::int64_t i = chunk.begin; i < chunk.end; ++i) kept += keep(i) ? 1 : 0;
+    first[std::size_t(chunk.thread) + 1] = kept;
     WEFT_PRAGMA_OMP(omp barrier)
     WEFT_PRAGMA_OMP(omp single)
-    for (int u = 0; u < nt; ++u) first[std::size_t(u) + 1] += first[std::size_t(u)];
-    std::int64_t k = first[std::size_t(t)];
-    for (std::int64_t i = lo; i < hi; ++i)
+    for (int u = 0; u < chunk.threads; ++u) first[std::size_t(u) + 1] += first[std::size_t(u)];
+    std::int64_t k = first[std::size_t(chunk.thread)];
+    for (std::int64_t i = chunk.begin; i < chunk.end; ++i)
       if (keep(i)) emit(i, k++);
   }
 }

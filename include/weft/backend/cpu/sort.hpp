@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "weft/backend/cpu/pointwise.hpp"
+#include "weft/backend/cpu/thread_chunk.hpp"
 #include "weft/backend/sort_keys.hpp"
 #include "weft/core/host_memory.hpp"
 
@@ -122,13 +123,10 @@ Index* radix_sort_long_row(K* keys, K* keys_alt, Index* order, Index* order_alt,
   Index* result = order;
   WEFT_PRAGMA_OMP(omp parallel num_threads(threads))
   {
-#if defined(_OPENMP)
-    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-#else
-    const int t = 0, nt = 1;
-#endif
-    const std::int64_t lo = n * t / nt, hi = n * (t + 1) / nt;
-    auto& mine = count[std::size_t(t)];
+    const ThreadChunk chunk = this_thread_chunk(n);
+    const std::int64_t lo = chunk.begin, hi = chunk.end;
+    const int nt = chunk.threads;
+    auto& mine = count[std::size_t(chunk.thread)];
     make_keys(lo, hi);
     for (std::int64_t i = lo; i < hi; ++i)
       for (int p = 0; p < P; ++p) ++mine[p][radix_digit(keys[i], p)];
@@ -227,13 +225,8 @@ void sort_long_rows(const T* x, T* values, std::int64_t* indices, std::int64_t o
                                               });
     WEFT_PRAGMA_OMP(omp parallel num_threads(threads))
     {
-#if defined(_OPENMP)
-      const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-#else
-      const int t = 0, nt = 1;
-#endif
-      write_sorted_row(xr, sorted, values ? values + base : nullptr, indices + base, inner, n * t / nt,
-                       n * (t + 1) / nt);
+      const ThreadChunk chunk = this_thread_chunk(n);
+      write_sorted_row(xr, sorted, values ? values + base : nullptr, indices + base, inner, chunk.begin, chunk.end);
     }
   }
 }

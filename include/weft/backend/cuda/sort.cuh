@@ -13,42 +13,30 @@
 
 #include "weft/backend/cuda/reduce.cuh"
 #include "weft/backend/cuda/runtime.cuh"
+#include "weft/backend/cuda/sort_thread.hpp"
 #include "weft/backend/sort_keys.hpp"
 #include "weft/core/device.hpp"
 
 namespace weft::detail::cuda {
 
-/// Row r of the batch [first_row, first_row + rows), element i, one thread each: its key at
-/// (r - first_row) * n + i (the batch's rows back to back, the layout the radix sorts read) and
-/// its index i beside it.
+/// The batch's keys and indices, one thread per element (write_sort_key).
 template <class T, class Index>
 __global__ void __launch_bounds__(kRowBlock) sort_keys_kernel(const T* __restrict__ x, radix_key_t<T>* __restrict__ keys,
-                                                               Index* __restrict__ order, std::int64_t first_row,
-                                                               std::int64_t rows, std::int64_t n, std::int64_t inner,
+                                                               Index* __restrict__ order, SortBatch batch,
                                                                bool descending) {
   const RowGroup<1> group;
-  for (std::int64_t t = group.first; t < rows * n; t += group.step) {
-    const std::int64_t r = first_row + t / n, i = t % n;
-    keys[t] = radix_key(x[((r / inner) * n + i) * inner + r % inner], descending);
-    order[t] = Index(i);
-  }
+  for (std::int64_t t = group.first; t < batch.rows * batch.n; t += group.step)
+    write_sort_key(x, keys, order, batch, t, descending);
 }
 
-/// The sorted batch written out, one thread per element: indices[o, j, c] = order of row (o, c) at
-/// rank j, values[o, j, c] = x[o, that index, c] (the element itself; values may be nullptr).
+/// The sorted batch written out, one thread per element (write_sorted_element; values may be nullptr).
 template <class T, class Index>
 __global__ void __launch_bounds__(kRowBlock)
     sorted_output_kernel(const T* __restrict__ x, const Index* __restrict__ order, T* __restrict__ values,
-                         std::int64_t* __restrict__ indices, std::int64_t first_row, std::int64_t rows,
-                         std::int64_t n, std::int64_t inner) {
+                         std::int64_t* __restrict__ indices, SortBatch batch) {
   const RowGroup<1> group;
-  for (std::int64_t t = group.first; t < rows * n; t += group.step) {
-    const std::int64_t r = first_row + t / n, j = t % n;
-    const std::int64_t base = (r / inner) * n * inner + r % inner;
-    const std::int64_t i = std::int64_t(order[t]);
-    indices[base + j * inner] = i;
-    if (values) values[base + j * inner] = x[base + i * inner];
-  }
+  for (std::int64_t t = group.first; t < batch.rows * batch.n; t += group.step)
+    write_sorted_element(x, order, values, indices, batch, t);
 }
 
 /// offsets[s] = s * n for s in [0, segments]: where DeviceSegmentedRadixSort's segments begin
@@ -58,15 +46,14 @@ __global__ void __launch_bounds__(kRowBlock) segment_offsets_kernel(int* offsets
   for (std::int64_t s = group.first; s <= segments; s += group.step) offsets[s] = int(s) * n;
 }
 
-/// Sorts rows [first_row, first_row + rows) of length n: keys and indices into scratch, CUB's
+/// Sorts one batch of rows: keys and indices into scratch, CUB's
 /// radix sort (stable: equal keys keep the order of their indices), the result written out. One
 /// row uses DeviceRadixSort (any length Index holds); several, DeviceSegmentedRadixSort (its
 /// item count is an int: the caller's batches hold at most INT_MAX elements).
 template <class T, class Index>
-void sort_batch(const T* x, T* values, std::int64_t* indices, std::int64_t first_row, std::int64_t rows,
-                std::int64_t n, std::int64_t inner, bool descending) {
+void sort_batch(const T* x, T* values, std::int64_t* indices, const SortBatch& batch, bool descending) {
   using K = radix_key_t<T>;
-  const std::int64_t total = rows * n;
+  const std::int64_t rows = batch.rows, n = batch.n, total = rows * n;
   const cudaStream_t stream = 0;
   // Scratch: keys and indices twice (in, out), then the segment offsets, then CUB's temporary storage.
   auto round_up = [](std::size_t b) { return (b + 255) / 256 * 256; };
@@ -95,8 +82,7 @@ void sort_batch(const T* x, T* values, std::int64_t* indices, std::int64_t first
   int* offsets = reinterpret_cast<int*>(p + 2 * key_bytes + 2 * index_bytes);
   void* cub_scratch = p + 2 * key_bytes + 2 * index_bytes + offset_bytes;
 
-  sort_keys_kernel<T, Index><<<row_grid(total, 1), kRowBlock, 0, stream>>>(x, keys_in, order_in, first_row, rows, n,
-                                                                          inner, descending);
+  sort_keys_kernel<T, Index><<<row_grid(total, 1), kRowBlock, 0, stream>>>(x, keys_in, order_in, batch, descending);
   check_cuda(cudaGetLastError(), "sort keys kernel launch");
   if (rows == 1) {
     check_cuda(cub::DeviceRadixSort::SortPairs(cub_scratch, cub_bytes, keys_in, keys_out, order_in, order_out, total,
@@ -110,8 +96,7 @@ void sort_batch(const T* x, T* values, std::int64_t* indices, std::int64_t first
                                                         int(8 * sizeof(K)), stream),
                "cub::DeviceSegmentedRadixSort::SortPairs");
   }
-  sorted_output_kernel<T, Index><<<row_grid(total, 1), kRowBlock, 0, stream>>>(x, order_out, values, indices,
-                                                                              first_row, rows, n, inner);
+  sorted_output_kernel<T, Index><<<row_grid(total, 1), kRowBlock, 0, stream>>>(x, order_out, values, indices, batch);
   check_cuda(cudaGetLastError(), "sorted output kernel launch");
 }
 
@@ -124,14 +109,12 @@ void run_sort(const T* x, T* values, std::int64_t* indices, std::int64_t outer, 
   CudaDeviceGuard guard(device.index());
   const std::int64_t rows = outer * inner;
   if (rows == 0 || n == 0) return;
-  if (n > INT_MAX) {
-    for (std::int64_t r = 0; r < rows; ++r)
-      sort_batch<T, std::int64_t>(x, values, indices, r, 1, n, inner, descending);
-    return;
+  const std::int64_t per_batch = sort_batch_rows(n);
+  for (std::int64_t r = 0; r < rows; r += per_batch) {
+    const SortBatch batch{r, std::min(per_batch, rows - r), n, inner};
+    if (n > INT_MAX) sort_batch<T, std::int64_t>(x, values, indices, batch, descending);
+    else sort_batch<T, std::int32_t>(x, values, indices, batch, descending);
   }
-  const std::int64_t batch = std::max<std::int64_t>(INT_MAX / n, 1);
-  for (std::int64_t r = 0; r < rows; r += batch)
-    sort_batch<T, std::int32_t>(x, values, indices, r, std::min(batch, rows - r), n, inner, descending);
 }
 
 }  // namespace weft::detail::cuda
