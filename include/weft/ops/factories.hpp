@@ -112,7 +112,8 @@ Tensor<T> arange(std::int64_t n, Device device = Device::cpu()) {
 template <Element T>
 Tensor<T> rand(const Shape& shape, const RandomSource& source, Device device = Device::cpu()) {
   static_assert(is_floating_v<T>, "weft::rand makes floating-point tensors; use weft::randint for integers");
-  return detail::draw<T>("rand", shape, device, source.generator(), detail::uniform_of<T>);
+  return detail::draw<T>("rand", shape, device, source.generator(),
+                         [](std::uint64_t seed, std::uint64_t counter) { return detail::uniform_of<T>(seed, counter); });
 }
 template <Element T>
 Tensor<T> rand(const Shape& shape, Device device = Device::cpu()) {
@@ -123,7 +124,9 @@ Tensor<T> rand(const Shape& shape, Device device = Device::cpu()) {
 template <Element T>
 Tensor<T> randn(const Shape& shape, const RandomSource& source, Device device = Device::cpu()) {
   static_assert(is_floating_v<T>, "weft::randn makes floating-point tensors");
-  return detail::draw<T>("randn", shape, device, source.generator(), detail::random::normal_double);
+  return detail::draw<T>("randn", shape, device, source.generator(), [](std::uint64_t seed, std::uint64_t counter) {
+    return detail::random::normal_double(seed, counter);
+  });
 }
 template <Element T>
 Tensor<T> randn(const Shape& shape, Device device = Device::cpu()) {
