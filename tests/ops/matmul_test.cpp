@@ -77,18 +77,19 @@ TEST_CASE("matmul: Eigen's kernels: vector products through strides, one product
       check_matmul<double>(make_view<double>(rng, Shape{3, 1, 40}, Domain{}, Layout::contiguous),
                            make_view<double>(rng, Shape{40, 9}, Domain{}, Layout::contiguous));
     }
-  // A product too narrow for the FMA GEMM (m = 20 pads to 32 or 64 columns) but large enough to
-  // run in row bands on 2 threads, in each operand order.
+  // A product too narrow for the FMA GEMM (m = 9 pads to 16 columns or more on every ISA) but
+  // large enough to run in row bands on 2 threads, in each operand order.
   const int threads_before = weft::get_num_threads();
   weft::set_num_threads(2);
   for (const bool ta : {false, true})
     for (const bool tb : {false, true}) {
       INFO("a transposed ", ta, ", b transposed ", tb);
-      const TensorView<float> a = ta ? make_view<float>(rng, Shape{260, 803}, Domain{}, Layout::contiguous).transpose(0, 1)
-                                     : make_view<float>(rng, Shape{803, 260}, Domain{}, Layout::contiguous);
-      const TensorView<float> b = tb ? make_view<float>(rng, Shape{20, 260}, Domain{}, Layout::contiguous).transpose(0, 1)
-                                     : make_view<float>(rng, Shape{260, 20}, Domain{}, Layout::contiguous);
-      CHECK_FALSE(weft::detail::cpu::gemm_fma_pays<float>(803, 260, 20));
+      const TensorView<float> a = ta ? make_view<float>(rng, Shape{260, 1003}, Domain{}, Layout::contiguous).transpose(0, 1)
+                                     : make_view<float>(rng, Shape{1003, 260}, Domain{}, Layout::contiguous);
+      const TensorView<float> b = tb ? make_view<float>(rng, Shape{9, 260}, Domain{}, Layout::contiguous).transpose(0, 1)
+                                     : make_view<float>(rng, Shape{260, 9}, Domain{}, Layout::contiguous);
+      CHECK_FALSE(weft::detail::cpu::gemm_fma_pays<float>(1003, 260, 9));
+      CHECK(weft::detail::cpu::threads_for(1003 * 260 * 9 / 64) == 2);  // row bands on both threads
       check_matmul<float>(a, b);
     }
   weft::set_num_threads(threads_before);
