@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "weft/backend/threads.hpp"
