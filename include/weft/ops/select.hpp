@@ -66,7 +66,9 @@ template <Operand X, Operand M>
 Tensor<detail::operand_dtype_t<X>> masked_select(const X& x, const M& mask) {
   static_assert(std::is_same_v<detail::operand_dtype_t<M>, bool>,
                 "weft::masked_select: the mask must hold bool; write a comparison (x > 0) or cast<bool>(mask)");
-  return detail::masked_select_impl<detail::operand_dtype_t<X>>(detail::materialize(x), detail::materialize(mask));
+  if constexpr (std::is_same_v<detail::operand_dtype_t<M>, bool>)
+    return detail::masked_select_impl<detail::operand_dtype_t<X>>(detail::materialize(x), detail::materialize(mask));
+  else return {};  // not reached: the assertion above stops the build with its message alone
 }
 
 }  // namespace WEFT_BACKEND_ABI
