@@ -119,6 +119,9 @@ constexpr const char* type_name() {
   else if constexpr (std::is_same_v<T, double>) return "float64";
   else if constexpr (std::is_same_v<T, half>) return "float16";
   else if constexpr (std::is_same_v<T, bfloat16>) return "bfloat16";
+  else if constexpr (std::is_same_v<T, std::int8_t>) return "int8";
+  else if constexpr (std::is_same_v<T, std::uint8_t>) return "uint8";
+  else if constexpr (std::is_same_v<T, std::int16_t>) return "int16";
   else if constexpr (std::is_same_v<T, std::int32_t>) return "int32";
   else if constexpr (std::is_same_v<T, std::int64_t>) return "int64";
   else return "bool";
@@ -170,6 +173,20 @@ double round_to(double x) {
   else if constexpr (std::is_same_v<T, double>) return x;
   else if constexpr (std::is_same_v<T, bool>) return x != 0 ? 1.0 : 0.0;
   else return std::trunc(x);  // integers: C++ conversion truncates toward zero
+}
+
+/// v as an element of integer type T holds it after arithmetic that wraps (int8, uint8, int16 in
+/// weft and torch): reduced modulo 2^w into T's range, w = 8 * sizeof(T), written out arithmetically
+/// rather than by a C++ conversion. int32 and int64 results are taken as they are (v itself).
+template <class T>
+double wrapped(double v) {
+  if constexpr (sizeof(T) >= 4) {
+    return v;
+  } else {
+    const double span = std::ldexp(1.0, 8 * int(sizeof(T))), lo = double(std::numeric_limits<T>::lowest());
+    const double r = std::fmod(v - lo, span);
+    return (r < 0 ? r + span : r) + lo;
+  }
 }
 
 /// Machine epsilon (spacing of T at 1); 0 for integers and bool (their arithmetic is exact).

@@ -75,6 +75,9 @@ template <Element T>
 MPI_Datatype mpi_datatype() {
   if constexpr (std::is_same_v<T, float>) return MPI_FLOAT;
   else if constexpr (std::is_same_v<T, double>) return MPI_DOUBLE;
+  else if constexpr (std::is_same_v<T, std::int8_t>) return MPI_INT8_T;
+  else if constexpr (std::is_same_v<T, std::uint8_t>) return MPI_UINT8_T;
+  else if constexpr (std::is_same_v<T, std::int16_t>) return MPI_INT16_T;
   else if constexpr (std::is_same_v<T, std::int32_t>) return MPI_INT32_T;
   else if constexpr (std::is_same_v<T, std::int64_t>) return MPI_INT64_T;
   else if constexpr (std::is_same_v<T, bool>) return MPI_C_BOOL;

@@ -81,7 +81,8 @@ auto from_eigen(X&& m) {
   static_assert(direct, "weft::from_eigen: needs an Eigen object with direct memory access (a Matrix, Array, Map, "
                         "Block or Ref), not an expression; evaluate it into a matrix first");
   static_assert(Element<typename M::Scalar>,
-                "weft::from_eigen: the scalar type is not a weft dtype (float, double, int32_t, int64_t, bool)");
+                "weft::from_eigen: the scalar type is not a weft dtype (float, double, int8_t, uint8_t, int16_t, "
+                "int32_t, int64_t, bool)");
   if constexpr (!direct || !Element<typename M::Scalar>) {
     return;  // the static_asserts above said why
   } else {

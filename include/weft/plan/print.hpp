@@ -129,7 +129,7 @@ inline std::size_t skip_operands(std::span<const ExprNode> nodes, std::size_t i,
   std::string ins, outs;
   for (auto& t : ctx.tensors) {
     auto is = [&](const char* d) { return t.dtype.ends_with(d); };
-    std::int64_t bytes = is("float64") || is("int64") ? 8 : is("float32") || is("int32") ? 4 : is("bool") ? 1 : 2;
+    std::int64_t bytes = is("float64") || is("int64") ? 8 : is("float32") || is("int32") ? 4 : is("bool") || is("int8") ? 1 : 2;
     if (t.output) written += bytes;
     if (t.read) read += bytes;
     std::string& list = t.output ? outs : ins;

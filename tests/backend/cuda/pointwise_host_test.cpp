@@ -18,8 +18,8 @@ TEST_CASE_TEMPLATE("cuda thread loop on the host: a * sigmoid(b) + c over random
   chain_over_random_shapes<EmulatedOnHost, T>(40);
 }
 
-TEST_CASE_TEMPLATE("cuda thread loop on the host: integer arithmetic over random shapes and views", T, std::int32_t,
-                   std::int64_t) {
+TEST_CASE_TEMPLATE("cuda thread loop on the host: integer arithmetic over random shapes and views", T, std::int8_t,
+                   std::uint8_t, std::int16_t, std::int32_t, std::int64_t) {
   integers_over_random_shapes<EmulatedOnHost, T>(24);
 }
 

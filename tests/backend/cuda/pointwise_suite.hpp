@@ -26,6 +26,7 @@
 
 #include "backend/cuda/error_model.hpp"
 #include "cuda_support.hpp"
+#include "reference.hpp"
 
 namespace pointwise_suite {
 inline namespace WEFT_BACKEND_ABI {  // its helpers reach weft's backends (docs/architecture.md, ODR safety)
@@ -332,7 +333,7 @@ void integers_over_random_shapes(int iterations) {
         y.view,
         [&](const Index& i) {
           const double av = value_at(a.host, i), bv = value_at(b.host, i), cv = value_at(c.host, i);
-          return Expected{av * bv + cv - av, 0};
+          return Expected{weft_test::wrapped<T>(av * bv + cv - av), 0};
         },
         0);
   }

@@ -30,15 +30,19 @@ inline void check_nccl(ncclResult_t result, const char* call, ncclComm_t comm = 
 }
 
 /// NCCL's datatype of T; bool travels as bytes (sum and max reduce it as a logical or, min as and).
+/// NCCL has no 16-bit integer type: an int16 CUDA collective throws (MPI moves CPU int16 tensors).
 template <Element T>
 ncclDataType_t datatype() {
-  if constexpr (std::is_same_v<T, float>) return ncclFloat32;
+  if constexpr (std::is_same_v<T, std::int16_t>)
+    throw Error("weft::dist: NCCL has no int16 type; cast<std::int32_t>() the CUDA tensor for the collective");
+  else if constexpr (std::is_same_v<T, float>) return ncclFloat32;
   else if constexpr (std::is_same_v<T, double>) return ncclFloat64;
   else if constexpr (std::is_same_v<T, half>) return ncclFloat16;
   else if constexpr (std::is_same_v<T, bfloat16>) return ncclBfloat16;
+  else if constexpr (std::is_same_v<T, std::int8_t>) return ncclInt8;
   else if constexpr (std::is_same_v<T, std::int32_t>) return ncclInt32;
   else if constexpr (std::is_same_v<T, std::int64_t>) return ncclInt64;
-  else return ncclUint8;
+  else return ncclUint8;  // uint8, bool
 }
 
 }  // namespace weft::detail::cuda::nccl
