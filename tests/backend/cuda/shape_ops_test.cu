@@ -64,7 +64,7 @@ TEST_SUITE("cuda") {
 
 TEST_CASE_TEMPLATE("cuda flip, roll, repeat, tile, pad, tril, triu, outer: the host's values, bit for bit" *
                        doctest::skip(!cuda_available()),
-                   T, float, weft::half, std::int64_t, bool) {
+                   T, float, std::int64_t, bool) {
   WEFT_TEST_RNG(rng);
   for (int iter = 0; iter < 10; ++iter) check_moves<T>(rng);
 }
