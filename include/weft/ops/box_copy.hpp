@@ -40,6 +40,7 @@ struct BoxLayout {
   }
 };
 
+/// A view's layout, to be read dim by dim, and the view of the same storage with a layout.
 template <class View>
 BoxLayout box_layout(const View& v) {
   return {v.shape(), v.strides(), v.offset()};
