@@ -169,6 +169,9 @@ TEST_CASE("dtype: names, dtype_of, math_t, is_floating_v") {
   CHECK(std::string(dtype_name<double>()) == "float64");
   CHECK(std::string(dtype_name<half>()) == "float16");
   CHECK(std::string(dtype_name<bfloat16>()) == "bfloat16");
+  CHECK(std::string(dtype_name<std::int8_t>()) == "int8");
+  CHECK(std::string(dtype_name<std::uint8_t>()) == "uint8");
+  CHECK(std::string(dtype_name<std::int16_t>()) == "int16");
   CHECK(std::string(dtype_name<std::int32_t>()) == "int32");
   CHECK(std::string(dtype_name<std::int64_t>()) == "int64");
   CHECK(std::string(dtype_name<bool>()) == "bool");
@@ -178,29 +181,42 @@ TEST_CASE("dtype: names, dtype_of, math_t, is_floating_v") {
   static_assert(is_floating_v<half> && is_floating_v<bfloat16> && is_floating_v<float> && !is_floating_v<std::int64_t> &&
                 !is_floating_v<bool>);
   static_assert(sizeof(half) == 2 && sizeof(bfloat16) == 2);
-  static_assert(!Element<char> && !Element<std::uint32_t> && Element<bool>);
+  static_assert(!Element<char> && !Element<std::uint32_t> && !Element<std::uint16_t> && Element<bool>);
+  static_assert(dtype_of<std::int8_t> == DType::int8 && dtype_of<std::uint8_t> == DType::uint8 &&
+                dtype_of<std::int16_t> == DType::int16);
+  static_assert(std::is_same_v<math_t<std::int8_t>, std::int8_t> && !is_floating_v<std::uint8_t>);
+  static_assert(is_narrow_int_v<std::int8_t> && is_narrow_int_v<std::uint8_t> && is_narrow_int_v<std::int16_t> &&
+                !is_narrow_int_v<std::int32_t> && !is_narrow_int_v<bool>);
 }
 
 // torch.promote_types for every pair (PyTorch 2.x): rows/columns in the order
-// bool, int32, int64, float16, bfloat16, float32, float64.
+// bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64.
 namespace {
-using Types = std::tuple<bool, std::int32_t, std::int64_t, half, bfloat16, float, double>;
+using Types = std::tuple<bool, std::uint8_t, std::int8_t, std::int16_t, std::int32_t, std::int64_t, half, bfloat16,
+                         float, double>;
+constexpr std::size_t kTypes = std::tuple_size_v<Types>;
 // clang-format off
-constexpr int kPromote[7][7] = {
-    //        b  i32 i64 f16 bf16 f32 f64
-    /*b   */ {0, 1,  2,  3,  4,   5,  6},
-    /*i32 */ {1, 1,  2,  3,  4,   5,  6},
-    /*i64 */ {2, 2,  2,  3,  4,   5,  6},
-    /*f16 */ {3, 3,  3,  3,  5,   5,  6},
-    /*bf16*/ {4, 4,  4,  5,  4,   5,  6},
-    /*f32 */ {5, 5,  5,  5,  5,   5,  6},
-    /*f64 */ {6, 6,  6,  6,  6,   6,  6},
+constexpr int kPromote[kTypes][kTypes] = {
+    //        b  u8 i8 i16 i32 i64 f16 bf16 f32 f64
+    /*b   */ {0, 1, 2, 3,  4,  5,  6,  7,   8,  9},
+    /*u8  */ {1, 1, 3, 3,  4,  5,  6,  7,   8,  9},
+    /*i8  */ {2, 3, 2, 3,  4,  5,  6,  7,   8,  9},
+    /*i16 */ {3, 3, 3, 3,  4,  5,  6,  7,   8,  9},
+    /*i32 */ {4, 4, 4, 4,  4,  5,  6,  7,   8,  9},
+    /*i64 */ {5, 5, 5, 5,  5,  5,  6,  7,   8,  9},
+    /*f16 */ {6, 6, 6, 6,  6,  6,  6,  8,   8,  9},
+    /*bf16*/ {7, 7, 7, 7,  7,  7,  8,  7,   8,  9},
+    /*f32 */ {8, 8, 8, 8,  8,  8,  8,  8,   8,  9},
+    /*f64 */ {9, 9, 9, 9,  9,  9,  9,  9,   9,  9},
 };
 // clang-format on
+template <class T, std::size_t... K>
+constexpr int index_in_types(std::index_sequence<K...>) {
+  return ((std::is_same_v<T, std::tuple_element_t<K, Types>> ? int(K) : 0) + ...);
+}
 template <class T>
 constexpr int index_of() {
-  return std::is_same_v<T, bool> ? 0 : std::is_same_v<T, std::int32_t> ? 1 : std::is_same_v<T, std::int64_t> ? 2
-       : std::is_same_v<T, half> ? 3 : std::is_same_v<T, bfloat16> ? 4 : std::is_same_v<T, float> ? 5 : 6;
+  return index_in_types<T>(std::make_index_sequence<kTypes>{});
 }
 template <std::size_t I, std::size_t J>
 constexpr bool promote_matches() {
@@ -210,14 +226,15 @@ constexpr bool promote_matches() {
 }
 template <std::size_t... K>
 constexpr int count_matches(std::index_sequence<K...>) {
-  return (int(promote_matches<K / 7, K % 7>()) + ...);
+  return (int(promote_matches<K / kTypes, K % kTypes>()) + ...);
 }
 
 // Type promotion is decided at compile time, so it is checked at compile time: this file does
 // not compile when a rule below breaks (no test case that could only pass).
 
-// promote_t matches torch.promote_types for all 49 pairs.
-static_assert(count_matches(std::make_index_sequence<49>{}) == 49, "weft::promote_t differs from torch.promote_types");
+// promote_t matches torch.promote_types for all 100 pairs.
+static_assert(count_matches(std::make_index_sequence<kTypes * kTypes>{}) == kTypes * kTypes,
+              "weft::promote_t differs from torch.promote_types");
 // Three or more types fold pairwise (also symmetric and associative on this lattice).
 static_assert(std::is_same_v<weft::promote_t<half, bfloat16, std::int64_t>, float>);
 static_assert(std::is_same_v<weft::promote_t<bool, std::int32_t, half>, half>);
@@ -234,6 +251,8 @@ static_assert(std::is_same_v<promote_with_scalar_t<std::int32_t, double>, float>
 static_assert(std::is_same_v<promote_with_scalar_t<std::int64_t, double>, float>);
 static_assert(std::is_same_v<promote_with_scalar_t<bool, double>, float>);
 static_assert(std::is_same_v<promote_with_scalar_t<std::int32_t, std::int64_t>, std::int32_t>);  // int32 + 5 stays int32
+static_assert(std::is_same_v<promote_with_scalar_t<std::uint8_t, std::int64_t>, std::uint8_t>);  // uint8 + 300 stays uint8
+static_assert(std::is_same_v<promote_with_scalar_t<std::int8_t, double>, float>);
 static_assert(std::is_same_v<promote_with_scalar_t<half, std::int64_t>, half>);
 static_assert(std::is_same_v<promote_with_scalar_t<bool, std::int64_t>, std::int64_t>);  // bool + 1 is int64
 static_assert(std::is_same_v<promote_with_scalar_t<bool, bool>, bool>);
