@@ -173,7 +173,9 @@ Index* radix_sort_long_row(K* keys, K* keys_alt, Index* order, Index* order_alt,
 }
 
 /// The sorted row written out: indices[j * inner] = order[j], values[j * inner] = xr[order[j] * inner]
-/// (the element itself, bit for bit: NaN payloads and -0.0 as they were), j in [lo, hi).
+/// (the element itself, bit for bit: NaN payloads and -0.0 as they were), j in [lo, hi). A pass of
+/// its own, in rank order: writing them from the last radix pass instead (scattered int64 indices
+/// and gathered values) measured slower, 5.2 against 4.6 ms for one row of 1M floats.
 template <class T, class Index>
 void write_sorted_row(const T* xr, const Index* order, T* values, std::int64_t* indices, std::int64_t inner,
                       std::int64_t lo, std::int64_t hi) {
