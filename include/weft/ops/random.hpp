@@ -33,7 +33,7 @@ TensorView<const T> host_contiguous(const TensorView<const T>& x) {
 }
 
 /// t = draw(t's shape) in place, through t's strides; t a Tensor or a writable TensorView.
-template <class X, class F>
+template <bool kVectorize, class X, class F>
 void draw_into(const char* op, X& t, Generator& gen, F value) {
   using T = typename std::remove_cvref_t<X>::value_type;
   static_assert(is_floating_v<T>, "weft::normal_ and weft::uniform_ fill floating-point tensors");
@@ -41,7 +41,7 @@ void draw_into(const char* op, X& t, Generator& gen, F value) {
                 "weft::normal_ and weft::uniform_ write their tensor: pass a non-const Tensor or a writable TensorView");
   TensorView<T> dst = t;
   if (!dst.defined()) fail(op, "the tensor is empty (default-constructed)");
-  const Tensor<T> values = draw<T>(op, dst.shape(), dst.device(), gen, value);
+  const Tensor<T> values = draw<T, kVectorize>(op, dst.shape(), dst.device(), gen, value);
   dst = values;
 }
 
@@ -176,7 +176,8 @@ template <class X>
   requires SingleTensor<X>
 X normal_(X&& t, double mean = 0, double std = 1, const RandomSource& source = {}) {
   if (!(std >= 0)) detail::fail("normal_", "expects std >= 0, but got std = ", std);
-  detail::draw_into("normal_", t, source.generator(), [mean, std](std::uint64_t seed, std::uint64_t counter) {
+  constexpr bool kVectorize = false;  // log and cos (detail::fill_host)
+  detail::draw_into<kVectorize>("normal_", t, source.generator(), [mean, std](std::uint64_t seed, std::uint64_t counter) {
     return mean + std * detail::random::normal_double(seed, counter);
   });
   return std::forward<X>(t);
@@ -191,7 +192,8 @@ X uniform_(X&& t, double from = 0, double to = 1, const RandomSource& source = {
   if (!(from <= to) || !std::isfinite(to - from))
     detail::fail("uniform_", "expects a finite range from <= to, but got from = ", from, ", to = ", to);
   using T = typename std::remove_cvref_t<X>::value_type;
-  detail::draw_into("uniform_", t, source.generator(), [from, to](std::uint64_t seed, std::uint64_t counter) {
+  constexpr bool kVectorize = true;  // arithmetic only
+  detail::draw_into<kVectorize>("uniform_", t, source.generator(), [from, to](std::uint64_t seed, std::uint64_t counter) {
     return from + (to - from) * detail::uniform_of<T>(seed, counter);
   });
   return std::forward<X>(t);
