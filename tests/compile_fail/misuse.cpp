@@ -15,7 +15,9 @@ int main() {
   weft::Tensor<float> copy(read_only.transpose(0, 1));
   weft::Tensor<float> joined = weft::cat(0, writable, read_only * 2);
   weft::Tensor<double> like = weft::zeros_like<double>(read_only);
-  (void)view, (void)copy, (void)joined, (void)like;
+  weft::Tensor<float> loss = weft::nn::cross_entropy(writable, counts.select(1, 0) + 1);
+  writable(0, 1) = read_only(1, -1);
+  (void)view, (void)copy, (void)joined, (void)like, (void)loss;
 #elif WEFT_MISUSE == 1  // writing through a view of a const tensor
   read_only.slice(0, 0, 1) = 1.0f;
 #elif WEFT_MISUSE == 2  // a writable view of a const tensor
@@ -32,5 +34,10 @@ int main() {
 #elif WEFT_MISUSE == 6  // an expression given to a *_like factory (it has no elements to be like)
   auto like = weft::zeros_like(writable * 2.0f);
   (void)like;
+#elif WEFT_MISUSE == 7  // floating targets for cross_entropy (class indices are integers)
+  weft::Tensor<float> loss = weft::nn::cross_entropy(writable, writable.sum(1));
+  (void)loss;
+#elif WEFT_MISUSE == 8  // writing an element of a const tensor
+  read_only(0, 1) = 1.0f;
 #endif
 }

@@ -216,8 +216,22 @@ TEST_CASE("matmul epilogue: errors name matmul or the shapes, and write nothing"
   const TensorView<float> b2 = operand<float>(rng, Shape{5, 7});
   const TensorView<float> bad_bias = make_view<float>(rng, Shape{6}, Domain{}, Layout::contiguous);
   m = error_of([&] { y = weft::matmul(a, b2) + bad_bias; });
-  CHECK(has(m, "[6, 7]"));
-  CHECK(has(m, "[6]"));
+  CHECK(m ==
+        "weft::matmul epilogue: an operand of shape [6] cannot be broadcast with matmul's result of shape [6, 7] "
+        "(numpy rule: trailing dims must be equal or 1); the expression around matmul reads every operand at the "
+        "result's elements: give it a shape that broadcasts with [6, 7], such as [7] (one value per column) or "
+        "[6, 1] (one per row)");
+  // The product's own error comes first, and a second product is an operand like a tensor.
+  CHECK(has(error_of([&] { y = weft::matmul(a, b) + bad_bias; }), "weft::matmul: shapes [6, 5] and [4, 7]"));
+  m = error_of([&] { y = weft::matmul(a, b2) + weft::matmul(b2.t(), b2); });
+  CHECK(has(m, "weft::matmul epilogue: an operand of shape [7, 7] cannot be broadcast with matmul's result of shape [6, 7]"));
+  // Large enough to run as the GEMM's epilogue where the CPU has one: the same message.
+  const TensorView<float> wide = operand<float>(rng, Shape{128, 96}), tall = operand<float>(rng, Shape{96, 200});
+  Tensor<float> z;
+  m = error_of([&] { z = weft::relu(weft::matmul(wide, tall) + bad_bias.unsqueeze(0)); });
+  CHECK(has(m, "weft::matmul epilogue: an operand of shape [1, 6] cannot be broadcast with matmul's result of shape "
+               "[128, 200]"));
+  CHECK(!z.defined());
   bool untouched = true;
   for (std::int64_t i = 0; i < 6; ++i)
     for (std::int64_t j = 0; j < 7; ++j)

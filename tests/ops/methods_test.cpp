@@ -153,6 +153,26 @@ TEST_CASE("a lazy softmax's matmul method finds nn's attention overload, as matm
   check_same(weights.matmul(v), weft::matmul(weights, v));
 }
 
+TEST_CASE("normal_ and uniform_ methods draw in place what the free functions draw") {
+  WEFT_TEST_RNG(rng);
+  const std::uint64_t seed = rng.bits();
+  Tensor<float> a = weft::full<float>({3, 4}, std::nanf("")), b = weft::full<float>({3, 4}, std::nanf(""));
+  static_assert(std::is_same_v<decltype(a.normal_()), decltype(weft::normal_(a))>);  // Tensor<float>&
+  CHECK(&a.normal_(1, 2, seed) == &a);
+  weft::normal_(b, 1, 2, seed);
+  CHECK(values_of(a) == values_of(b));
+  for (double v : values_of(a)) CHECK(std::isfinite(v));
+  // The global generator: the same draw after the same seed.
+  TensorView<float> columns = a.slice(1, 0, 4, 2), same = b.slice(1, 0, 4, 2);
+  static_assert(std::is_same_v<decltype(columns.uniform_()), decltype(weft::uniform_(columns))>);
+  weft::manual_seed(seed);
+  CHECK(&columns.uniform_(-1, 1) == &columns);
+  weft::manual_seed(seed);
+  weft::uniform_(same, -1, 1);
+  CHECK(values_of(a) == values_of(b));
+  for (double v : values_of(columns)) CHECK((v >= -1 && v <= 1));
+}
+
 TEST_CASE("a method's errors are its free function's") {
   const Tensor<float> x = weft::zeros<float>({2, 3});
   CHECK(error_of([&] { (void)x.sum(2); }) == error_of([&] { (void)weft::sum(x, 2); }));

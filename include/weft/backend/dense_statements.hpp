@@ -33,10 +33,60 @@ void run_statements(const char* op, Stmts&... stmts);  // backend/run.hpp
 template <class Stmt>
 bool run_as_row_epilogue(const char* op, Stmt& stmt);  // backend/row_epilogue.hpp
 
-/// The statement with its dense nodes evaluated (expr/dense.hpp: stage_dense).
+/// A dense node's result as its epilogue's check sees it: the shape and the node's op.
+struct DenseResult {
+  Shape shape;
+  const char* op;
+};
+
+/// Every operand of the expression around a dense node (the statement's tensors, the other dense
+/// nodes) broadcasts with the node's result, else a weft::Error in the node's words, raised before
+/// the statement's own checks: `matmul(a, b) + bias` names the bias against the product's shape
+/// rather than among the statement's operands.
+inline void check_epilogue_shapes(const std::vector<DenseResult>& dense, const std::vector<Shape>& tensors) {
+  for (const DenseResult& node : dense) {
+    auto check = [&](const Shape& operand) {
+      Shape both = node.shape;
+      if (!broadcast_into(both, operand)) {
+        const std::string op = cat(node.op, " epilogue");
+        const int r = node.shape.rank();
+        const std::string examples =
+            r < 2 ? std::string()
+                  : cat(", such as ", Shape{node.shape[r - 1]}, " (one value per column) or ",
+                        Shape{node.shape[r - 2], 1}, " (one per row)");
+        fail(op.c_str(), "an operand of shape ", operand, " cannot be broadcast with ", node.op, "'s result of shape ",
+             node.shape, " (numpy rule: trailing dims must be equal or 1); the expression around ", node.op,
+             " reads every operand at the result's elements: give it a shape that broadcasts with ", node.shape,
+             examples);
+      }
+    };
+    for (const Shape& t : tensors) check(t);
+    for (const DenseResult& other : dense)
+      if (&other != &node) check(other.shape);
+  }
+}
+
+/// check_epilogue_shapes for a statement whose dense nodes' results are `dense`.
 template <class Stmt>
-auto staged_statement(const Stmt& stmt) {
-  auto rhs = stage_dense(stmt.rhs);
+void check_epilogue_operands(const Stmt& stmt, const std::vector<DenseResult>& dense) {
+  std::vector<Shape> tensors;
+  for_each_leaf(stmt.rhs, [&](const auto& leaf) {
+    if (leaf.tensor.defined()) tensors.push_back(leaf.tensor.shape());
+  });
+  check_epilogue_shapes(dense, tensors);
+}
+
+/// The statement with its dense nodes evaluated (as expr/dense.hpp's stage_dense), each result's
+/// shape and op appended to `results`.
+template <class Stmt>
+auto staged_statement(const Stmt& stmt, std::vector<DenseResult>& results) {
+  auto rhs = rewrite_leaves(
+      stmt.rhs, [](const auto& view) { return view; },
+      [&](const auto& node) {
+        auto value = node.evaluate();
+        results.push_back({value.shape(), node.op_name()});
+        return value;
+      });
   return Assignment<typename Stmt::dest_type, decltype(rhs)>{stmt.dst, stmt.owner, std::move(rhs)};
 }
 
@@ -134,6 +184,7 @@ bool run_as_epilogue(const char* op, Stmt& stmt) {
       const auto blocks = node.epilogue_blocks();  // checks the operands; empty where it cannot
       if (!blocks) return false;
       const Shape full = blocks->shape();
+      check_epilogue_operands(stmt, {{full, node.op_name()}});
       // The whole statement checked once, the product a placeholder of its shape: one element,
       // never read, broadcast (no allocation: it borrows a local).
       T placeholder_element{};
@@ -207,7 +258,11 @@ void run_dense_statements(const char* op, Stmts&... stmts) {
     if ((run_as_row_epilogue(op, stmts) && ...)) return;
 #endif
   }
-  Tuple<decltype(staged_statement(stmts))...> staged{{{staged_statement(stmts)}...}};
+  std::vector<DenseResult> results[sizeof...(Stmts)];
+  std::size_t s = 0;
+  Tuple<decltype(staged_statement(stmts, results[0]))...> staged{{{staged_statement(stmts, results[s++])}...}};
+  s = 0;
+  (check_epilogue_operands(stmts, results[s++]), ...);
   [&]<std::size_t... Is>(std::index_sequence<Is...>) {
     run_statements(op, get<Is>(staged)...);
   }(std::index_sequence_for<Stmts...>{});

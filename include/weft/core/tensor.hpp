@@ -117,6 +117,14 @@ class Tensor : public TensorBase<T> {
   }
   /// Every element 0 (false for bool).
   WEFT_ABI_INLINE Tensor& zero_() { return fill_(detail::zero_number<T>()); }
+  /// Random elements in place: the same as weft::normal_(t, mean, std, source) and
+  /// weft::uniform_(t, from, to, source) (ops/random.hpp; the global generator by default).
+  WEFT_ABI_INLINE Tensor& normal_(double mean = 0, double std = 1, const RandomSource& source = {}) {
+    return detail::methods::call_normal_(*this, mean, std, source);
+  }
+  WEFT_ABI_INLINE Tensor& uniform_(double from = 0, double to = 1, const RandomSource& source = {}) {
+    return detail::methods::call_uniform_(*this, from, to, source);
+  }
 
   // ---- views of this tensor's elements (read-only when the tensor is const) ------------------
   TensorView<T> view() { return TensorView<T>(this->storage_, this->shape_, this->strides_, 0); }

@@ -19,6 +19,8 @@ namespace weft {
 
 /// The dims a reduction runs over (ops/reduce.hpp): one dim, a braced list or a std::vector.
 class DimList;
+/// Where a random op draws from (core/generator.hpp): the global generator, a Generator or a seed.
+class RandomSource;
 
 // Every op a method forwards to, as X(name).
 #define WEFT_UNARY_METHOD_OPS(X)                                                                                     \
@@ -28,6 +30,7 @@ class DimList;
 #define WEFT_BINARY_METHOD_OPS(X) \
   X(pow) X(maximum) X(minimum) X(fmod) X(remainder) X(logical_and) X(logical_or) X(logical_xor) X(matmul)
 #define WEFT_REDUCTION_METHOD_OPS(X) X(sum) X(mean) X(prod) X(max) X(min) X(amax) X(amin) X(all) X(any)
+#define WEFT_WRITING_METHOD_OPS(X) X(normal_) X(uniform_)
 #define WEFT_OTHER_METHOD_OPS(X) \
   X(norm) X(var) X(std) X(logsumexp) X(argmax) X(argmin) X(softmax) X(log_softmax) X(cumsum) X(clamp)
 
@@ -49,6 +52,17 @@ WEFT_BINARY_METHOD_OPS(WEFT_METHOD_CALL)
 WEFT_REDUCTION_METHOD_OPS(WEFT_METHOD_CALL)
 WEFT_OTHER_METHOD_OPS(WEFT_METHOD_CALL)
 #undef WEFT_METHOD_CALL
+
+// The same for the ops that write their tensor (Tensor and TensorView call them on themselves):
+// `self` is passed as the writable lvalue it is, and the op's reference to it returned.
+#define WEFT_WRITING_METHOD_CALL(name)                               \
+  void name() = delete;                                              \
+  template <class Self, class... Args>                               \
+  decltype(auto) call_##name(Self& self, const Args&... args) {      \
+    return name(self, args...);                                      \
+  }
+WEFT_WRITING_METHOD_OPS(WEFT_WRITING_METHOD_CALL)
+#undef WEFT_WRITING_METHOD_CALL
 
 }  // namespace methods
 }  // namespace WEFT_BACKEND_ABI
@@ -119,6 +133,7 @@ class TensorMethods {
 #undef WEFT_UNARY_METHOD_OPS
 #undef WEFT_BINARY_METHOD_OPS
 #undef WEFT_REDUCTION_METHOD_OPS
+#undef WEFT_WRITING_METHOD_OPS
 #undef WEFT_OTHER_METHOD_OPS
 
 }  // namespace weft

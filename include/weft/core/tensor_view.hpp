@@ -341,6 +341,14 @@ class TensorView : public TensorBase<std::remove_const_t<E>> {
   }
   /// Every viewed element 0 (false for bool).
   WEFT_ABI_INLINE TensorView& zero_() { return fill_(detail::zero_number<value_type>()); }
+  /// Random viewed elements in place: the same as weft::normal_(view, mean, std, source) and
+  /// weft::uniform_(view, from, to, source) (ops/random.hpp; the global generator by default).
+  WEFT_ABI_INLINE TensorView& normal_(double mean = 0, double std = 1, const RandomSource& source = {}) {
+    return detail::methods::call_normal_(*this, mean, std, source);
+  }
+  WEFT_ABI_INLINE TensorView& uniform_(double from = 0, double to = 1, const RandomSource& source = {}) {
+    return detail::methods::call_uniform_(*this, from, to, source);
+  }
 
   // ---- views of the same elements ------------------------------------------------------------
   /// Elements start, start+step, ... below end along dim (Python slice semantics, step > 0).

@@ -9,6 +9,7 @@
 /// of its output at a time.
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 #include <type_traits>
 #include <utility>
@@ -18,12 +19,14 @@
 namespace weft {
 
 /// A dense expression node: an Expression with `kDense` that evaluates itself into a new tensor
-/// (`evaluate()`) and can say its shape (`shape()`, which checks its operands).
+/// (`evaluate()`), can say its shape (`shape()`, which checks its operands) and names its op for
+/// messages (`op_name()`: "matmul").
 template <class N>
 concept DenseNode = Expression<N> && requires(const N& n) {
   N::kDense;
   n.evaluate();
   n.shape();
+  { n.op_name() } -> std::convertible_to<const char*>;
 };
 
 namespace detail {

@@ -289,6 +289,7 @@ struct SoftmaxMatmul : Expr<SoftmaxMatmul<P, V>> {
 
   /// The same product, op by op.
   Matmul<Softmax<P>, V> unfused() const { return {{}, weights, v}; }
+  const char* op_name() const { return "matmul"; }
   Shape shape() const { return unfused().shape(); }
   Tensor<value_type> evaluate() const {
     if (std::optional<Tensor<value_type>> out = attention()) return std::move(*out);

@@ -131,6 +131,7 @@ struct Matmul : Expr<Matmul<A, B>> {
   A a;
   B b;
 
+  const char* op_name() const { return "matmul"; }
   /// The product's shape; a weft::Error for operands that cannot be multiplied.
   Shape shape() const { return detail::matmul_shapes(detail::operand_shape(a), detail::operand_shape(b)).out; }
   /// The product as a new tensor.

@@ -35,6 +35,7 @@ struct Reduced : Expr<Reduced<Kind, E>> {
     return std::move(*this);
   }
   const E& input() const { return x; }
+  const char* op_name() const { return kind.op; }
   /// The output's shape; a weft::Error for a bad input or dims.
   Shape shape() const { return kind.out_shape(x, dims, keepdim); }
   /// The reduction as a new tensor.

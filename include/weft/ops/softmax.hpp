@@ -80,6 +80,7 @@ struct Softmax : Expr<Softmax<X>> {
   std::int64_t dim = -1;
 
   const X& input() const { return x; }
+  const char* op_name() const { return "softmax"; }
   /// x's shape; a weft::Error for a dim out of range (or operands that do not fit).
   Shape shape() const {
     const Shape s = detail::operand_shape(x);
