@@ -3,7 +3,7 @@
 /// references with two's complement wrap-around applied (PyTorch's CPU results): overflowing + - * and
 /// negation, comparisons and maxima that see the wrapped value, mixed promotion (int8 + uint8 -> int16),
 /// int numbers that wrap to the tensor's dtype, true division in float, casts from every dtype
-/// (float -> int8 truncates, then wraps: defined for |x| < 2^31), and sum / prod in int64.
+/// (float -> int8 truncates, then wraps: defined for |x| < 2^31), sum / prod in int64, foreach_norm in float.
 ///
 /// Inputs span each dtype's whole range. Every byte value is a valid int8 or uint8, so no poison
 /// marks an unwritten element: each statement runs twice, into destinations filled with two
@@ -283,6 +283,16 @@ TEST_CASE("narrow ints: sum and prod accumulate in int64, max and min keep the d
   CHECK(double(mx.item()) == want_max);
   CHECK(double(mn.item()) == want_min);
   CHECK(has(error_of([&] { (void)weft::mean(a); }), "mean"));
+  // foreach_norm squares integers in float (int16's 2^30 squares would overflow int32 lanes): the
+  // sum of squares in blocks of 64 float packets, relative error <= 64 * 2^-24 before the sqrt.
+  std::vector<weft::Tensor<std::int16_t>> members{h, weft::full<std::int16_t>({1000}, std::int16_t(-32768))};
+  const weft::Tensor<float> norms = weft::foreach_norm(weft::TensorList<std::int16_t>(members));
+  for (std::size_t k = 0; k < members.size(); ++k) {
+    double squares = 0;
+    for (double x : elements(members[k])) squares += x * x;
+    const double want = std::sqrt(squares);
+    CHECK(std::fabs(double(norms.to_vector()[k]) - want) <= 64 * 0x1p-24 * want);
+  }
 }
 
 }  // TEST_SUITE

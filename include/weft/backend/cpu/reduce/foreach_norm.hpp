@@ -21,7 +21,7 @@ namespace weft::detail::cpu {
 /// The partial of `order` over the n elements at x: a sum of |x|^p, or a max of |x|.
 template <class T>
 double norm_partial(const ForeachNormOrder& order, const T* x, std::int64_t n) {
-  using M = math_t<T>;
+  using M = math_t<to_floating_t<T>>;  // integers square in float: int32 lanes would overflow
   constexpr int L = simd::kBytes / int(sizeof(M));
   using V = simd::Vec<M, L>;
   const double p = order.p;

@@ -2,10 +2,10 @@
 /// @file int8, uint8 and int16 elements as int32 packet lanes: widening loads, narrowing stores and the wrap of a lane to its dtype's width.
 ///
 /// A kernel computes on narrow integers in int32 lanes (a packet of them has the lane count of an
-/// int32 packet, as bool's does). Add, subtract, multiply and negate commute with reduction
-/// modulo 2^w, so only values that leave an op, a cast or a store are wrapped to the dtype's w
-/// bits (wrap_to): a comparison or a maximum after an overflowing add then sees the wrapped value,
-/// as in PyTorch, whose int8 kernels compute in 8-bit lanes.
+/// int32 packet, as bool's does). Each op's result and each cast is wrapped to the dtype's w bits
+/// (wrap_to: two shifts, or a mask for uint8; PacketTarget in packet.hpp), so a lane always holds
+/// a value of its dtype, as in PyTorch, whose kernels compute in 8- and 16-bit lanes: a comparison
+/// or a maximum after an overflowing add sees the wrapped sum.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +43,7 @@ void widen_native(A...) = delete;
 template <class... A>
 void narrow_store_native(A...) = delete;
 
+// An intrinsic's register (SSE, AVX, AVX-512 or NEON) as a Vec of int32 lanes.
 template <class R>
 WEFT_SIMD_INLINE Vec<std::int32_t, sizeof(R) / 4> int32_lanes(const R& r) {
   return {(typename Vec<std::int32_t, sizeof(R) / 4>::Raw)r};
