@@ -17,6 +17,8 @@ int main() {
   weft::Tensor<double> like = weft::zeros_like<double>(read_only);
   weft::Tensor<float> loss = weft::nn::cross_entropy(writable, counts.select(1, 0) + 1);
   writable(0, 1) = read_only(1, -1);
+  weft::Tensor<float> picked = weft::masked_select(writable, writable > 0.0f);
+  (void)picked;
   (void)view, (void)copy, (void)joined, (void)like, (void)loss;
 #elif WEFT_MISUSE == 1  // writing through a view of a const tensor
   read_only.slice(0, 0, 1) = 1.0f;
@@ -39,5 +41,8 @@ int main() {
   (void)loss;
 #elif WEFT_MISUSE == 8  // writing an element of a const tensor
   read_only(0, 1) = 1.0f;
+#elif WEFT_MISUSE == 9  // a mask that does not hold bool (masked_select selects by truth values)
+  auto picked = weft::masked_select(writable, writable);
+  (void)picked;
 #endif
 }
