@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file weft::sort beside libtorch's stable sort in one process, interleaved round by round: one row of 1M floats (ascending and descending), a batch of 4096 rows of 256 floats, one row of 1M int64 and of 1M doubles; the speedup, GB/s against the machine's parallel copy, and the row length where weft's radix sort overtakes its comparison sort.
+/// @file weft::sort beside libtorch's stable sort in one process, interleaved round by round: one row of 1M floats (ascending and descending), a batch of 4096 rows of 256 floats, one row of 1M int64 and of 1M doubles; nonzero and masked_select of 1M floats; the speedup, GB/s against the machine's parallel copy, and the row length where weft's radix sort overtakes its comparison sort.
 //
 // Built as bench/matmul_torch is, where Meson finds PyTorch's pip wheel (option torch_peer;
 // bench/meson.build): both libraries share the process's libgomp, the same threads and the same
@@ -19,8 +19,10 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include <weft/ops/select.hpp>
 #include <weft/ops/sort.hpp>
 
 #include "bench_common.hpp"
@@ -53,6 +55,9 @@ double per_call_ms(int count, const F& f) {
          count;
 }
 
+template <class TorchRun, class WeftRun>
+Result interleaved(const TorchRun& run_torch, const WeftRun& run_weft, int reps, bool same);
+
 template <class T>
 Result run_workload(const Workload& w, int reps) {
   torch::manual_seed(0);
@@ -66,13 +71,19 @@ Result run_workload(const Workload& w, int reps) {
 
   auto run_torch = [&] { return at::sort(x, /*stable=*/true, -1, w.descending); };
   auto run_weft = [&] { return weft::sort(wx, -1, w.descending); };
+  const auto [tv, ti] = run_torch();
+  const weft::Sorted<T> ws = run_weft();
+  const bool same = std::memcmp(ws.values.data(), tv.data_ptr(), std::size_t(tv.numel()) * sizeof(T)) == 0 &&
+                    std::memcmp(ws.indices.data(), ti.data_ptr(), std::size_t(ti.numel()) * sizeof(std::int64_t)) == 0;
+  return interleaved(run_torch, run_weft, reps, same);
+}
+
+/// torch and weft timed in turn, round by round (weft first in every other round), each a run of
+/// repetitions of at least ~20 ms; `same`: whether their results agreed.
+template <class TorchRun, class WeftRun>
+Result interleaved(const TorchRun& run_torch, const WeftRun& run_weft, int reps, bool same) {
   Result r;
-  {
-    const auto [tv, ti] = run_torch();
-    const weft::Sorted<T> ws = run_weft();
-    r.same = std::memcmp(ws.values.data(), tv.data_ptr(), std::size_t(tv.numel()) * sizeof(T)) == 0 &&
-             std::memcmp(ws.indices.data(), ti.data_ptr(), std::size_t(ti.numel()) * sizeof(std::int64_t)) == 0;
-  }
+  r.same = same;
   const double once = std::min(time_ms(run_torch), time_ms(run_weft));
   const int count = std::max(1, int(std::ceil(20.0 / std::max(once, 1e-6))));
   for (int round = -1; round < reps; ++round) {  // round -1 warms up
@@ -89,6 +100,36 @@ Result run_workload(const Workload& w, int reps) {
     r.weft_ms.push_back(wt);
   }
   return r;
+}
+
+/// nonzero and masked_select of 1M floats, half of them zero, against at::nonzero and
+/// at::masked_select (a random mask): same results, interleaved timing.
+std::vector<std::pair<std::string, Result>> run_selections(int reps) {
+  torch::manual_seed(1);
+  const std::int64_t n = 1 << 20;
+  const torch::Tensor x = torch::rand({1024, n / 1024}) * (torch::rand({1024, n / 1024}) < 0.5);
+  const torch::Tensor mask = torch::rand({1024, n / 1024}) < 0.5;
+  const weft::Tensor<float> wx = to_weft<float>(x);
+  const weft::Tensor<bool> wmask = to_weft<bool>(mask);
+  std::vector<std::pair<std::string, Result>> results;
+  {
+    const torch::Tensor t = at::nonzero(x).contiguous();  // torch's [count, 2] result is column-major
+    const weft::Tensor<std::int64_t> w = weft::nonzero(wx);
+    const bool same = t.numel() == w.numel() &&
+                      std::memcmp(w.data(), t.data_ptr(), std::size_t(t.numel()) * sizeof(std::int64_t)) == 0;
+    results.emplace_back("nonzero 1024 x 1024 float", interleaved([&] { return at::nonzero(x); },
+                                                                  [&] { return weft::nonzero(wx); }, reps, same));
+  }
+  {
+    const torch::Tensor t = at::masked_select(x, mask);
+    const weft::Tensor<float> w = weft::masked_select(wx, wmask);
+    const bool same =
+        t.numel() == w.numel() && std::memcmp(w.data(), t.data_ptr(), std::size_t(t.numel()) * sizeof(float)) == 0;
+    results.emplace_back("masked_select 1024 x 1024", interleaved([&] { return at::masked_select(x, mask); },
+                                                                  [&] { return weft::masked_select(wx, wmask); },
+                                                                  reps, same));
+  }
+  return results;
 }
 
 /// The machine's parallel copy of `bytes` (the best of bench_common's copies, median of rounds), GB/s.
@@ -187,6 +228,13 @@ int main(int argc, char** argv) {
     failures += !r.same;
     std::printf("%-28s %10.3f %10.3f %7.2fx %8.1f %7.0f%% %s\n", w.name, median(r.weft_ms), median(r.torch_ms),
                 median(ratio), gbps, 100 * gbps / copy, r.same ? "same" : "DIFFERENT");
+  }
+  for (const auto& [name, r] : run_selections(reps)) {
+    std::vector<double> ratio;
+    for (std::size_t i = 0; i < r.weft_ms.size(); ++i) ratio.push_back(r.torch_ms[i] / r.weft_ms[i]);
+    failures += !r.same;
+    std::printf("%-28s %10.3f %10.3f %7.2fx %8s %8s %s\n", name.c_str(), median(r.weft_ms), median(r.torch_ms),
+                median(ratio), "-", "-", r.same ? "same" : "DIFFERENT");
   }
   std::printf("weft/torch: median over rounds of torch time / weft time (> 1: weft is faster); GB/s: input read +\n"
               "values and int64 indices written, once, over weft's median time; %% copy: of the copy roofline;\n"
