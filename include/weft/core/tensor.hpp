@@ -117,12 +117,19 @@ class Tensor : public TensorBase<T> {
   }
   /// Every element 0 (false for bool).
   WEFT_ABI_INLINE Tensor& zero_() { return fill_(detail::zero_number<T>()); }
-  /// Random elements in place: the same as weft::normal_(t, mean, std, source) and
-  /// weft::uniform_(t, from, to, source) (ops/random.hpp; the global generator by default).
-  WEFT_ABI_INLINE Tensor& normal_(double mean = 0, double std = 1, const RandomSource& source = {}) {
+  /// Random elements in place: the same as weft::normal_(t, mean, std[, source]) and
+  /// weft::uniform_(t, from, to[, source]) (ops/random.hpp; without a source, the global
+  /// generator). RandomSource is only declared here: no default argument can construct it.
+  WEFT_ABI_INLINE Tensor& normal_(double mean = 0, double std = 1) {
+    return detail::methods::call_normal_(*this, mean, std);
+  }
+  WEFT_ABI_INLINE Tensor& normal_(double mean, double std, const RandomSource& source) {
     return detail::methods::call_normal_(*this, mean, std, source);
   }
-  WEFT_ABI_INLINE Tensor& uniform_(double from = 0, double to = 1, const RandomSource& source = {}) {
+  WEFT_ABI_INLINE Tensor& uniform_(double from = 0, double to = 1) {
+    return detail::methods::call_uniform_(*this, from, to);
+  }
+  WEFT_ABI_INLINE Tensor& uniform_(double from, double to, const RandomSource& source) {
     return detail::methods::call_uniform_(*this, from, to, source);
   }
 

@@ -87,7 +87,9 @@ class TensorMethods {
   WEFT_BINARY_METHOD_OPS(WEFT_BINARY_METHOD)
 #undef WEFT_BINARY_METHOD
   template <class Lo, class Hi>
-  WEFT_ABI_INLINE auto clamp(const Lo& lo, const Hi& hi) const { return detail::methods::call_clamp(derived(), lo, hi); }
+  WEFT_ABI_INLINE auto clamp(const Lo& lo, const Hi& hi) const {
+    return detail::methods::call_clamp(derived(), lo, hi);
+  }
 
   // ---- reductions: over everything (a 0-dim Tensor), or over dims (lazy where the function is) -
 #define WEFT_REDUCTION_METHOD(name)                                                    \

@@ -134,8 +134,8 @@ class TensorBase : public TensorMethods<TensorBase<T>> {
     const char* op = "operator()";
     if (!defined()) detail::fail(op, "the tensor is undefined (default-constructed): it has no elements");
     if (std::int64_t(index.size()) != dim())
-      detail::fail(op, "got ", index.size(), index.size() == 1 ? " index" : " indices", " for a tensor of shape ", shape_,
-                   "; give one index per dim (", dim(), ")");
+      detail::fail(op, "got ", index.size(), index.size() == 1 ? " index" : " indices", " for a tensor of shape ",
+                   shape_, "; give one index per dim (", dim(), ")");
     if (!device().is_cpu())
       detail::fail(op, "element access reads host memory, but this tensor of shape ", shape_, " is on ", device(),
                    "; copy it with .to(Device::cpu()) first, or read one element with t[i][j].item()");
@@ -341,12 +341,17 @@ class TensorView : public TensorBase<std::remove_const_t<E>> {
   }
   /// Every viewed element 0 (false for bool).
   WEFT_ABI_INLINE TensorView& zero_() { return fill_(detail::zero_number<value_type>()); }
-  /// Random viewed elements in place: the same as weft::normal_(view, mean, std, source) and
-  /// weft::uniform_(view, from, to, source) (ops/random.hpp; the global generator by default).
-  WEFT_ABI_INLINE TensorView& normal_(double mean = 0, double std = 1, const RandomSource& source = {}) {
+  /// Random viewed elements in place, as Tensor::normal_ and Tensor::uniform_.
+  WEFT_ABI_INLINE TensorView& normal_(double mean = 0, double std = 1) {
+    return detail::methods::call_normal_(*this, mean, std);
+  }
+  WEFT_ABI_INLINE TensorView& normal_(double mean, double std, const RandomSource& source) {
     return detail::methods::call_normal_(*this, mean, std, source);
   }
-  WEFT_ABI_INLINE TensorView& uniform_(double from = 0, double to = 1, const RandomSource& source = {}) {
+  WEFT_ABI_INLINE TensorView& uniform_(double from = 0, double to = 1) {
+    return detail::methods::call_uniform_(*this, from, to);
+  }
+  WEFT_ABI_INLINE TensorView& uniform_(double from, double to, const RandomSource& source) {
     return detail::methods::call_uniform_(*this, from, to, source);
   }
 
