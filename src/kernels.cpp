@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file The optional precompiled kernels (the weft_kernels library): Eigen's GEMM behind matmul, weft's FMA GEMM and the CPU flash attention, for float and double, compiled once for a program whose files define WEFT_PRECOMPILED_KERNELS.
+/// @file The optional precompiled kernels (the weft_kernels library): Eigen's GEMM behind matmul, weft's FMA GEMM and the CPU attention (flash and math backends), for float and double, compiled once for a program whose files define WEFT_PRECOMPILED_KERNELS.
 ///
 /// Header-only stays the default: without the macro every file instantiates what it calls. With
 /// it (meson: weft_kernels_dep; CMake: weft::kernels, which define it for their users), the
@@ -10,6 +10,7 @@
 #include "weft/backend/cpu/attention/flash.hpp"
 #include "weft/backend/cpu/gemm/eigen.hpp"
 #include "weft/backend/cpu/gemm/fma.hpp"
+#include "weft/nn/sdpa_math.hpp"
 
 namespace weft::detail::cpu {
 
@@ -35,3 +36,17 @@ template void flash_backward_cpu<double>(const FlashProblem<double>&, const Sdpa
                                          const SdpaRows<double>&, const double*, double*, double*, double*);
 
 }  // namespace weft::detail::cpu::flash
+
+namespace weft::nn::detail {
+
+template SdpaMathState<float> sdpa_math_forward<float>(const SdpaRows<float>&, const SdpaRows<float>&,
+                                                       const SdpaRows<float>&, const SdpaRows<float>&, const SdpaShape&);
+template SdpaMathState<double> sdpa_math_forward<double>(const SdpaRows<double>&, const SdpaRows<double>&,
+                                                         const SdpaRows<double>&, const SdpaRows<double>&,
+                                                         const SdpaShape&);
+template SdpaMathGradients<float> sdpa_math_backward<float>(const SdpaRows<float>&, const SdpaMathState<float>&,
+                                                            const SdpaShape&);
+template SdpaMathGradients<double> sdpa_math_backward<double>(const SdpaRows<double>&, const SdpaMathState<double>&,
+                                                              const SdpaShape&);
+
+}  // namespace weft::nn::detail

@@ -175,5 +175,20 @@ SdpaMathGradients<U> sdpa_math_backward(const SdpaRows<T>& dout, const SdpaMathS
   return g;
 }
 
+#if defined(WEFT_PRECOMPILED_KERNELS)
+// Compiled once in the weft_kernels library (src/kernels.cpp) for float and double, as the CPU
+// flash attention beside them: the files of a program that links it call these.
+extern template SdpaMathState<float> sdpa_math_forward<float>(const SdpaRows<float>&, const SdpaRows<float>&,
+                                                              const SdpaRows<float>&, const SdpaRows<float>&,
+                                                              const SdpaShape&);
+extern template SdpaMathState<double> sdpa_math_forward<double>(const SdpaRows<double>&, const SdpaRows<double>&,
+                                                                const SdpaRows<double>&, const SdpaRows<double>&,
+                                                                const SdpaShape&);
+extern template SdpaMathGradients<float> sdpa_math_backward<float>(const SdpaRows<float>&, const SdpaMathState<float>&,
+                                                                   const SdpaShape&);
+extern template SdpaMathGradients<double> sdpa_math_backward<double>(const SdpaRows<double>&,
+                                                                     const SdpaMathState<double>&, const SdpaShape&);
+#endif
+
 }  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::nn::detail
