@@ -75,6 +75,8 @@ TEST_CASE("element access t(i, ...) reads and writes every layout, negative indi
   check_layouts<float>();
   check_layouts<std::int64_t>();
   check_layouts<half>();
+  check_layouts<bfloat16>();
+  check_layouts<std::int32_t>();
   check_layouts<bool>();
 }
 

@@ -128,6 +128,7 @@ TEST_CASE("methods return what their free functions return: tensors, views, Tens
   SUBCASE("tensor") { check_methods(x, y, w); }
   SUBCASE("strided view") { check_methods(strided, y.view(), w.transpose(0, 1).contiguous().t()); }
   SUBCASE("const TensorBase&") { check_methods(static_cast<const weft::TensorBase<float>&>(x), y, w); }
+  SUBCASE("read-only view") { check_methods(x.view(), y.view(), w.view()); }
   SUBCASE("expression") { check_methods(x * 2 - y, y + 0, w * 1); }
 }
 
@@ -141,6 +142,8 @@ TEST_CASE("methods chain as their free functions nest, lazily") {
   const Tensor<std::int32_t> counts = weft::randint<std::int32_t>(-5, 5, {3, 4}, rng.bits());
   check_same(counts.sum(), weft::sum(counts));  // int32 sums to int64, as the function
   check_same(counts.abs().max(0), weft::max(weft::abs(counts), 0));
+  check_same(weft::sum(a, 1, true).exp().mean(), weft::mean(weft::exp(weft::sum(a, 1, true))));  // on a Reduced node
+  check_same(weft::matmul(a, b).max(1), weft::max(weft::matmul(a, b), 1));                      // on a Matmul node
 }
 
 TEST_CASE("a lazy softmax's matmul method finds nn's attention overload, as matmul(weights, v) does") {
