@@ -173,8 +173,8 @@ void crossover(int reps) {
                       }) *
                       1e3);
     }
-    std::printf("%8lld %6d %12.2f %12.2f\n", (long long)n, int(8 * sizeof(K)), comparison.empty() ? NAN : median(comparison),
-                median(radix));
+    std::printf("%8lld %6d %12.2f %12.2f\n", (long long)n, int(8 * sizeof(K)),
+                comparison.empty() ? NAN : median(comparison), median(radix));
   }
   std::printf("(weft sorts rows of %d-bit keys shorter than %lld by comparison)\n", int(8 * sizeof(K)),
               (long long)cpu::kRadixMinRow<K>);

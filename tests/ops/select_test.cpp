@@ -53,7 +53,7 @@ std::size_t broadcast_source(std::int64_t i, const Shape& to, const Shape& shape
 TEST_SUITE("cpu") {
 
 TEST_CASE_TEMPLATE("nonzero: random shapes and layouts on every dtype, zeros, NaN and -0.0", T, float, double, half,
-                   bfloat16, std::int32_t, std::int64_t, bool) {
+                   bfloat16, std::int32_t, std::int64_t, bool, std::int8_t, std::uint8_t, std::int16_t) {
   WEFT_TEST_RNG(rng);
   for (int iter = 0; iter < 30; ++iter) {
     const Shape full = random_shape(rng, 0, 4, 3000);
@@ -76,7 +76,7 @@ TEST_CASE_TEMPLATE("nonzero: random shapes and layouts on every dtype, zeros, Na
 }
 
 TEST_CASE_TEMPLATE("masked_select: random shapes, layouts and broadcast masks on every dtype", T, float, double, half,
-                   bfloat16, std::int32_t, std::int64_t, bool) {
+                   bfloat16, std::int32_t, std::int64_t, bool, std::int8_t, std::uint8_t, std::int16_t) {
   WEFT_TEST_RNG(rng);
   for (int iter = 0; iter < 30; ++iter) {
     const Shape full = random_shape(rng, 0, 4, 3000);

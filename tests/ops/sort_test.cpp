@@ -82,7 +82,7 @@ Tensor<T> special_tensor(Rng& rng, const Shape& shape) {
 TEST_SUITE("cpu") {
 
 TEST_CASE_TEMPLATE("sort / argsort: random shapes, layouts and dims with many ties on every dtype", T, float, double,
-                   half, bfloat16, std::int32_t, std::int64_t, bool) {
+                   half, bfloat16, std::int32_t, std::int64_t, bool, std::int8_t, std::uint8_t, std::int16_t) {
   WEFT_TEST_RNG(rng);
   for (int iter = 0; iter < 40; ++iter) {
     const Shape full = random_shape(rng, 0, 4, 3000);
@@ -101,7 +101,8 @@ TEST_CASE_TEMPLATE("sort / argsort: random shapes, layouts and dims with many ti
 }
 
 TEST_CASE_TEMPLATE("sort: NaN, inf and -0.0 among ties, short and radix-length rows, dims 0, 1 and -1 of 3-D views", T,
-                   float, double, half, bfloat16, std::int32_t, std::int64_t, bool) {
+                   float, double, half, bfloat16, std::int32_t, std::int64_t, bool, std::int8_t, std::uint8_t,
+                   std::int16_t) {
   WEFT_TEST_RNG(rng);
   const std::int64_t radix_row = weft::detail::cpu::kRadixMinRow<weft::detail::radix_key_t<T>> + 37;
   for (const Shape& s : {Shape{3, 5, 7}, Shape{2, radix_row, 3}, Shape{radix_row, 2, 5}, Shape{4, 3, radix_row}}) {

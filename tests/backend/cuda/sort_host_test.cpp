@@ -35,7 +35,8 @@ weft::Sorted<T> sort_emulated(const weft::Tensor<T>& x, int d, bool descending, 
     const std::int64_t total = batch.rows * batch.n;
     std::vector<K> keys(std::size_t(total), K(0x5a));
     std::vector<std::int32_t> order(std::size_t(total), -7);
-    for (std::int64_t t = 0; t < total; ++t) wc::write_sort_key(x.data(), keys.data(), order.data(), batch, t, descending);
+    for (std::int64_t t = 0; t < total; ++t)
+      wc::write_sort_key(x.data(), keys.data(), order.data(), batch, t, descending);
     for (std::int64_t s = 0; s < batch.rows; ++s) {
       const auto begin = order.begin() + s * batch.n;
       std::vector<std::int32_t> row(begin, begin + batch.n);
@@ -62,7 +63,7 @@ TEST_CASE("cuda sort batches: at least one row, at most max_items elements") {
 }
 
 TEST_CASE_TEMPLATE("cuda sort's thread bodies on the host: the CPU's sort, bit for bit", T, float, double, half,
-                   bfloat16, std::int32_t, std::int64_t, bool) {
+                   bfloat16, std::int32_t, std::int64_t, bool, std::int8_t, std::uint8_t, std::int16_t) {
   WEFT_TEST_RNG(rng);
   for (int iter = 0; iter < 12; ++iter) {
     const Shape shape = random_shape(rng, 1, 3, 2000);

@@ -41,7 +41,8 @@ TEST_SUITE("cuda") {
 
 TEST_CASE_TEMPLATE("cuda sort, argsort, nonzero, masked_select: the host's results, bit for bit" *
                        doctest::skip(!cuda_available()),
-                   T, float, double, weft::half, weft::bfloat16, std::int32_t, std::int64_t, bool) {
+                   T, float, double, weft::half, weft::bfloat16, std::int32_t, std::int64_t, bool, std::int8_t,
+                   std::uint8_t, std::int16_t) {
   WEFT_TEST_RNG(rng);
   for (int iter = 0; iter < 6; ++iter)
     check_on_gpu<T>(rng, random_shape(rng, 1, 3, 3000), GpuLayout(rng.integer(0, 2)));

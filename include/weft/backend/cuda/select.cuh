@@ -67,7 +67,8 @@ std::int64_t count_nonzero(const T* x, std::int64_t n, Device device) {
   count_kept_kernel<<<row_grid(n, 1), kRowBlock, 0, stream>>>(NonzeroAt<T>{x}, n, c);
   check_cuda(cudaGetLastError(), "nonzero count kernel launch");
   unsigned long long host = 0;
-  check_cuda(cudaMemcpyAsync(&host, c, sizeof(host), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync (nonzero count)");
+  check_cuda(cudaMemcpyAsync(&host, c, sizeof(host), cudaMemcpyDeviceToHost, stream),
+             "cudaMemcpyAsync (nonzero count)");
   check_cuda(cudaStreamSynchronize(stream), "nonzero count");
   return std::int64_t(host);
 }

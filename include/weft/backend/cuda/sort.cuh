@@ -21,9 +21,9 @@ namespace weft::detail::cuda {
 
 /// The batch's keys and indices, one thread per element (write_sort_key).
 template <class T, class Index>
-__global__ void __launch_bounds__(kRowBlock) sort_keys_kernel(const T* __restrict__ x, radix_key_t<T>* __restrict__ keys,
-                                                               Index* __restrict__ order, SortBatch batch,
-                                                               bool descending) {
+__global__ void __launch_bounds__(kRowBlock)
+    sort_keys_kernel(const T* __restrict__ x, radix_key_t<T>* __restrict__ keys, Index* __restrict__ order,
+                     SortBatch batch, bool descending) {
   const RowGroup<1> group;
   for (std::int64_t t = group.first; t < batch.rows * batch.n; t += group.step)
     write_sort_key(x, keys, order, batch, t, descending);
