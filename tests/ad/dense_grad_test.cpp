@@ -133,6 +133,9 @@ TEST_CASE("autograd: nn::linear, layer_norm and cross_entropy through their back
   for (auto reduction : {weft::nn::Reduction::mean, weft::nn::Reduction::sum, weft::nn::Reduction::none})
     gradcheck(rng, [&](const Vars& v) -> VarD { return weft::nn::cross_entropy(v[0] * 2.0, targets, reduction); },
               {uniform_tensor(rng, {2, 3, 5}, -1, 1)});
+  // Targets as an integer expression (evaluated once): int32 class indices computed from int64 ones.
+  gradcheck(rng, [&](const Vars& v) -> VarD { return weft::nn::cross_entropy(v[0], weft::cast<std::int32_t>(targets + 0)); },
+            {uniform_tensor(rng, {2, 3, 5}, -1, 1)});
 }
 
 TEST_CASE("autograd: scaled_dot_product_attention, causal, through the flash backward") {

@@ -149,23 +149,28 @@ auto layer_norm(const X& x, const W& w, const B& b, double eps = 1e-5) {
 
 /// cross_entropy(logits, targets, reduction) over a Var of logits [..., C]; the backward is
 /// nn::cross_entropy_backward (softmax minus the one-hot target, times the loss's gradient).
-template <class X, SingleTensor Targets>
+/// Targets as for tensors: an integer tensor, or an integer expression (evaluated once).
+template <class X, class Targets>
   requires ad::detail::AdOperands<X>
 auto cross_entropy(const X& logits, const Targets& targets, Reduction reduction = Reduction::mean) {
   using T = ad::detail::input_dtype_t<X>;
-  const ad::detail::Input<T> in = ad::detail::input<T>(logits);
-  ad::detail::SavedTensors saved;
-  saved.add(in.value);
-  saved.add(targets.view());
-  const auto t = targets.view();
-  return ad::detail::record_op<T>("cross_entropy", nn::cross_entropy(in.value, t, reduction), std::array{in.node},
-                                  std::move(saved), [xv = in.value, node = in.node, t, reduction](const Tensor<T>& g) {
-                                    if (reduction == Reduction::none)
-                                      ad::detail::accumulate<T>(node, nn::cross_entropy_backward(g, xv, t, reduction));
-                                    else
-                                      ad::detail::accumulate<T>(node,
-                                                                nn::cross_entropy_backward(T(g.item()), xv, t, reduction));
-                                  });
+  if constexpr (weft::detail::check_class_indices<Targets>()) {
+    const ad::detail::Input<T> in = ad::detail::input<T>(logits);
+    ad::detail::SavedTensors saved;
+    saved.add(in.value);
+    const auto t = weft::detail::class_indices(targets);
+    saved.add(t);
+    return ad::detail::record_op<T>(
+        "cross_entropy", nn::cross_entropy(in.value, t, reduction), std::array{in.node}, std::move(saved),
+        [xv = in.value, node = in.node, t, reduction](const Tensor<T>& g) {
+          if (reduction == Reduction::none)
+            ad::detail::accumulate<T>(node, nn::cross_entropy_backward(g, xv, t, reduction));
+          else
+            ad::detail::accumulate<T>(node, nn::cross_entropy_backward(T(g.item()), xv, t, reduction));
+        });
+  } else {
+    return ad::Var<T>();
+  }
 }
 
 /// scaled_dot_product_attention over Vars q, k, v (torch's semantics and options, dropout
