@@ -262,6 +262,10 @@ TEST_CASE("narrow ints: sum and prod accumulate in int64, max and min keep the d
   CHECK(double(sa.item()) == total(elements(a)));
   CHECK(double(su.item()) == total(elements(u)));  // 1517 bytes of up to 255: beyond any 8- or 16-bit sum
   CHECK(double(sh.item()) == total(elements(h)));
+  // Over an expression: the int8 products wrap first (as torch's a * a), then sum in int64.
+  double wrapped_squares = 0;
+  for (double x : elements(a)) wrapped_squares += wrapped<std::int8_t>(x * x);
+  CHECK(double(weft::sum(a * a).item()) == wrapped_squares);
   // Over dim 1: one int64 per row.
   const weft::Tensor<std::int64_t> rows = weft::eval(weft::sum(u, 1));
   const std::vector<double> vu = elements(u), got = elements(rows);

@@ -302,12 +302,16 @@ inline CpuReduceWork plan_cpu_reduce(const ReducePlan& plan, const std::vector<S
 }
 
 /// What reducer Red reads expression E as: packets of W lanes (Main) when the expression has them
-/// and its lanes are the accumulator's, else scalars (W = 1).
+/// and its lanes are the accumulator's, or are integer lanes that widen into an int64 accumulator
+/// (sum and prod of int8 ... int32), else scalars (W = 1).
 template <class Red, class E>
 struct ReducePackets {
   using Acc = typename Red::acc_type;
   using V = std::conditional_t<std::is_same_v<typename E::value_type, bool>, bool, math_t<typename E::value_type>>;
-  static constexpr bool kPackets = packet_capable_v<E> && !std::is_same_v<Acc, bool> && std::is_same_v<lane_t<V>, Acc>;
+  static constexpr bool kWidenedIntegers =
+      std::is_integral_v<V> && !std::is_same_v<V, bool> && std::is_same_v<Acc, std::int64_t>;
+  static constexpr bool kPackets = packet_capable_v<E> && !std::is_same_v<Acc, bool> &&
+                                   (std::is_same_v<lane_t<V>, Acc> || kWidenedIntegers);
   static constexpr int L = std::max<int>(1, simd::kBytes / int(std::max(lane_bytes_v<E>, sizeof(Acc))));
   static constexpr int W = kPackets && L > 1 ? L : 1;
   using Main = std::conditional_t<(W > 1), simd::Vec<Acc, W>, Acc>;
