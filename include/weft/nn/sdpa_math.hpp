@@ -175,9 +175,10 @@ SdpaMathGradients<U> sdpa_math_backward(const SdpaRows<T>& dout, const SdpaMathS
   return g;
 }
 
-#if defined(WEFT_PRECOMPILED_KERNELS)
+#if defined(WEFT_PRECOMPILED_KERNELS) && !defined(__CUDACC__)
 // Compiled once in the weft_kernels library (src/kernels.cpp) for float and double, as the CPU
-// flash attention beside them: the files of a program that links it call these.
+// flash attention beside them: the files of a program that links it call these (.cu files
+// instantiate their own: their host code lives in another ABI namespace, core/config.hpp).
 extern template SdpaMathState<float> sdpa_math_forward<float>(const SdpaRows<float>&, const SdpaRows<float>&,
                                                               const SdpaRows<float>&, const SdpaRows<float>&,
                                                               const SdpaShape&);

@@ -633,10 +633,11 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
                     [=](std::int64_t bh, std::int64_t i, std::int64_t e) { return (bh * Lp + i) * Ep + e; }, dq);
 }
 
-#if defined(WEFT_PRECOMPILED_KERNELS)
+#if defined(WEFT_PRECOMPILED_KERNELS) && !defined(__CUDACC__)
 // Compiled once in the weft_kernels library (src/kernels.cpp): the files of a program that links
 // it call these rather than instantiating them (bfloat16's block products depend on the ISA
-// macros of each file's build, and stay in the headers).
+// macros of each file's build, and stay in the headers; so do a .cu file's, whose host code
+// lives in another ABI namespace: core/config.hpp).
 extern template void flash_forward_cpu<float>(const FlashProblem<float>&, float*, double*);
 extern template void flash_forward_cpu<double>(const FlashProblem<double>&, double*, double*);
 extern template void flash_backward_cpu<float>(const FlashProblem<float>&, const SdpaRows<float>&,
