@@ -20,6 +20,7 @@
 #include <weft/backend/threads.hpp>
 #include <weft/log/log.hpp>
 
+#include "error_check.hpp"
 #include "log_capture.hpp"
 #include "reference.hpp"
 
@@ -360,6 +361,20 @@ TEST_CASE("row epilogue: a reduction assigned alone writes its destination, allo
     CHECK(value_at(z, {r, 0}) == mx);
     for (std::int64_t j = 1; j < 70; ++j) CHECK(value_at(z, {r, j}) == value_at(z0, {r, j}));
   }
+}
+
+TEST_CASE("row epilogue: an operand that does not broadcast with a reduction's result names the reduction") {
+  WEFT_TEST_RNG(rng);
+  const TensorView<float> x = make_view<float>(rng, Shape{4, 6}, Domain{}, Layout::strided);
+  TensorView<float> y = make_destination<float>(rng, Shape{4, 6}, Layout::contiguous);
+  const std::vector<unsigned char> before = storage_snapshot(y);
+  // sum(x, 1) is [4]: it does not broadcast with [4, 6]; keepdim would make it [4, 1].
+  const std::string m = error_of([&] { y = x + weft::sum(x, 1); });
+  CHECK(m ==
+        "weft::sum epilogue: an operand of shape [4, 6] cannot be broadcast with sum's result of shape [4] (numpy rule: "
+        "trailing dims must be equal or 1); the expression around sum reads every operand at the result's elements: "
+        "give it a shape that broadcasts with [4], or keep the reduced dims as size 1 (keepdim = true)");
+  CHECK(storage_snapshot(y) == before);
 }
 
 }  // TEST_SUITE

@@ -33,11 +33,20 @@ void run_statements(const char* op, Stmts&... stmts);  // backend/run.hpp
 template <class Stmt>
 bool run_as_row_epilogue(const char* op, Stmt& stmt);  // backend/row_epilogue.hpp
 
-/// A dense node's result as its epilogue's check sees it: the shape and the node's op.
+/// A dense node's result as its epilogue's check sees it: the shape, the node's op, and whether
+/// it is a reduction that dropped its reduced dims (keepdim false).
 struct DenseResult {
   Shape shape;
   const char* op;
+  bool dropped_dims = false;
 };
+
+/// The DenseResult of `node`, whose result has `shape`.
+template <class Node>
+DenseResult dense_result(const Node& node, const Shape& shape) {
+  if constexpr (requires { node.keepdim; }) return {shape, node.op_name(), !node.keepdim};
+  else return {shape, node.op_name()};
+}
 
 /// Every operand of the expression around a dense node (the statement's tensors, the other dense
 /// nodes) broadcasts with the node's result, else a weft::Error in the node's words, raised before
@@ -57,7 +66,7 @@ inline void check_epilogue_shapes(const std::vector<DenseResult>& dense, const s
         fail(op.c_str(), "an operand of shape ", operand, " cannot be broadcast with ", node.op, "'s result of shape ",
              node.shape, " (numpy rule: trailing dims must be equal or 1); the expression around ", node.op,
              " reads every operand at the result's elements: give it a shape that broadcasts with ", node.shape,
-             examples);
+             examples, node.dropped_dims ? ", or keep the reduced dims as size 1 (keepdim = true)" : "");
       }
     };
     for (const Shape& t : tensors) check(t);
@@ -84,7 +93,7 @@ auto staged_statement(const Stmt& stmt, std::vector<DenseResult>& results) {
       stmt.rhs, [](const auto& view) { return view; },
       [&](const auto& node) {
         auto value = node.evaluate();
-        results.push_back({value.shape(), node.op_name()});
+        results.push_back(dense_result(node, value.shape()));
         return value;
       });
   return Assignment<typename Stmt::dest_type, decltype(rhs)>{stmt.dst, stmt.owner, std::move(rhs)};
@@ -184,7 +193,7 @@ bool run_as_epilogue(const char* op, Stmt& stmt) {
       const auto blocks = node.epilogue_blocks();  // checks the operands; empty where it cannot
       if (!blocks) return false;
       const Shape full = blocks->shape();
-      check_epilogue_operands(stmt, {{full, node.op_name()}});
+      check_epilogue_operands(stmt, {dense_result(node, full)});
       // The whole statement checked once, the product a placeholder of its shape: one element,
       // never read, broadcast (no allocation: it borrows a local).
       T placeholder_element{};
