@@ -40,7 +40,8 @@ template void flash_backward_cpu<double>(const FlashProblem<double>&, const Sdpa
 namespace weft::nn::detail {
 
 template SdpaMathState<float> sdpa_math_forward<float>(const SdpaRows<float>&, const SdpaRows<float>&,
-                                                       const SdpaRows<float>&, const SdpaRows<float>&, const SdpaShape&);
+                                                       const SdpaRows<float>&, const SdpaRows<float>&,
+                                                       const SdpaShape&);
 template SdpaMathState<double> sdpa_math_forward<double>(const SdpaRows<double>&, const SdpaRows<double>&,
                                                          const SdpaRows<double>&, const SdpaRows<double>&,
                                                          const SdpaShape&);
