@@ -15,6 +15,7 @@
 #include <omp.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -39,6 +40,7 @@ struct Workload {
   std::int64_t rows, n;
   torch::ScalarType dtype;
   bool descending;
+  double lo = 0, hi = 1e6;  // uniform values in [lo, hi) (integers: truncated)
 };
 
 struct Result {
@@ -61,7 +63,7 @@ Result interleaved(const TorchRun& run_torch, const WeftRun& run_weft, int reps,
 template <class T>
 Result run_workload(const Workload& w, int reps) {
   torch::manual_seed(0);
-  torch::Tensor x = torch::rand({w.rows, w.n}, torch::kDouble) * 1e6;
+  torch::Tensor x = w.lo + torch::rand({w.rows, w.n}, torch::kDouble) * (w.hi - w.lo);
   // About 1% of the elements repeat another's value: ties whose order a stable sort must keep.
   const torch::Tensor repeats = torch::randint(0, w.rows * w.n, {w.rows * w.n / 100});
   x.view(-1).index_put_({repeats}, x.view(-1).index({torch::randperm(w.rows * w.n).slice(0, 0, repeats.size(0))}));
@@ -161,6 +163,7 @@ void crossover(int reps) {
       else if constexpr (sizeof(K) == 2) source[std::size_t(i)] = weft::detail::radix_key(weft::bfloat16(float(v)));
       else source[std::size_t(i)] = weft::detail::radix_key(v > 0);
     }
+    const K low = *std::min_element(source.begin(), source.end());  // the caller's, found as it makes the keys
     const int count = int(std::max<std::int64_t>(1, 2000000 / n));
     std::vector<double> comparison, radix;
     for (int round = 0; round < reps; ++round) {
@@ -169,7 +172,7 @@ void crossover(int reps) {
                              1e3);
       radix.push_back(per_call_ms(count, [&] {
                         keys = source;
-                        cpu::radix_sort_row(keys.data(), scratch.data(), order.data(), order_alt.data(), n);
+                        cpu::radix_sort_row(keys.data(), scratch.data(), order.data(), order_alt.data(), n, low);
                       }) *
                       1e3);
     }
@@ -212,6 +215,7 @@ int main(int argc, char** argv) {
       {"1 x 1M float descending", 1, 1 << 20, torch::kFloat32, true},
       {"4096 x 256 float", 4096, 256, torch::kFloat32, false},
       {"1 x 1M int64", 1, 1 << 20, torch::kInt64, false},
+      {"1 x 1M int32, [-1000, 1000)", 1, 1 << 20, torch::kInt32, false, -1000, 1000},
       {"1 x 1M double", 1, 1 << 20, torch::kFloat64, false},
   };
   int failures = 0;
@@ -220,6 +224,7 @@ int main(int argc, char** argv) {
     std::size_t bytes_per_element = 0;
     if (w.dtype == torch::kFloat32) r = run_workload<float>(w, reps), bytes_per_element = 4;
     else if (w.dtype == torch::kInt64) r = run_workload<std::int64_t>(w, reps), bytes_per_element = 8;
+    else if (w.dtype == torch::kInt32) r = run_workload<std::int32_t>(w, reps), bytes_per_element = 4;
     else r = run_workload<double>(w, reps), bytes_per_element = 8;
     std::vector<double> ratio;
     for (std::size_t i = 0; i < r.weft_ms.size(); ++i) ratio.push_back(r.torch_ms[i] / r.weft_ms[i]);

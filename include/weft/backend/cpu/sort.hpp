@@ -34,9 +34,13 @@ inline constexpr int kRadixBuckets = 1 << kRadixBits;
 template <class K>
 inline constexpr int kRadixPasses = int(sizeof(K));
 
+/// Digit `pass` of key - low: the keys of a row minus the row's smallest key order as the keys do,
+/// and a row of a narrow range has zeros in the high digits whatever the keys' sign (int32 values
+/// in [-100, 100] have keys 0x7fffff9c..0x80000064, every byte varying: 4 passes; less the
+/// smallest, 0..200: one pass).
 template <class K>
-inline int radix_digit(K key, int pass) {
-  return int((key >> (pass * kRadixBits)) & K(kRadixBuckets - 1));
+inline int radix_digit(K key, K low, int pass) {
+  return int((K(key - low) >> (pass * kRadixBits)) & K(kRadixBuckets - 1));
 }
 
 /// `count` uninitialized elements of host memory for the length of a sort (the host allocator keeps
@@ -81,23 +85,23 @@ void comparison_sort_row(const K* keys, std::uint32_t* order, std::int64_t n) {
 /// Sorts keys[0..n) by an LSD radix sort, one thread: the digit counts of every pass in one read,
 /// then per pass an exclusive prefix of the counts and a scatter in index order, which keeps equal
 /// digits in their current order (so the whole sort is stable). A pass where every key has the same
-/// digit moves nothing and is skipped. Returns the buffer (order or order_alt) that holds the
-/// permutation: element j of the sorted row is element result[j] of the input. keys / keys_alt are
-/// overwritten.
+/// digit moves nothing and is skipped; digits are taken of key - low, low the row's smallest key.
+/// Returns the buffer (order or order_alt) that holds the permutation: element j of the sorted row
+/// is element result[j] of the input. keys / keys_alt are overwritten.
 template <class K, class Index>
-Index* radix_sort_row(K* keys, K* keys_alt, Index* order, Index* order_alt, std::int64_t n) {
+Index* radix_sort_row(K* keys, K* keys_alt, Index* order, Index* order_alt, std::int64_t n, K low) {
   constexpr int P = kRadixPasses<K>;
   std::array<std::array<Index, kRadixBuckets>, P> count{};
   for (std::int64_t i = 0; i < n; ++i)
-    for (int p = 0; p < P; ++p) ++count[p][radix_digit(keys[i], p)];
+    for (int p = 0; p < P; ++p) ++count[p][radix_digit(keys[i], low, p)];
   bool moved = false;
   for (int p = 0; p < P; ++p) {
-    if (count[p][radix_digit(keys[0], p)] == Index(n)) continue;
+    if (count[p][radix_digit(keys[0], low, p)] == Index(n)) continue;
     Index offset = 0;
     for (Index& c : count[p]) offset += std::exchange(c, offset);
     for (std::int64_t i = 0; i < n; ++i) {
       const K key = keys[i];
-      const Index at = count[p][radix_digit(key, p)]++;
+      const Index at = count[p][radix_digit(key, low, p)]++;
       keys_alt[at] = key;
       order_alt[at] = moved ? order[i] : Index(i);
     }
@@ -113,12 +117,14 @@ Index* radix_sort_row(K* keys, K* keys_alt, Index* order, Index* order_alt, std:
 /// pass it counts its chunk's digits, one thread turns the counts into offsets in (digit, thread)
 /// order, and each scatters its chunk, so equal digits keep their order across chunks too. The
 /// first count covers every pass (to skip the passes that move nothing); a pass after a move
-/// recounts its chunk. make_keys(lo, hi) fills keys[lo..hi) in parallel first.
+/// recounts its chunk. make_keys(lo, hi) fills keys[lo..hi) in parallel first and returns their
+/// smallest (the digits are of key - the row's smallest key, as in radix_sort_row).
 template <class K, class Index, class MakeKeys>
 Index* radix_sort_long_row(K* keys, K* keys_alt, Index* order, Index* order_alt, std::int64_t n, int threads,
                            const MakeKeys& make_keys) {
   constexpr int P = kRadixPasses<K>;
   std::vector<std::array<std::array<Index, kRadixBuckets>, P>> count(static_cast<std::size_t>(threads));
+  std::vector<K> lows(static_cast<std::size_t>(threads));
   std::array<bool, P> skip{};
   Index* result = order;
   WEFT_PRAGMA_OMP(omp parallel num_threads(threads))
@@ -127,9 +133,11 @@ Index* radix_sort_long_row(K* keys, K* keys_alt, Index* order, Index* order_alt,
     const std::int64_t lo = chunk.begin, hi = chunk.end;
     const int nt = chunk.threads;
     auto& mine = count[std::size_t(chunk.thread)];
-    make_keys(lo, hi);
+    lows[std::size_t(chunk.thread)] = make_keys(lo, hi);
+    WEFT_PRAGMA_OMP(omp barrier)
+    const K low = *std::min_element(lows.begin(), lows.begin() + nt);
     for (std::int64_t i = lo; i < hi; ++i)
-      for (int p = 0; p < P; ++p) ++mine[p][radix_digit(keys[i], p)];
+      for (int p = 0; p < P; ++p) ++mine[p][radix_digit(keys[i], low, p)];
     WEFT_PRAGMA_OMP(omp barrier)
     WEFT_PRAGMA_OMP(omp single)
     for (int p = 0; p < P; ++p)
@@ -145,7 +153,7 @@ Index* radix_sort_long_row(K* keys, K* keys_alt, Index* order, Index* order_alt,
       if (skip[p]) continue;
       if (passed) {
         mine[p].fill(0);
-        for (std::int64_t i = lo; i < hi; ++i) ++mine[p][radix_digit(src[i], p)];
+        for (std::int64_t i = lo; i < hi; ++i) ++mine[p][radix_digit(src[i], low, p)];
         WEFT_PRAGMA_OMP(omp barrier)
       }
       WEFT_PRAGMA_OMP(omp single)
@@ -156,7 +164,7 @@ Index* radix_sort_long_row(K* keys, K* keys_alt, Index* order, Index* order_alt,
       }
       for (std::int64_t i = lo; i < hi; ++i) {
         const K key = src[i];
-        const Index at = mine[p][radix_digit(key, p)]++;
+        const Index at = mine[p][radix_digit(key, low, p)]++;
         dst[at] = key;
         dst_order[at] = passed ? src_order[i] : Index(i);
       }
@@ -200,10 +208,15 @@ void sort_rows(const T* x, T* values, std::int64_t* indices, std::int64_t outer,
     for (std::int64_t r = 0; r < rows; ++r) {
       const std::int64_t base = (r / inner) * n * inner + r % inner;
       const T* xr = x + base;
-      for (std::int64_t i = 0; i < n; ++i) keys.get()[i] = radix_key(xr[i * inner], descending);
+      K low = K(~K(0));
+      for (std::int64_t i = 0; i < n; ++i) {
+        const K key = radix_key(xr[i * inner], descending);
+        keys.get()[i] = key;
+        low = std::min(low, key);
+      }
       const std::uint32_t* sorted = order.get();
       if (n < kRadixMinRow<K>) comparison_sort_row(keys.get(), order.get(), n);
-      else sorted = radix_sort_row(keys.get(), keys_alt.get(), order.get(), order_alt.get(), n);
+      else sorted = radix_sort_row(keys.get(), keys_alt.get(), order.get(), order_alt.get(), n, low);
       write_sorted_row(xr, sorted, values ? values + base : nullptr, indices + base, inner, 0, n);
     }
   }
@@ -222,8 +235,12 @@ void sort_long_rows(const T* x, T* values, std::int64_t* indices, std::int64_t o
     K* k = keys.get();
     const Index* sorted = radix_sort_long_row(k, keys_alt.get(), order.get(), order_alt.get(), n, threads,
                                               [&](std::int64_t lo, std::int64_t hi) {
-                                                for (std::int64_t i = lo; i < hi; ++i)
+                                                K low = K(~K(0));
+                                                for (std::int64_t i = lo; i < hi; ++i) {
                                                   k[i] = radix_key(xr[i * inner], descending);
+                                                  low = std::min(low, k[i]);
+                                                }
+                                                return low;
                                               });
     WEFT_PRAGMA_OMP(omp parallel num_threads(threads))
     {
