@@ -40,7 +40,7 @@ struct AdoptStorage {};
 /// contiguous; views (slice, transpose, ...) are TensorViews of its elements, read-only when
 /// the tensor is const.
 template <Element T>
-class Tensor : public TensorBase<T> {
+class Tensor : public TensorBase<T>, public InPlaceMethods<Tensor<T>> {
   using Base = TensorBase<T>;
 
  public:
@@ -107,30 +107,6 @@ class Tensor : public TensorBase<T> {
     requires(detail::ElementIndex<Index> && ...)
   T& operator()(Index... index) {
     return *this->element_pointer({std::int64_t(index)...});
-  }
-  /// Every element `value` (the same as `t = value` on a defined tensor); returns the tensor.
-  template <class V>
-    requires std::is_arithmetic_v<V>
-  WEFT_ABI_INLINE Tensor& fill_(V value) {
-    if (!this->defined()) detail::fail("fill_", "the tensor is undefined (default-constructed); give it a shape first");
-    return write<detail::AssignKind::set>(value);
-  }
-  /// Every element 0 (false for bool).
-  WEFT_ABI_INLINE Tensor& zero_() { return fill_(detail::zero_number<T>()); }
-  /// Random elements in place: the same as weft::normal_(t, mean, std[, source]) and
-  /// weft::uniform_(t, from, to[, source]) (ops/random.hpp; without a source, the global
-  /// generator). RandomSource is only declared here: no default argument can construct it.
-  WEFT_ABI_INLINE Tensor& normal_(double mean = 0, double std = 1) {
-    return detail::methods::call_normal_(*this, mean, std);
-  }
-  WEFT_ABI_INLINE Tensor& normal_(double mean, double std, const RandomSource& source) {
-    return detail::methods::call_normal_(*this, mean, std, source);
-  }
-  WEFT_ABI_INLINE Tensor& uniform_(double from = 0, double to = 1) {
-    return detail::methods::call_uniform_(*this, from, to);
-  }
-  WEFT_ABI_INLINE Tensor& uniform_(double from, double to, const RandomSource& source) {
-    return detail::methods::call_uniform_(*this, from, to, source);
   }
 
   // ---- views of this tensor's elements (read-only when the tensor is const) ------------------

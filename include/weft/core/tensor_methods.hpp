@@ -12,8 +12,10 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "weft/core/config.hpp"
+#include "weft/core/error.hpp"
 
 namespace weft {
 
@@ -130,6 +132,51 @@ class TensorMethods {
 
  private:
   const Derived& derived() const { return static_cast<const Derived&>(*this); }
+};
+
+namespace detail {
+/// The number 0 as a tensor of T can be assigned it (false for bool: no integer casts to bool).
+template <class T>
+constexpr auto zero_number() {
+  if constexpr (std::is_same_v<T, bool>) return false;
+  else return 0;
+}
+}  // namespace detail
+
+/// The methods that write a Tensor's or a TensorView's elements in place and return it (torch's
+/// trailing underscore). Derived is Tensor<T> or TensorView<E>; a read-only view refuses them at
+/// compile time, as it refuses `view = value`.
+template <class Derived>
+class InPlaceMethods {
+ public:
+  /// Every element `value` (a number): the same as `t = value`, on a defined tensor or view.
+  template <class V>
+    requires std::is_arithmetic_v<V>
+  WEFT_ABI_INLINE Derived& fill_(V value) {
+    if (!derived().defined())
+      detail::fail("fill_", "the tensor is undefined (default-constructed); give it a shape first");
+    return derived() = value;
+  }
+  /// Every element 0 (false for bool).
+  WEFT_ABI_INLINE Derived& zero_() { return fill_(detail::zero_number<typename Derived::value_type>()); }
+  /// Random elements in place: the same as weft::normal_(t, mean, std[, source]) and
+  /// weft::uniform_(t, from, to[, source]) (ops/random.hpp; without a source, the global
+  /// generator). RandomSource is only declared here: no default argument can construct it.
+  WEFT_ABI_INLINE Derived& normal_(double mean = 0, double std = 1) {
+    return detail::methods::call_normal_(derived(), mean, std);
+  }
+  WEFT_ABI_INLINE Derived& normal_(double mean, double std, const RandomSource& source) {
+    return detail::methods::call_normal_(derived(), mean, std, source);
+  }
+  WEFT_ABI_INLINE Derived& uniform_(double from = 0, double to = 1) {
+    return detail::methods::call_uniform_(derived(), from, to);
+  }
+  WEFT_ABI_INLINE Derived& uniform_(double from, double to, const RandomSource& source) {
+    return detail::methods::call_uniform_(derived(), from, to, source);
+  }
+
+ private:
+  Derived& derived() { return static_cast<Derived&>(*this); }
 };
 
 #undef WEFT_UNARY_METHOD_OPS

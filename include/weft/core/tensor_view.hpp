@@ -57,13 +57,6 @@ void assign_into(TensorList<T>& dst, const Source& source);
 template <class I>
 concept ElementIndex = std::is_integral_v<I> && !std::is_same_v<I, bool>;
 
-/// The number 0 as a tensor of T can be assigned it (false for bool: no integer casts to bool).
-template <class T>
-constexpr auto zero_number() {
-  if constexpr (std::is_same_v<T, bool>) return false;
-  else return 0;
-}
-
 }  // namespace detail
 
 /// The queries and view arithmetic that Tensor<T> and TensorView<E> share: storage, shape,
@@ -282,7 +275,7 @@ class TensorBase : public TensorMethods<TensorBase<T>> {
 /// elements still writes.
 template <class E>
   requires Element<std::remove_const_t<E>>
-class TensorView : public TensorBase<std::remove_const_t<E>> {
+class TensorView : public TensorBase<std::remove_const_t<E>>, public InPlaceMethods<TensorView<E>> {
   using Base = TensorBase<std::remove_const_t<E>>;
   using Layout = typename Base::Layout;
 
@@ -332,27 +325,6 @@ class TensorView : public TensorBase<std::remove_const_t<E>> {
     requires(detail::ElementIndex<Index> && ...)
   E& operator()(Index... index) const {
     return *this->element_pointer({std::int64_t(index)...});
-  }
-  /// Every viewed element `value` (the same as `view = value`); returns the view.
-  template <class V>
-    requires std::is_arithmetic_v<V>
-  WEFT_ABI_INLINE TensorView& fill_(V value) {
-    return write<detail::AssignKind::set>(value);
-  }
-  /// Every viewed element 0 (false for bool).
-  WEFT_ABI_INLINE TensorView& zero_() { return fill_(detail::zero_number<value_type>()); }
-  /// Random viewed elements in place, as Tensor::normal_ and Tensor::uniform_.
-  WEFT_ABI_INLINE TensorView& normal_(double mean = 0, double std = 1) {
-    return detail::methods::call_normal_(*this, mean, std);
-  }
-  WEFT_ABI_INLINE TensorView& normal_(double mean, double std, const RandomSource& source) {
-    return detail::methods::call_normal_(*this, mean, std, source);
-  }
-  WEFT_ABI_INLINE TensorView& uniform_(double from = 0, double to = 1) {
-    return detail::methods::call_uniform_(*this, from, to);
-  }
-  WEFT_ABI_INLINE TensorView& uniform_(double from, double to, const RandomSource& source) {
-    return detail::methods::call_uniform_(*this, from, to, source);
   }
 
   // ---- views of the same elements ------------------------------------------------------------
