@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file TensorMethods<Derived>: the methods that mirror weft's free functions (`t.sum(1)` is `sum(t, 1)`), a base of TensorBase and of every expression node.
+/// @file The methods of tensors and expressions: TensorMethods (those that mirror weft's free functions, `t.sum(1)` is `sum(t, 1)`: a base of TensorBase and of every expression node) and InPlaceMethods (fill_, zero_, normal_, uniform_ of Tensor and TensorView).
 ///
 /// Each method calls its free function and returns exactly what that returns (a Tensor, or a lazy
 /// expression node). The ops live in layers above core (ops/, expr/), which core cannot include:
