@@ -1,16 +1,24 @@
 // SPDX-License-Identifier: MIT
-/// @file The optional precompiled kernels (the weft_kernels library): Eigen's GEMM behind matmul, weft's FMA GEMM and the CPU attention (flash and math backends), for float and double, compiled once for a program whose files define WEFT_PRECOMPILED_KERNELS.
+/// @file The optional precompiled kernels (the weft_kernels library): Eigen's GEMM behind matmul, weft's FMA GEMM and the CPU attention (flash and math backends) for float and double, and the checks, plans and log printers every kernel shares, compiled once for a program whose files define WEFT_PRECOMPILED_KERNELS.
 ///
 /// Header-only stays the default: without the macro every file instantiates what it calls. With
 /// it (meson: weft_kernels_dep; CMake: weft::kernels, which define it for their users), the
 /// headers declare these and no file parses Eigen or compiles them. Built with the program's own
 /// flags (-march): the kernels inside are those of its ISA.
 #undef WEFT_PRECOMPILED_KERNELS  // this file holds the definitions
+#define WEFT_KERNELS_LIBRARY      // ... also the one definition of each WEFT_SHARED function (core/config.hpp)
 
 #include "weft/backend/cpu/attention/flash.hpp"
 #include "weft/backend/cpu/gemm/eigen.hpp"
 #include "weft/backend/cpu/gemm/fma.hpp"
+#include "weft/log/log.hpp"
 #include "weft/nn/sdpa_math.hpp"
+#include "weft/plan/foreach.hpp"
+#include "weft/plan/iteration.hpp"
+#include "weft/plan/kernel_operands.hpp"
+#include "weft/plan/print.hpp"
+#include "weft/plan/reduction.hpp"
+#include "weft/plan/statements.hpp"
 
 namespace weft::detail::cpu {
 

@@ -49,6 +49,30 @@
 // checks the objects of a build (docs/architecture.md, ODR safety).
 #define WEFT_ABI_INLINE __attribute__((always_inline))
 
+// The checks, plans and log printers that every kernel shares (ordinary functions over
+// type-erased operands: check_statements, plan_statements, print_kernel, parse_logs, ...) are
+// WEFT_SHARED: inline, compiled in every file that runs a kernel (0.6 s of a file with one fused
+// expression), unless the program links the weft_kernels library (WEFT_PRECOMPILED_KERNELS):
+// then its host files only declare them, and src/kernels.cpp (WEFT_KERNELS_LIBRARY) holds their
+// one definition. nvcc files keep them inline: their host code is in another ABI namespace.
+// WEFT_LINKED_KERNELS: this is such a host file (the attention kernels' extern templates follow
+// it too).
+#if defined(WEFT_PRECOMPILED_KERNELS) && !defined(__CUDACC__) && !defined(WEFT_KERNELS_LIBRARY)
+#define WEFT_LINKED_KERNELS 1
+#else
+#define WEFT_LINKED_KERNELS 0
+#endif
+#if defined(WEFT_KERNELS_LIBRARY)
+#define WEFT_SHARED
+#define WEFT_SHARED_BODIES 1
+#elif WEFT_LINKED_KERNELS
+#define WEFT_SHARED
+#define WEFT_SHARED_BODIES 0
+#else
+#define WEFT_SHARED inline
+#define WEFT_SHARED_BODIES 1
+#endif
+
 #if defined(_OPENMP)
 #define WEFT_PRAGMA_OMP(x) _Pragma(#x)
 #else

@@ -32,7 +32,9 @@ inline constexpr unsigned kDefaultLogLevels = unsigned(LogLevel::error) << (2 * 
 
 /// The levels after `spec` ("fusion,+sdpa,-cuda,cpu=off") changes `levels`: two bits per component.
 /// An unknown component or level is a weft::Error when `strict`, else a warning on stderr.
-inline unsigned parse_logs(std::string_view spec, bool strict, unsigned levels = 0) {
+WEFT_SHARED unsigned parse_logs(std::string_view spec, bool strict, unsigned levels = 0)
+#if WEFT_SHARED_BODIES
+{
   auto reject = [strict](std::string_view what, std::string_view item, const std::string& known) {
     if (strict) fail("set_logs", "unknown ", what, " '", item, "'; known: ", known);
     std::fprintf(stderr, "[weft] WEFT_LOGS: ignoring unknown %.*s '%.*s'; known: %s\n", int(what.size()), what.data(),
@@ -77,6 +79,9 @@ inline unsigned parse_logs(std::string_view spec, bool strict, unsigned levels =
   }
   return levels;
 }
+#else
+;
+#endif
 
 /// Two bits per component, initialized from WEFT_LOGS on first use. Not inlined: each
 /// log_enabled() check would otherwise carry the one-time initialization (a guarded static).

@@ -175,7 +175,7 @@ SdpaMathGradients<U> sdpa_math_backward(const SdpaRows<T>& dout, const SdpaMathS
   return g;
 }
 
-#if defined(WEFT_PRECOMPILED_KERNELS) && !defined(__CUDACC__)
+#if WEFT_LINKED_KERNELS  // core/config.hpp
 // Compiled once in the weft_kernels library (src/kernels.cpp) for float and double, as the CPU
 // flash attention beside them: the files of a program that links it call these (.cu files
 // instantiate their own: their host code lives in another ABI namespace, core/config.hpp).

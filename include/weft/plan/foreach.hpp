@@ -78,8 +78,10 @@ struct ListMemberCheck {
 /// (the first output's) and contiguous members; no overlaps between outputs, and inputs
 /// overlapping an output only as that very tensor. Returns the device (`have_device`: false when
 /// the lists are empty).
-inline Device check_list_members(const char* op, const std::vector<const ListRef*>& lists, std::size_t outputs,
-                                 std::size_t size, bool& have_device) {
+WEFT_SHARED Device check_list_members(const char* op, const std::vector<const ListRef*>& lists, std::size_t outputs,
+                                 std::size_t size, bool& have_device)
+#if WEFT_SHARED_BODIES
+{
   ListMemberCheck check;
   check.op = op;
   check.shapes.reserve(size);
@@ -108,6 +110,9 @@ inline Device check_list_members(const char* op, const std::vector<const ListRef
   have_device = check.have_device;
   return check.device;
 }
+#else
+;
+#endif
 
 /// The member checks these lists passed before, at this length, if the first output's memo holds
 /// them (core/list_members.hpp: same serials and length, same members).
@@ -146,7 +151,9 @@ struct CheckedLists {
 /// Checks list statements: one length for every list, single tensors of one element, and the
 /// member checks (check_list_members), which a call over the same lists as a call that passed
 /// them skips (find_passed_check).
-inline CheckedLists check_foreach_statements(const char* op, const KernelOperands& k) {
+WEFT_SHARED CheckedLists check_foreach_statements(const char* op, const KernelOperands& k)
+#if WEFT_SHARED_BODIES
+{
   std::size_t size = 0;
   bool have_size = false;
   auto use_size = [&](std::size_t n, const char* what) {
@@ -192,6 +199,9 @@ inline CheckedLists check_foreach_statements(const char* op, const KernelOperand
   }
   return {device, lists[0]->members->start};
 }
+#else
+;
+#endif
 
 /// The executors a call of run_foreach_statements compiles: both (the lists' device is known at run
 /// time only), or one, for callers that send the other device's lists down another path (an

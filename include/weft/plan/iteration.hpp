@@ -58,7 +58,9 @@ struct IterationSpace {
 
 /// `operands` holds every destination's strides and every input's strides
 /// broadcast to `shape`.
-inline IterationSpace plan_iteration(const Shape& shape, std::span<const Strides> operands) {
+WEFT_SHARED IterationSpace plan_iteration(const Shape& shape, std::span<const Strides> operands)
+#if WEFT_SHARED_BODIES
+{
   IterationSpace space;
   space.full = shape;
   space.numel = shape.numel();
@@ -81,6 +83,9 @@ inline IterationSpace plan_iteration(const Shape& shape, std::span<const Strides
   if (space.source_dim[0] < 0) space.linear = false;
   return space;
 }
+#else
+;
+#endif
 
 /// Writes the outer coordinates (all but the innermost) of row `row`.
 inline void row_coordinates(const IterationSpace& space, std::int64_t row, std::int64_t* outer) {

@@ -301,7 +301,9 @@ inline bool overlaps(const ByteRange& a, const ByteRange& b) {
 /// first, into coordinates c; if every stride exceeds the reach of the smaller ones over the union
 /// of both boxes, an address has one coordinate tuple there, so the views share an element iff
 /// their boxes [0, extent_a) and [c, c + extent_b) intersect in every dim. False when unsure.
-inline bool disjoint_boxes(const TensorRef& a, const TensorRef& b) {
+WEFT_SHARED bool disjoint_boxes(const TensorRef& a, const TensorRef& b)
+#if WEFT_SHARED_BODIES
+{
   if (a.offset == b.offset || a.element_bytes != b.element_bytes || a.shape().rank() != b.shape().rank() ||
       !(a.strides() == b.strides()))
     return false;
@@ -331,6 +333,9 @@ inline bool disjoint_boxes(const TensorRef& a, const TensorRef& b) {
   }
   return apart;
 }
+#else
+;
+#endif
 
 /// Whether two views may share an element: overlapping byte ranges, unless disjoint_boxes.
 inline bool share_elements(const TensorRef& a, const TensorRef& b) {

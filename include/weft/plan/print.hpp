@@ -118,8 +118,10 @@ inline std::size_t skip_operands(std::span<const ExprNode> nodes, std::size_t i,
 }
 
 /// Lays out a printed kernel: one line for `fusion`, a block for `output_code`.
-[[gnu::cold]] inline std::string format_kernel(const PrintContext& ctx, const std::vector<std::string>& lines,
-                                               const IterationSpace& space, const std::string& where, bool one_line) {
+[[gnu::cold]] WEFT_SHARED std::string format_kernel(const PrintContext& ctx, const std::vector<std::string>& lines,
+                                               const IterationSpace& space, const std::string& where, bool one_line)
+#if WEFT_SHARED_BODIES
+{
   std::string body;
   for (auto& l : ctx.lets) body += (one_line ? "" : "    ") + l + (one_line ? "; " : ";\n");
   for (std::size_t i = 0; i < lines.size(); ++i)
@@ -144,6 +146,9 @@ inline std::size_t skip_operands(std::span<const ExprNode> nodes, std::size_t i,
              " written); ", ctx.lets.size(), " shared subexpression(s)\n", "  // iteration: ", iteration, "\n",
              "  for each i {\n", body, "  }");
 }
+#else
+;
+#endif
 
 /// The tensors a kernel reads, by data pointer, in the order the printer names them in0, in1, ...
 /// (first appearance), so that a caller can say what an input stands for.
@@ -157,8 +162,10 @@ inline std::size_t skip_operands(std::span<const ExprNode> nodes, std::size_t i,
 
 /// Pseudo-source of a kernel's statements: "outN[i] = ..." ("[k][i]" for lists) per statement,
 /// after the shared subexpressions' "tN = ..." lines.
-[[gnu::cold]] inline std::string print_kernel(const KernelOperands& k, const IterationSpace& space,
-                                              const std::string& where, bool one_line) {
+[[gnu::cold]] WEFT_SHARED std::string print_kernel(const KernelOperands& k, const IterationSpace& space,
+                                              const std::string& where, bool one_line)
+#if WEFT_SHARED_BODIES
+{
   PrintContext ctx;
   ctx.operands = &k;
   ctx.shared_name.assign(k.shared_first.size(), std::string());
@@ -179,6 +186,9 @@ inline std::size_t skip_operands(std::span<const ExprNode> nodes, std::size_t i,
   }
   return format_kernel(ctx, lines, space, where, one_line);
 }
+#else
+;
+#endif
 
 inline namespace WEFT_BACKEND_ABI {  // it records the operands (kernel_operands)
 

@@ -80,8 +80,10 @@ struct ReducePlan {
 /// (largest first, so a transposed input is still read along its memory),
 /// kept dims stay in output order. Neighbouring dims of one kind merge when
 /// every operand can step both with one stride; size-1 dims drop out.
-inline ReducePlan plan_reduction(const Shape& full, const std::vector<bool>& reduce,
-                                 const std::vector<Strides>& strides, int primary) {
+WEFT_SHARED ReducePlan plan_reduction(const Shape& full, const std::vector<bool>& reduce,
+                                 const std::vector<Strides>& strides, int primary)
+#if WEFT_SHARED_BODIES
+{
   ReducePlan plan;
   plan.full = full;
   std::vector<int> kept_dims, reduced_dims;
@@ -102,6 +104,9 @@ inline ReducePlan plan_reduction(const Shape& full, const std::vector<bool>& red
   if (plan.reduced.empty()) plan.reduced.push_back({1, -1});
   return plan;
 }
+#else
+;
+#endif
 
 /// One operand of a reduction's expression, as the checks and the plan read it.
 struct ReduceLeaf {
@@ -132,8 +137,10 @@ inline std::string describe_dims(const std::vector<std::int64_t>* dims) {
 /// Checks devices, shapes and dims, and plans the reduction of operands `leaves` (plan_reduction). `nonempty`:
 /// the op has no identity (max, min), so an empty reduced range is an error. Not a template:
 /// compiled once per translation unit, whatever the expression.
-inline ReduceSetup reduction_setup(const char* op, const std::vector<ReduceLeaf>& leaves,
-                               const std::vector<std::int64_t>* dims, bool keepdim, bool nonempty) {
+WEFT_SHARED ReduceSetup reduction_setup(const char* op, const std::vector<ReduceLeaf>& leaves,
+                               const std::vector<std::int64_t>* dims, bool keepdim, bool nonempty)
+#if WEFT_SHARED_BODIES
+{
   ReduceSetup in;
   std::vector<Shape> shapes;
   for (const ReduceLeaf& leaf : leaves) shapes.push_back(*leaf.shape);
@@ -176,6 +183,9 @@ inline ReduceSetup reduction_setup(const char* op, const std::vector<ReduceLeaf>
   in.plan = plan_reduction(in.full, reduce, in.strides, primary);
   return in;
 }
+#else
+;
+#endif
 
 /// How the |x| values of one tensor combine into its p-norm (foreach_norm): a sum of |x|^p, or the
 /// max for p = inf; partials of pieces combine, and finish gives the norm.

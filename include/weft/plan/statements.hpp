@@ -86,7 +86,9 @@ inline bool keeps_destination_shape(KernelOperands& k, std::size_t s) {
 
 /// Checks pointwise statements' devices and operands (destinations, leaves) and broadcasts each
 /// right-hand side's operands into k.rhs_shapes; returns the device of the kernel.
-inline Device check_statement_operands(const char* op, KernelOperands& k) {
+WEFT_SHARED Device check_statement_operands(const char* op, KernelOperands& k)
+#if WEFT_SHARED_BODIES
+{
   Device device = Device::cpu();
   bool have_device = false;
   auto use_device = [&](Device d, const char* what, const Shape& shape) {
@@ -127,12 +129,20 @@ inline Device check_statement_operands(const char* op, KernelOperands& k) {
   }
   return device;
 }
+#else
+;
+#endif
 
 /// The shape statement s writes: its destination's (a view, a compound assignment), else its
 /// right-hand side's (after check_statement_operands).
-inline const Shape& statement_shape(KernelOperands& k, std::size_t s) {
+WEFT_SHARED const Shape& statement_shape(KernelOperands& k, std::size_t s)
+#if WEFT_SHARED_BODIES
+{
   return keeps_destination_shape(k, s) ? k.tensor(k.outputs[s]).shape() : k.rhs_shapes[s];
 }
+#else
+;
+#endif
 
 /// Statement s's right-hand side broadcasts to `shape` (PyTorch's copy_ rule), else a weft::Error.
 inline void check_broadcasts_to(const char* op, const KernelOperands& k, std::size_t s, const Shape& shape) {
@@ -151,7 +161,9 @@ inline void check_outputs_apart(const char* op, const KernelOperands& k) {
 
 /// Checks pointwise statements' devices and shapes and that their destinations do not overlap;
 /// returns the device and shape of the kernel.
-inline std::pair<Device, Shape> check_statements(const char* op, KernelOperands& k) {
+WEFT_SHARED std::pair<Device, Shape> check_statements(const char* op, KernelOperands& k)
+#if WEFT_SHARED_BODIES
+{
   const Device device = check_statement_operands(op, k);
   Shape shape = statement_shape(k, 0);
   for (std::size_t s = 0; s < k.statements(); ++s) {
@@ -162,6 +174,9 @@ inline std::pair<Device, Shape> check_statements(const char* op, KernelOperands&
   check_outputs_apart(op, k);
   return {device, shape};
 }
+#else
+;
+#endif
 
 /// Rebinds to a copy every input that overlaps a destination unless `safe(input, s, t)`: input
 /// of statement s, destination of statement t. Returns whether any destination is read.
@@ -220,8 +235,10 @@ struct StatementPlan {
 
 /// The plan of statements [first, last) (default: all) over `shape`. Allocates nothing: every
 /// assignment plans.
-inline StatementPlan plan_statements(const KernelOperands& k, const Shape& shape, bool destination_read,
-                                     std::size_t first = 0, std::size_t last = std::size_t(-1)) {
+WEFT_SHARED StatementPlan plan_statements(const KernelOperands& k, const Shape& shape, bool destination_read,
+                                     std::size_t first = 0, std::size_t last = std::size_t(-1))
+#if WEFT_SHARED_BODIES
+{
   last = std::min(last, k.statements());
   StatementPlan plan;
   std::size_t n = 0;
@@ -246,6 +263,9 @@ inline StatementPlan plan_statements(const KernelOperands& k, const Shape& shape
   plan.stream = aligned_rows && !destination_read && dst_bytes >= kStreamingBytes;
   return plan;
 }
+#else
+;
+#endif
 
 }  // namespace WEFT_BACKEND_ABI
 }  // namespace weft::detail

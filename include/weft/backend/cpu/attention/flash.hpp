@@ -633,7 +633,7 @@ void flash_backward_cpu(const FlashProblem<T>& fp, const SdpaRows<T>& out, const
                     [=](std::int64_t bh, std::int64_t i, std::int64_t e) { return (bh * Lp + i) * Ep + e; }, dq);
 }
 
-#if defined(WEFT_PRECOMPILED_KERNELS) && !defined(__CUDACC__)
+#if WEFT_LINKED_KERNELS  // core/config.hpp
 // Compiled once in the weft_kernels library (src/kernels.cpp): the files of a program that links
 // it call these rather than instantiating them (bfloat16's block products depend on the ISA
 // macros of each file's build, and stay in the headers; so do a .cu file's, whose host code
