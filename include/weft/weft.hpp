@@ -49,6 +49,7 @@
 #include "weft/backend/cpu_build.hpp"
 #include "weft/backend/threads.hpp"
 #include "weft/nn/cross_entropy.hpp"
+#include "weft/nn/dropout.hpp"
 #include "weft/nn/gelu.hpp"
 #include "weft/nn/layer_norm_backward.hpp"
 #include "weft/nn/sdpa.hpp"

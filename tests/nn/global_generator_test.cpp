@@ -96,4 +96,41 @@ TEST_CASE("nn::dropout without a seed: the global generator's mask, replayed by 
   CHECK(weft::default_generator().offset() == 0);  // a seeded Dropout draws from its own stream
 }
 
+TEST_CASE("nn::dropout of a tensor or an expression: the Var form's mask and values, one new tensor") {
+  GlobalGeneratorScope restore;
+  const std::uint64_t s = seed() ^ 0x13;
+  INFO("random seed ", s);
+  const double p = 0.4;
+  const weft::Tensor<float> x = weft::randn<float>(Shape{33, 61}, s + 9);
+  const auto u = values_of(weft::rand<float>(Shape{33, 61}, s)), xv = values_of(x);
+  // Element i kept where u_i >= p, scaled by 1 / (1 - p) in float: within one rounding of the double.
+  auto check_dropped = [&](const std::vector<double>& yv, const std::vector<double>& in) {
+    std::int64_t wrong = 0;
+    for (std::size_t i = 0; i < u.size(); ++i) {
+      const double want = u[i] >= float(p) ? double(in[i]) / (1 - p) : 0.0;
+      wrong += !(std::fabs(yv[i] - want) <= 2 * 0x1p-24 * std::fabs(want));
+    }
+    return wrong;
+  };
+  weft::manual_seed(s);
+  const weft::Tensor<float> y = nn::dropout(x, p);
+  CHECK(check_dropped(values_of(y), xv) == 0);
+  CHECK(values_of(nn::dropout(x, p, s)) == values_of(y));  // the seeded form: the same draw
+  // An expression is evaluated in the same kernel as the mask's where.
+  const auto doubled = values_of(weft::eval(x * 2 + 1));
+  CHECK(check_dropped(values_of(nn::dropout(x * 2 + 1, p, s)), doubled) == 0);
+  // The Var form records the same values.
+  const ad::Var<float> v = ad::param(x.clone());
+  CHECK(values_of(nn::dropout(v, p, s).value()) == values_of(y));
+  // p = 0, not training: x's values, nothing drawn; p = 1: zeros; p outside [0, 1]: an error, nothing drawn.
+  const std::uint64_t offset = weft::default_generator().offset();
+  CHECK(values_of(nn::dropout(x, p, false)) == xv);
+  CHECK(values_of(nn::dropout(x, 0.0)) == xv);
+  CHECK(weft::default_generator().offset() == offset);
+  CHECK(values_of(nn::dropout(x, 1.0)) == std::vector<double>(xv.size(), 0.0));
+  CHECK_THROWS_WITH_AS(nn::dropout(x, 1.5), doctest::Contains("weft::nn::dropout: dropout probability has to be between 0 and 1, but got 1.5"),
+                       weft::Error);
+  CHECK(weft::default_generator().offset() == offset);
+}
+
 }  // TEST_SUITE

@@ -11,6 +11,7 @@
 #include "weft/ad/reduce.hpp"
 #include "weft/core/generator.hpp"
 #include "weft/nn/cross_entropy.hpp"
+#include "weft/nn/dropout.hpp"
 #include "weft/nn/layer_norm_backward.hpp"
 #include "weft/nn/sdpa.hpp"
 #include "weft/ops/factories.hpp"
@@ -88,15 +89,14 @@ auto linear(const X& x, const W& w) {
 
 namespace detail {
 inline namespace WEFT_BACKEND_ABI {
-/// dropout's check of p, then (training) its where over a uniform mask u = weft::rand<float>(x's
-/// shape, source): u >= p keeps.
+/// dropout's check of p, then (training) its where over a uniform mask u (nn/dropout.hpp's
+/// dropout_uniforms, as the tensor form draws): u >= p keeps.
 template <class T>
 ad::Var<T> dropout_from(const ad::Var<T>& v, double p, bool training, const RandomSource& source) {
-  if (!(p >= 0 && p <= 1))
-    weft::detail::fail("nn::dropout", "dropout probability has to be between 0 and 1, but got ", p);
+  weft::detail::check_dropout_probability(p);
   if (!training || p == 0) return v;
   if (p == 1) return ad::Var<T>(v * 0.0);
-  const Tensor<float> u = weft::rand<float>(v.shape(), source, v.value().device());
+  const Tensor<float> u = weft::detail::dropout_uniforms(v.shape(), v.value().device(), source);
   return ad::Var<T>(weft::where(u >= float(p), v * (1.0 / (1.0 - p)), 0.0));
 }
 }  // namespace WEFT_BACKEND_ABI
