@@ -99,6 +99,18 @@ auto staged_statement(const Stmt& stmt, std::vector<DenseResult>& results) {
   return Assignment<typename Stmt::dest_type, decltype(rhs)>{stmt.dst, stmt.owner, std::move(rhs)};
 }
 
+/// Every statement staged (its dense nodes evaluated, all before anything is written), then the
+/// operands around each dense node checked against its result's shape, in the dense op's words.
+template <class... Stmts>
+auto staged_statements(const Stmts&... stmts) {
+  std::vector<DenseResult> results[sizeof...(Stmts)];
+  std::size_t s = 0;
+  Tuple<decltype(staged_statement(stmts, results[0]))...> staged{{{staged_statement(stmts, results[s++])}...}};
+  s = 0;
+  (check_epilogue_operands(stmts, results[s++]), ...);
+  return staged;
+}
+
 /// `y = matmul(a, b)`: a Tensor that takes a new shape becomes the product's new tensor (no
 /// copy); a contiguous destination of the product's shape gets the GEMM's output directly. Returns
 /// whether it ran (not where the destination overlaps an operand, or is laid out otherwise).
@@ -267,11 +279,7 @@ void run_dense_statements(const char* op, Stmts&... stmts) {
     if ((run_as_row_epilogue(op, stmts) && ...)) return;
 #endif
   }
-  std::vector<DenseResult> results[sizeof...(Stmts)];
-  std::size_t s = 0;
-  Tuple<decltype(staged_statement(stmts, results[0]))...> staged{{{staged_statement(stmts, results[s++])}...}};
-  s = 0;
-  (check_epilogue_operands(stmts, results[s++]), ...);
+  auto staged = staged_statements(stmts...);
   [&]<std::size_t... Is>(std::index_sequence<Is...>) {
     run_statements(op, get<Is>(staged)...);
   }(std::index_sequence_for<Stmts...>{});

@@ -104,7 +104,7 @@ void run_fused_statements(const char* op, Stmts&... stmts) {
   if constexpr (sizeof...(Stmts) == 1) {
     run_statements(op, stmts...);
   } else if constexpr ((dense_nodes_v<typename Stmts::expr_type> + ... + 0) > 0) {
-    Tuple<decltype(staged_statement(stmts))...> staged{{{staged_statement(stmts)}...}};
+    auto staged = staged_statements(stmts...);
     [&]<std::size_t... Is>(std::index_sequence<Is...>) {
       run_fused_statements(op, get<Is>(staged)...);
     }(std::index_sequence_for<Stmts...>{});
