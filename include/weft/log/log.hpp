@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "weft/core/config.hpp"
 #include "weft/core/error.hpp"
 
 namespace weft {

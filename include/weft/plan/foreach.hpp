@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "weft/core/config.hpp"
 #include "weft/plan/statements.hpp"
 
 namespace weft::detail {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 
+#include "weft/core/config.hpp"
 #include "weft/core/shape.hpp"
 
 namespace weft::detail {

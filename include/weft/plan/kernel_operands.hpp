@@ -17,6 +17,7 @@
 #include <span>
 #include <type_traits>
 
+#include "weft/core/config.hpp"
 #include "weft/core/tensor.hpp"
 #include "weft/core/tensor_list.hpp"
 #include "weft/expr/tree.hpp"

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "weft/core/config.hpp"
 #include "weft/plan/iteration.hpp"
 #include "weft/plan/kernel_operands.hpp"
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "weft/core/config.hpp"
 #include "weft/core/device.hpp"
 
 #include "weft/core/shape.hpp"

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "weft/core/config.hpp"
 #include "weft/log/log.hpp"
 #include "weft/plan/kernel.hpp"
 #include "weft/plan/print.hpp"
