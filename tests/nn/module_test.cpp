@@ -253,19 +253,26 @@ TEST_CASE("nn::Module: load_state_dict errors list every problem and write nothi
                                                               "bfloat16 from checkpoint"));
     CHECK(snapshot(seq) == seq_before);
   }
-  SUBCASE("a dtype weft has no type for (U8), and loading from a file without strict") {
+  SUBCASE("a dtype weft has no type for (U16), one it has (uint8), and loading from a file without strict") {
     struct Bytes : nn::Module<> {
-      Bytes() : u8(ad::param(weft::zeros<float>({3}))), f32(ad::param(weft::zeros<float>({2, 3}))) {
+      Bytes()
+          : u16(ad::param(weft::zeros<float>({3}))), u8(ad::param(weft::zeros<float>({6}))),
+            f32(ad::param(weft::zeros<float>({2, 3}))) {
+        register_parameter("u16", &Bytes::u16);
         register_parameter("u8", &Bytes::u8);
         register_parameter("f32", &Bytes::f32);
       }
-      ad::Var<float> u8, f32;
+      ad::Var<float> u16, u8, f32;
     };
     Bytes bytes;
     io::SafeTensors all(std::string(WEFT_GOLDEN_DIR) + "/io/all.safetensors");  // make_io_golden.py's
+    REQUIRE(all.dtype_code("u16") == "U16");
+    REQUIRE(all.dtype_code("u8") == "U8");
     const std::string msg = error_of([&] { bytes.load_state_dict(all, false); });
-    CHECK(has(msg, "dtype mismatch for u8: copying a param of dtype U8 from checkpoint, the dtype in current model "
+    CHECK(has(msg, "dtype mismatch for u16: copying a param of dtype U16 from checkpoint, the dtype in current model "
                    "is float32."));
+    CHECK(has(msg, "dtype mismatch for u8: copying a param of dtype uint8 from checkpoint, the dtype in current "
+                   "model is float32."));
     CHECK(!has(msg, "Unexpected"));  // not strict: unexpected keys are no error
     CHECK(!has(msg, "strict = false"));
     CHECK(bytes.f32.value().to_vector() == std::vector<float>(6, 0.0f));
