@@ -165,6 +165,9 @@ std::optional<TensorView<const T>> merge_view_dims(const TensorView<const T>& v,
   return TensorView<const T>(v.storage(), shape, strides, v.offset());
 }
 
+// From here on the helpers run kernels (a copy where a view cannot merge): backend ABI namespace.
+inline namespace WEFT_BACKEND_ABI {
+
 /// `op` permuted to [batch..., first..., second...] and each of first and second merged into one
 /// dim: a view when the strides allow it, else (`copied` set) a contiguous copy of the permuted view.
 template <class T>
@@ -189,8 +192,6 @@ inline std::string einsum_labels_str(const std::vector<int>& labels) {
   for (int label : labels) s += einsum_label_letter(label);
   return s;
 }
-
-inline namespace WEFT_BACKEND_ABI {
 
 /// The output's labels: as written (each letter once, and in an operand), else the ellipsis's
 /// dims then the letters that occur once in the spec, sorted (torch's implicit output).
