@@ -33,16 +33,17 @@ inline bool gemm_over_batch(std::int64_t count, std::int64_t n, std::int64_t k, 
 }
 
 /// product(bi, threads) for the `count` n x k x m products of a batch: one product per thread
-/// for a batch of small ones (gemm_over_batch), else each product on all the threads it can use.
+/// for a batch of small ones (gemm_over_batch), else each product on the threads its size pays
+/// for: one per kMinElementsPerThread x `macs_per_element` multiply-adds (the packed GEMMs: 64).
 template <class Product>
 void for_each_packed_product(std::int64_t count, std::int64_t n, std::int64_t k, std::int64_t m,
-                             const Product& product) {
+                             const Product& product, std::int64_t macs_per_element = 64) {
   if (gemm_over_batch(count, n, k, m)) {
     const int threads = int(std::min<std::int64_t>(count, max_threads()));
     WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(static))
     for (std::int64_t bi = 0; bi < count; ++bi) product(bi, 1);
   } else {
-    const int threads = threads_for(n * k * m / 64);
+    const int threads = threads_for(n * k * m / macs_per_element);
     for (std::int64_t bi = 0; bi < count; ++bi) product(bi, threads);
   }
 }
