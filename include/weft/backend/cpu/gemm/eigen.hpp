@@ -160,7 +160,7 @@ void gemm_batched(const S* a, std::int64_t lda, const Strides& a_batch, const S*
       }
     }
   } else {
-    // Row bands pay from 2^19 multiply-adds a thread (16 per element of threads_for's grain):
+    // Row bands pay from 2^18 multiply-adds a thread (16 per element of threads_for's grain):
     // 96^3 on 2 threads 1.45x one thread, 64^3 none (Zen 5, weft's bands of Eigen's kernel;
     // the packed GEMMs' grain of 64 left these products on one thread, 1.35-1.6x slower).
     for_each_packed_product(
