@@ -4,10 +4,11 @@
 for 20 SGD steps, for tests/nn/resnet_train_test.cpp (weft's convolution, batch norm, pooling,
 autograd, modules and SGD must match it step for step).
 
-The net (torchvision's names): conv1 = Conv2d(3, 8, 3, padding=1, bias=False), bn1, ReLU;
+The net (kuangliu/pytorch-cifar's ResNet and names, as examples/resnet/resnet.hpp, with widths
+8/16 and one block a stage): conv1 = Conv2d(3, 8, 3, padding=1, bias=False), bn1, ReLU;
 layer1.0 = BasicBlock(8 -> 8); layer2.0 = BasicBlock(8 -> 16, stride 2) whose shortcut is
-downsample = (Conv2d(8, 16, 1, stride=2, bias=False), BatchNorm2d(16)); adaptive_avg_pool2d to 1x1;
-fc = Linear(16, 10). A BasicBlock is relu(bn2(conv2(relu(bn1(conv1(x))))) + shortcut(x)) with 3x3
+(Conv2d(8, 16, 1, stride=2, bias=False), BatchNorm2d(16)); adaptive_avg_pool2d to 1x1;
+linear = Linear(16, 10). A BasicBlock is relu(bn2(conv2(relu(bn1(conv1(x))))) + shortcut(x)) with 3x3
 convolutions (padding 1, no bias). The loss is the mean cross-entropy. Training mode throughout
 (batch norm normalizes with the batch's statistics and updates its running stats).
 
@@ -47,15 +48,15 @@ class BasicBlock(nn.Module):
         self.bn1 = nn.BatchNorm2d(planes)
         self.conv2 = nn.Conv2d(planes, planes, 3, padding=1, bias=False)
         self.bn2 = nn.BatchNorm2d(planes)
-        self.downsample = None
+        self.shortcut = nn.Sequential()  # empty: the identity
         if stride != 1 or inplanes != planes:
-            self.downsample = nn.Sequential(nn.Conv2d(inplanes, planes, 1, stride=stride, bias=False),
+            self.shortcut = nn.Sequential(nn.Conv2d(inplanes, planes, 1, stride=stride, bias=False),
                                             nn.BatchNorm2d(planes))
 
     def forward(self, x):
         out = F.relu(self.bn1(self.conv1(x)))
         out = self.bn2(self.conv2(out))
-        return F.relu(out + (self.downsample(x) if self.downsample is not None else x))
+        return F.relu(out + self.shortcut(x))
 
 
 class ResNet(nn.Module):
@@ -65,12 +66,12 @@ class ResNet(nn.Module):
         self.bn1 = nn.BatchNorm2d(widths[0])
         self.layer1 = nn.Sequential(BasicBlock(widths[0], widths[0], 1))
         self.layer2 = nn.Sequential(BasicBlock(widths[0], widths[1], 2))
-        self.fc = nn.Linear(widths[1], classes)
+        self.linear = nn.Linear(widths[1], classes)
 
     def forward(self, x):
         x = F.relu(self.bn1(self.conv1(x)))
         x = self.layer2(self.layer1(x))
-        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+        return self.linear(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
 
 
 def float_state(model):
