@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: MIT
+/// @file The resnet program: `train` runs SGD steps of ResNet-18 (CIFAR) on synthetic or .npy images, `infer` times eval-mode forward passes; with no arguments, a short run of both.
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <weft/io.hpp>
+
+#include "resnet.hpp"
+
+namespace {
+
+using weft::Tensor;
+using Var = weft::ad::Var<float>;
+
+const char* const kUsage = R"(usage:
+  resnet train [--batch 64] [--steps 20] [--lr 0.1] [--data X.npy --labels Y.npy] [--threads K] [--seed S]
+      SGD steps (momentum 0.9, weight decay 5e-4, as the usual CIFAR-10 recipe) of ResNet-18 for CIFAR-10 in
+      training mode. Without --data: random images (standard normal) and random labels, a fresh batch per step,
+      from --seed (default 0). X.npy: uint8 (scaled to [0, 1] and normalized with CIFAR-10's channel mean and std)
+      or float32 images, [N, 32, 32, 3] (read in place as a channels-last view) or [N, 3, 32, 32]; Y.npy: int64
+      labels [N] in [0, 10). Step k takes rows k B ... k B + B - 1, wrapping around. Prints each step's loss and
+      time, then the median step time over the steps after the first (warm-up).
+  resnet infer [--batch 1] [--steps 20] [--threads K] [--seed S]
+      eval-mode forward passes (running statistics, nothing recorded for autograd) on random images; prints each
+      pass's time and the median time per image over the passes after the first.
+With no arguments: `train --batch 4 --steps 3` and `infer --batch 1 --steps 3` (a smoke run; exit status 1 when
+a loss or logit is not finite).
+)";
+
+/// CIFAR-10's per-channel mean and standard deviation of the [0, 1]-scaled training images.
+constexpr float kCifarMean[3] = {0.4914f, 0.4822f, 0.4465f};
+constexpr float kCifarStd[3] = {0.2470f, 0.2435f, 0.2616f};
+
+/// --name value options after the command.
+struct Options {
+  std::map<std::string, std::string> named;
+
+  double number(const std::string& name, double fallback) const {
+    auto it = named.find(name);
+    if (it == named.end()) return fallback;
+    char* end = nullptr;
+    const double v = std::strtod(it->second.c_str(), &end);
+    if (end == it->second.c_str() || *end != '\0')
+      throw std::invalid_argument("--" + name + " takes a number, got '" + it->second + "'");
+    return v;
+  }
+  std::int64_t count(const std::string& name, std::int64_t fallback) const {
+    const double v = number(name, double(fallback));
+    if (v < 1 || v != std::floor(v)) throw std::invalid_argument("--" + name + " takes a positive integer");
+    return std::int64_t(v);
+  }
+  std::string text(const std::string& name) const {
+    auto it = named.find(name);
+    return it == named.end() ? std::string() : it->second;
+  }
+};
+
+Options parse(int argc, char** argv, int first, const std::vector<std::string>& allowed) {
+  Options o;
+  for (int i = first; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const std::string name = arg.rfind("--", 0) == 0 ? arg.substr(2) : "";
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end())
+      throw std::invalid_argument("unknown argument " + arg);
+    if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
+    o.named[name] = argv[++i];
+  }
+  return o;
+}
+
+double milliseconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// The median of the times after the first (the first call allocates, packs and warms the caches).
+double median_after_first(std::vector<double> ms) {
+  if (ms.size() > 1) ms.erase(ms.begin());
+  std::sort(ms.begin(), ms.end());
+  const std::size_t n = ms.size();
+  return n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+}
+
+/// Whether the .npy file's header names uint8 elements ('|u1'): load_npy reads one dtype, so the
+/// program asks the header which one before loading.
+bool npy_holds_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(256, '\0');
+  in.read(head.data(), std::streamsize(head.size()));
+  head.resize(std::size_t(in.gcount()));
+  if (head.rfind("\x93NUMPY", 0) != 0) throw std::invalid_argument(path + " is not an .npy file");
+  return head.find("'|u1'") != std::string::npos;
+}
+
+/// Images [N, 3, 32, 32] of a training set and their labels [N].
+struct Dataset {
+  weft::TensorView<float> images;  // a channels-last view when the file is [N, H, W, C]; it keeps the elements alive
+  Tensor<std::int64_t> labels;
+};
+
+/// The .npy images as floats (uint8 scaled to [0, 1] and normalized; [N, H, W, 3] permuted, not
+/// copied, to [N, 3, H, W]) and the labels, checked.
+Dataset load_dataset(const std::string& data, const std::string& labels) {
+  const bool bytes = npy_holds_bytes(data);
+  Tensor<float> stored = bytes ? Tensor<float>(weft::cast<float>(weft::io::load_npy<std::uint8_t>(data)) / 255.0f)
+                               : weft::io::load_npy<float>(data);
+  const weft::Shape s = stored.shape();
+  const bool nhwc = s.rank() == 4 && s[3] == 3 && s[1] != 3;
+  if (s.rank() != 4 || !(nhwc || s[1] == 3))
+    throw std::invalid_argument(data + ": images must be [N, 32, 32, 3] or [N, 3, 32, 32], got " + weft::detail::cat(s));
+  // Built whole: assigning a view to a view would write its elements, not rebind it.
+  const Dataset d{nhwc ? stored.permute({0, 3, 1, 2}) : stored.view(), weft::io::load_npy<std::int64_t>(labels)};
+  if (bytes) {
+    const Tensor<float> mean = weft::from_vector<float>({kCifarMean[0], kCifarMean[1], kCifarMean[2]}, {1, 3, 1, 1});
+    const Tensor<float> stddev = weft::from_vector<float>({kCifarStd[0], kCifarStd[1], kCifarStd[2]}, {1, 3, 1, 1});
+    weft::TensorView<float> images = d.images;
+    images = (images - mean) / stddev;  // in place, in either layout
+  }
+  if (d.labels.dim() != 1 || d.labels.shape()[0] != s[0])
+    throw std::invalid_argument(labels + ": labels must be [" + std::to_string(s[0]) + "], got " +
+                                weft::detail::cat(d.labels.shape()));
+  for (std::int64_t i = 0; i < d.labels.numel(); ++i)
+    if (d.labels.data()[i] < 0 || d.labels.data()[i] >= 10)
+      throw std::invalid_argument(labels + ": label " + std::to_string(d.labels.data()[i]) + " at row " +
+                                  std::to_string(i) + " is not a CIFAR-10 class in [0, 10)");
+  return d;
+}
+
+/// Step k's batch of B rows: consecutive rows from k B, back to row 0 when fewer than B remain.
+struct Batch {
+  Tensor<float> images;
+  Tensor<std::int64_t> labels;
+};
+Batch batch_of(const Dataset& d, std::int64_t step, std::int64_t B) {
+  const std::int64_t n = d.images.shape()[0];
+  if (n < B) throw std::invalid_argument("the data has " + std::to_string(n) + " images, fewer than --batch " + std::to_string(B));
+  std::int64_t start = (step * B) % n;
+  if (start + B > n) start = 0;
+  return {weft::eval(d.images.narrow(0, start, B)), weft::eval(d.labels.narrow(0, start, B))};
+}
+
+/// Random images (standard normal) and labels, drawn from `seed`'s stream for this step.
+Batch synthetic_batch(std::uint64_t seed, std::int64_t step, std::int64_t B) {
+  const std::uint64_t s = seed * 1000003u + std::uint64_t(step);
+  return {weft::randn<float>({B, 3, 32, 32}, s), weft::randint<std::int64_t>(0, 10, {B}, s + 1)};
+}
+
+bool finite(const Tensor<float>& t) {
+  for (std::int64_t i = 0; i < t.numel(); ++i)
+    if (!std::isfinite(t.data()[i])) return false;
+  return true;
+}
+
+/// `train`: returns 0, or 1 when a loss is not finite.
+int train(const Options& o) {
+  const std::int64_t B = o.count("batch", 64), steps = o.count("steps", 20);
+  const std::uint64_t seed = std::uint64_t(o.number("seed", 0));
+  weft::optim::SGDOptions sgd;
+  sgd.lr = o.number("lr", 0.1);
+  sgd.momentum = 0.9;
+  sgd.weight_decay = 5e-4;
+  const bool from_files = !o.text("data").empty();
+  if (from_files != !o.text("labels").empty()) throw std::invalid_argument("--data and --labels go together");
+  const Dataset data = from_files ? load_dataset(o.text("data"), o.text("labels")) : Dataset{};
+
+  weft::manual_seed(seed);
+  resnet::ResNet<float> model;
+  weft::optim::SGD<float> optimizer(model.parameters(), sgd);
+  std::printf("ResNet-18 (CIFAR-10): %lld parameters; batch %lld, lr %g, %s\n", (long long)resnet::parameter_count(model),
+              (long long)B, sgd.lr, from_files ? o.text("data").c_str() : "synthetic data");
+  std::vector<double> ms;
+  bool ok = true;
+  for (std::int64_t step = 0; step < steps; ++step) {
+    const Batch b = from_files ? batch_of(data, step, B) : synthetic_batch(seed, step, B);
+    const auto t0 = std::chrono::steady_clock::now();
+    optimizer.zero_grad();
+    Var loss = weft::nn::cross_entropy(model(Var(b.images)), b.labels);
+    loss.backward();
+    optimizer.step();
+    ms.push_back(milliseconds_since(t0));
+    const float value = loss.value().item();
+    ok = ok && std::isfinite(value);
+    std::printf("step %lld: loss %f (took %f ms)\n", (long long)step, value, ms.back());
+    std::fflush(stdout);
+  }
+  const double median = median_after_first(ms);
+  std::printf("train: %.1f ms/step (median), %.1f images/s\n", median, double(B) / median * 1e3);
+  return ok ? 0 : 1;
+}
+
+/// `infer`: returns 0, or 1 when a logit is not finite.
+int infer(const Options& o) {
+  const std::int64_t B = o.count("batch", 1), steps = o.count("steps", 20);
+  const std::uint64_t seed = std::uint64_t(o.number("seed", 0));
+  weft::manual_seed(seed);
+  resnet::ResNet<float> model;
+  model.eval();
+  const weft::ad::NoGrad no_tape;
+  std::vector<double> ms;
+  bool ok = true;
+  for (std::int64_t step = 0; step < steps; ++step) {
+    const Tensor<float> images = synthetic_batch(seed, step, B).images;
+    const auto t0 = std::chrono::steady_clock::now();
+    const Var logits = model(Var(images));
+    ms.push_back(milliseconds_since(t0));
+    ok = ok && finite(logits.value());
+    std::printf("pass %lld: (took %f ms)\n", (long long)step, ms.back());
+  }
+  const double median = median_after_first(ms);
+  std::printf("infer: %.2f ms/image (median pass %.2f ms at batch %lld)\n", median / double(B), median, (long long)B);
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    if (argc == 1) {
+      const int trained = train(Options{{{"batch", "4"}, {"steps", "3"}}});
+      return trained | infer(Options{{{"batch", "1"}, {"steps", "3"}}});
+    }
+    const std::string command = argv[1];
+    if (command == "train" || command == "infer") {
+      const Options o = parse(argc, argv, 2,
+                              command == "train" ? std::vector<std::string>{"batch", "steps", "lr", "data", "labels",
+                                                                            "threads", "seed"}
+                                                 : std::vector<std::string>{"batch", "steps", "threads", "seed"});
+      if (o.named.count("threads")) weft::set_num_threads(int(o.count("threads", 1)));
+      return command == "train" ? train(o) : infer(o);
+    }
+    std::fputs(kUsage, command == "--help" || command == "-h" ? stdout : stderr);
+    return command == "--help" || command == "-h" ? 0 : 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "resnet: %s\n", e.what());
+    return 1;
+  }
+}
