@@ -14,4 +14,5 @@
 #include "weft/ad/softmax.hpp"
 #include "weft/ad/indexing.hpp"
 #include "weft/nn/differentiable.hpp"
+#include "weft/nn/conv.hpp"
 #include "weft/nn/modules.hpp"

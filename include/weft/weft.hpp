@@ -46,6 +46,7 @@
 #include "weft/ops/outer.hpp"
 #include "weft/ops/einsum.hpp"
 #include "weft/ops/foreach_norm.hpp"
+#include "weft/ops/layout.hpp"
 #include "weft/backend/cpu_build.hpp"
 #include "weft/backend/threads.hpp"
 #include "weft/nn/cross_entropy.hpp"

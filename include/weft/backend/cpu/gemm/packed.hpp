@@ -161,6 +161,34 @@ struct GemmStreamStore {
   }
 };
 
+/// b already packed in kernel K's layout, every column panel of the whole product (panel u at
+/// panels + u steps K::kStepElemsB): passed as gemm_packed's pack_b, nothing is packed per product
+/// (prepacked weights: a convolution's weight, packed once, serves every chunk of its rows).
+template <class Packed>
+struct PrepackedPanels {
+  const Packed* panels;
+};
+
+/// Every column panel of a k x m operand, packed with pack_b(j0, steps, dst) in K's layout into
+/// `panels` ((m + kCols - 1) / kCols panels of steps K::kStepElemsB elements): what
+/// PrepackedPanels points at.
+template <class K, class PackB>
+void pack_all_panels(const PackB& pack_b, std::int64_t k, std::int64_t m, typename K::Packed* panels) {
+  const std::int64_t steps = (k + K::kStep - 1) / K::kStep;
+  for (std::int64_t u = 0; u * K::kCols < m; ++u) pack_b(u * K::kCols, steps, panels + u * steps * K::kStepElemsB);
+}
+
+/// The elements pack_all_panels writes for a k x m operand.
+template <class K>
+std::int64_t packed_panels_size(std::int64_t k, std::int64_t m) {
+  return (m + K::kCols - 1) / K::kCols * ((k + K::kStep - 1) / K::kStep) * K::kStepElemsB;
+}
+
+template <class PackB>
+inline constexpr bool is_prepacked_v = false;
+template <class Packed>
+inline constexpr bool is_prepacked_v<PrepackedPanels<Packed>> = true;
+
 /// Rows [r0, r0 + n) x columns [c0, c0 + m) of the product of gemm_packed (r0 a multiple of
 /// K::kRows, c0 of K::kCols; out in the whole product's coordinates), packing only the panels of
 /// those rows and columns.
@@ -192,9 +220,12 @@ void gemm_packed_part(const PackA& pack_a, const PackB& pack_b, std::int64_t r0,
   const std::int64_t scratch_elems =
       (slices > 1 ? std::min(row_panels, panels_per_block_row) * std::min(col_panels, kPanelsPerBlockCol) : 1) *
       K::kAccFloats;
-  const PackedGemmScratch<Packed> packed_a(0, row_panels * steps * TA), packed_b(1, col_panels * steps * TB);
+  constexpr bool kPrepackedB = is_prepacked_v<PackB>;
+  const PackedGemmScratch<Packed> packed_a(0, row_panels * steps * TA), packed_b(1, kPrepackedB ? 0 : col_panels * steps * TB);
   Packed* pa = packed_a.get();
-  Packed* pb = packed_b.get();
+  const Packed* pb = packed_b.get();
+  if constexpr (kPrepackedB) pb = pack_b.panels + c0 / K::kCols * steps * TB;
+  const std::int64_t panels_to_pack = row_panels + (kPrepackedB ? 0 : col_panels);
   threads = int(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, blocks)));
 
   WEFT_PRAGMA_OMP(omp parallel num_threads(threads) if (threads > 1))
@@ -203,9 +234,15 @@ void gemm_packed_part(const PackA& pack_a, const PackB& pack_b, std::int64_t r0,
     // elements (6 x 64 for vdpbf16ps), and a static split gave one thread all of them (512^3
     // bfloat16: the other waited ~7% of the product at the barrier).
     WEFT_PRAGMA_OMP(omp for schedule(dynamic, 1))
-    for (std::int64_t t = 0; t < row_panels + col_panels; ++t) {
-      if (t < col_panels) pack_b(c0 + t * K::kCols, steps, pb + t * steps * TB);
-      else pack_a(r0 + (t - col_panels) * K::kRows, steps, pa + (t - col_panels) * steps * TA);
+    for (std::int64_t t = 0; t < panels_to_pack; ++t) {
+      const std::int64_t a_panel = t - (kPrepackedB ? 0 : col_panels);
+      if constexpr (!kPrepackedB) {
+        if (a_panel < 0) {
+          pack_b(c0 + t * K::kCols, steps, packed_b.get() + t * steps * TB);
+          continue;
+        }
+      }
+      pack_a(r0 + a_panel * K::kRows, steps, pa + a_panel * steps * TA);
     }
 
     [[maybe_unused]] const typename K::Thread thread_state;  // per-thread setup, e.g. AMX tiles
@@ -259,7 +296,8 @@ void gemm_packed(const PackA& pack_a, const PackB& pack_b, std::int64_t n, std::
     return std::max<std::int64_t>(1, std::int64_t(kKeptScratchBytes) / panel_bytes);
   };
   const std::int64_t rows_that_fit = panels_that_fit(K::kStepElemsA) * K::kRows;
-  const std::int64_t cols_that_fit = panels_that_fit(K::kStepElemsB) * K::kCols;
+  // prepacked b: no scratch for it, so it always fits
+  const std::int64_t cols_that_fit = is_prepacked_v<PackB> ? m : panels_that_fit(K::kStepElemsB) * K::kCols;
   const bool a_fits = rows_that_fit >= n, b_fits = cols_that_fit >= m;
   const std::int64_t part_rows = b_fits ? rows_that_fit : n, part_cols = a_fits ? cols_that_fit : m;
   for (std::int64_t c0 = 0; c0 < m; c0 += part_cols)

@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: MIT
+/// @file Convolution on the CPU as implicit GEMMs on weft's packed FMA GEMM (cpu/gemm/packed.hpp): the forward, the input gradient and the weight gradient, each gathering its patches straight into the GEMM's packed panels (no im2col buffer).
+///
+/// Forward, for each group: a GEMM of rows = output positions (n, i, j) of the whole batch, k =
+/// the group's channels x kernel taps, columns = the group's output channels. Row (n, i, j),
+/// column s = c taps + t of the patch operand is x at channel c, tap t's offset from the
+/// window's origin (i stride - pad, j stride - pad), zero in the padding; the weight [O, C/g,
+/// kH, kW] is the k x O operand as it lies (s is its flat index within an output channel), packed
+/// once per call (or once per module: prepacked). Batch and positions as rows keep every layer
+/// one large GEMM: the last ResNet stage has 4 x 4 positions an image but batch x 16 rows.
+///
+/// Input gradient: dx[n, c, h, w] = sum over o, taps with h = i stride - pad + kh dilation of
+/// dy[n, o, i, j] w[o, c, kh, kw]. Input rows of one stride phase (h mod stride, w mod stride)
+/// reach the same taps (those with (phase + pad - kh dilation) divisible by the stride), each
+/// through dy at a fixed offset (phase + pad - kh dilation) / stride: per phase, a GEMM of rows =
+/// the phase's input positions, k = output channels x its taps, columns = input channels, whose
+/// patch operand reads dy as the forward reads x (step 1). Every dx element is written once; no
+/// multiplies by the zeros a dilated dy would hold.
+///
+/// Weight gradient: dw[o, s] = sum over positions p of dy[p, o] patch(p, s): a GEMM of rows =
+/// output channels, k = positions, columns = patch columns; positions split in chunks over the
+/// threads, each thread summing into its own dw, added at the end (the output is small, k long).
+///
+/// Rows of work: tasks of (group, row chunk, column chunk), each a single-threaded packed GEMM on
+/// one thread, handed out dynamically; a chunk's packed patches (about 1 MiB) stay in cache
+/// while its output blocks are computed.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "weft/backend/cpu/gemm/fma.hpp"
+#include "weft/plan/conv_geometry.hpp"
+
+namespace weft::detail::cpu {
+
+/// A 4-D array read through element strides: (n, c, h, w) at data[n sn + c sc + h sh + w sw].
+template <class T>
+struct Strided4 {
+  T* data = nullptr;
+  std::int64_t sn = 0, sc = 0, sh = 0, sw = 0;
+  std::int64_t offset(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w) const {
+    return n * sn + c * sc + h * sh + w * sw;
+  }
+};
+
+/// What a convolution's forward writes after its product: y = acc + bias[o] (bias may be null),
+/// then max(y, 0) if relu_before_residual, + residual[n, o, i, j] if residual.data, then max(y, 0)
+/// if relu_after_residual: torch's relu(conv(x) + b) + r, and a ResNet block's relu(conv + b + r).
+template <class T>
+struct ConvEpilogue {
+  const T* bias = nullptr;
+  Strided4<const T> residual{};
+  bool relu_before_residual = false, relu_after_residual = false;
+};
+
+}  // namespace weft::detail::cpu
+
+// Host code only: nvcc's device pass has no SIMD layer (see simd.hpp).
+#if !defined(__CUDA_ARCH__)
+
+namespace weft::detail::cpu {
+
+/// The patch operand of an implicit GEMM: row i = (n, a, b) of a [batch, grid_h, grid_w] grid,
+/// column s = c taps + t:
+///   A(i, s) = src[n, channel0 + c, a step_h + origin_h + tap_h[t], b step_w + origin_w + tap_w[t]]
+/// and zero where that position is outside [0, src_h) x [0, src_w) (the padding).
+template <class T>
+struct PatchOperand {
+  Strided4<const T> src;
+  std::int64_t src_h = 1, src_w = 1;
+  std::int64_t batch = 1, grid_h = 1, grid_w = 1;
+  std::int64_t step_h = 1, step_w = 1, origin_h = 0, origin_w = 0;
+  std::int64_t channel0 = 0, channels = 1;
+  std::vector<std::int64_t> tap_h, tap_w;
+  // Derived by finish(): per tap its element offset; per column its (c, t) offset and tap.
+  std::vector<std::int64_t> tap_offset, column_offset, column_h, column_w;
+  std::int64_t min_h = 0, max_h = 0, min_w = 0, max_w = 0;
+
+  std::int64_t taps() const { return std::int64_t(tap_h.size()); }
+  std::int64_t rows() const { return batch * grid_h * grid_w; }
+  std::int64_t columns() const { return channels * taps(); }
+
+  /// Fills the derived tables once the taps are set.
+  void finish() {
+    const std::int64_t nt = taps();
+    tap_offset.resize(std::size_t(nt));
+    for (std::int64_t t = 0; t < nt; ++t) tap_offset[t] = tap_h[t] * src.sh + tap_w[t] * src.sw;
+    min_h = nt ? *std::min_element(tap_h.begin(), tap_h.end()) : 0;
+    max_h = nt ? *std::max_element(tap_h.begin(), tap_h.end()) : 0;
+    min_w = nt ? *std::min_element(tap_w.begin(), tap_w.end()) : 0;
+    max_w = nt ? *std::max_element(tap_w.begin(), tap_w.end()) : 0;
+    column_offset.resize(std::size_t(columns()));
+    column_h.resize(std::size_t(columns()));
+    column_w.resize(std::size_t(columns()));
+    for (std::int64_t c = 0; c < channels; ++c)
+      for (std::int64_t t = 0; t < nt; ++t) {
+        column_offset[c * nt + t] = (channel0 + c) * src.sc + tap_offset[t];
+        column_h[c * nt + t] = tap_h[t];
+        column_w[c * nt + t] = tap_w[t];
+      }
+  }
+
+  /// Where row i's window starts: its image's element offset and its origin (h, w).
+  void row_origin(std::int64_t i, std::int64_t& base, std::int64_t& h0, std::int64_t& w0) const {
+    const std::int64_t plane = grid_h * grid_w, n = i / plane, rem = i - n * plane, a = rem / grid_w;
+    h0 = a * step_h + origin_h;
+    w0 = (rem - a * grid_w) * step_w + origin_w;
+    base = n * src.sn + h0 * src.sh + w0 * src.sw;
+  }
+  bool window_inside(std::int64_t h0, std::int64_t w0) const {
+    return h0 + min_h >= 0 && h0 + max_h < src_h && w0 + min_w >= 0 && w0 + max_w < src_w;
+  }
+
+  /// The panel of rows i0 .. i0 + R - 1, k-major: dst[s R + r] = A(i0 + r, s) for every column s
+  /// (zeros for rows past rows()). Windows wholly inside the source (most rows) read without
+  /// bounds checks.
+  template <std::int64_t R>
+  void pack_rows(std::int64_t i0, T* dst) const {
+    std::int64_t base[R], h0[R], w0[R];
+    std::int64_t live = 0;
+    bool inside = true;
+    for (std::int64_t r = 0; r < R && i0 + r < rows(); ++r, ++live) {
+      row_origin(i0 + r, base[r], h0[r], w0[r]);
+      inside = inside && window_inside(h0[r], w0[r]);
+    }
+    const std::int64_t cols = columns();
+    const T* s = src.data;
+    if (live == R && inside) {
+      for (std::int64_t col = 0; col < cols; ++col) {
+        const std::int64_t off = column_offset[col];
+        for (std::int64_t r = 0; r < R; ++r) dst[col * R + r] = s[base[r] + off];
+      }
+      return;
+    }
+    for (std::int64_t col = 0; col < cols; ++col) {
+      const std::int64_t off = column_offset[col], th = column_h[col], tw = column_w[col];
+      for (std::int64_t r = 0; r < R; ++r) {
+        const bool valid = r < live && std::uint64_t(h0[r] + th) < std::uint64_t(src_h) &&
+                           std::uint64_t(w0[r] + tw) < std::uint64_t(src_w);
+        dst[col * R + r] = valid ? s[base[r] + off] : T(0);
+      }
+    }
+  }
+
+  /// Columns j0 .. j0 + C - 1 of rows p0 .. p0 + count - 1, row-major: dst[p C + c] = A(p0 + p,
+  /// j0 + c), zeros past columns() (the weight gradient's k x C panels).
+  template <std::int64_t C>
+  void pack_columns(std::int64_t p0, std::int64_t count, std::int64_t j0, T* dst) const {
+    const std::int64_t cols = std::min(C, columns() - j0);
+    const T* s = src.data;
+    for (std::int64_t p = 0; p < count; ++p) {
+      std::int64_t base, h0, w0;
+      row_origin(p0 + p, base, h0, w0);
+      T* d = dst + p * C;
+      if (window_inside(h0, w0)) {
+        for (std::int64_t c = 0; c < cols; ++c) d[c] = s[base + column_offset[j0 + c]];
+      } else {
+        for (std::int64_t c = 0; c < cols; ++c) {
+          const bool valid = std::uint64_t(h0 + column_h[j0 + c]) < std::uint64_t(src_h) &&
+                             std::uint64_t(w0 + column_w[j0 + c]) < std::uint64_t(src_w);
+          d[c] = valid ? s[base + column_offset[j0 + c]] : T(0);
+        }
+      }
+      for (std::int64_t c = cols; c < C; ++c) d[c] = T(0);
+    }
+  }
+};
+
+/// Rows per task of an implicit GEMM with `k`-long rows: about 1 MiB of packed patches (they stay
+/// in L2 while the task's output blocks run), at least one register block of rows, and small
+/// enough that `tasks_wanted` tasks exist where the rows allow.
+template <class T>
+std::int64_t conv_rows_per_task(std::int64_t rows, std::int64_t k, std::int64_t other_tasks, int threads) {
+  using K = GemmFmaKernel<T>;
+  const std::int64_t cache_rows = std::max<std::int64_t>(K::kRows, (std::int64_t(1) << 20) / (std::max<std::int64_t>(k, 1) * std::int64_t(sizeof(T))));
+  const std::int64_t tasks_wanted = std::max<std::int64_t>(1, (4 * threads + other_tasks - 1) / other_tasks);
+  std::int64_t chunk = std::min(cache_rows, (rows + tasks_wanted - 1) / tasks_wanted);
+  chunk = std::max<std::int64_t>(chunk, K::kRows);
+  return (chunk + K::kRows - 1) / K::kRows * K::kRows;
+}
+
+/// For each group g < groups: the rows x k x m product of the patch operand patches(g) and the
+/// prepacked panels at `weights` + g packed_panels_size(k, m), on up to `threads` threads in
+/// tasks of (group, row chunk, column chunk); finish(g, i0, i1, j0, j1, block, ld) receives
+/// every finished block (block(i - i0, j - j0) at block[(i - i0) ld + j - j0]).
+template <class T, class Patches, class Finish>
+void implicit_gemm(std::int64_t groups, std::int64_t rows, std::int64_t k, std::int64_t m, const Patches& patches,
+                   const T* weights, int threads, const Finish& finish) {
+  using K = GemmFmaKernel<T>;
+  const std::int64_t col_chunk = K::kBlockCols, col_chunks = (m + col_chunk - 1) / col_chunk;
+  const std::int64_t row_chunk = conv_rows_per_task<T>(rows, k, groups * col_chunks, threads);
+  const std::int64_t row_chunks = (rows + row_chunk - 1) / row_chunk;
+  const std::int64_t tasks = groups * row_chunks * col_chunks, group_panels = packed_panels_size<K>(k, m);
+  const std::int64_t steps = k;  // kStep is 1
+  threads = int(std::min<std::int64_t>(threads, tasks));
+  WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1))
+  for (std::int64_t task = 0; task < tasks; ++task) {
+    const std::int64_t g = task / (row_chunks * col_chunks), rc = task / col_chunks % row_chunks, cc = task % col_chunks;
+    const std::int64_t r0 = rc * row_chunk, c0 = cc * col_chunk;
+    const PatchOperand<T>& a = patches(g);
+    auto pack_a = [&](std::int64_t i0, std::int64_t /*steps*/, T* dst) { a.template pack_rows<K::kRows>(r0 + i0, dst); };
+    auto done = [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const T* block, std::int64_t ld) {
+      finish(g, r0 + i0, r0 + i1, c0 + j0, c0 + j1, block, ld);
+    };
+    gemm_packed<K>(pack_a, PrepackedPanels<T>{weights + g * group_panels + c0 / K::kCols * steps * K::kStepElemsB},
+                   std::min(row_chunk, rows - r0), k, std::min(col_chunk, m - c0), 1,
+                   GemmBlockEpilogue<decltype(done)>{done});
+  }
+}
+
+/// The weight operand of the forward for every group, prepacked: group g's k x m matrix is
+/// B(s, o) = w[(g m + o) k + s] (w contiguous [O, C/g, kH, kW], s its flat index within an
+/// output channel).
+template <class T>
+std::vector<T> conv_forward_weights(const ConvGeometry& geo, const T* w) {
+  using K = GemmFmaKernel<T>;
+  const std::int64_t k = geo.reduction(), m = geo.out_per_group(), size = packed_panels_size<K>(k, m);
+  std::vector<T> panels(std::size_t(geo.groups * size));
+  for (std::int64_t g = 0; g < geo.groups; ++g) {
+    const StridedMatrix<T> b{w + g * m * k, 1, k};
+    pack_all_panels<K>([&](std::int64_t j0, std::int64_t steps, T* dst) { K::pack_b(b, k, m, j0, steps, dst); }, k, m,
+                       panels.data() + g * size);
+  }
+  return panels;
+}
+
+/// The forward's patch operand of group g: x's windows at the output positions.
+template <class T>
+PatchOperand<T> conv_forward_patches(const ConvGeometry& geo, const Strided4<const T>& x, std::int64_t g) {
+  PatchOperand<T> p;
+  p.src = x;
+  p.src_h = geo.in_h, p.src_w = geo.in_w;
+  p.batch = geo.batch, p.grid_h = geo.out_h, p.grid_w = geo.out_w;
+  p.step_h = geo.stride_h, p.step_w = geo.stride_w, p.origin_h = -geo.pad_h, p.origin_w = -geo.pad_w;
+  p.channel0 = g * geo.in_per_group(), p.channels = geo.in_per_group();
+  for (std::int64_t kh = 0; kh < geo.kernel_h; ++kh)
+    for (std::int64_t kw = 0; kw < geo.kernel_w; ++kw) {
+      p.tap_h.push_back(kh * geo.dilation_h);
+      p.tap_w.push_back(kw * geo.dilation_w);
+    }
+  p.finish();
+  return p;
+}
+
+/// out = conv(x, w) with the epilogue, for float or double (x, out any strides; w contiguous
+/// [O, C/g, kH, kW], or prepacked by conv_forward_weights when `prepacked` is not null).
+template <class T>
+void conv2d_forward(const ConvGeometry& geo, const Strided4<const T>& x, const T* w, const T* prepacked,
+                    const ConvEpilogue<T>& epilogue, const Strided4<T>& out) {
+  std::vector<T> own;
+  if (!prepacked) own = conv_forward_weights(geo, w), prepacked = own.data();
+  std::vector<PatchOperand<T>> patches;
+  for (std::int64_t g = 0; g < geo.groups; ++g) patches.push_back(conv_forward_patches(geo, x, g));
+  const std::int64_t m = geo.out_per_group(), plane = geo.out_h * geo.out_w;
+  auto finish = [&](std::int64_t g, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const T* block,
+                    std::int64_t ld) {
+    for (std::int64_t i = i0; i < i1; ++i) {
+      const std::int64_t n = i / plane, oi = (i - n * plane) / geo.out_w, oj = i - n * plane - oi * geo.out_w;
+      for (std::int64_t j = j0; j < j1; ++j) {
+        const std::int64_t o = g * m + j;
+        T y = block[(i - i0) * ld + (j - j0)];
+        if (epilogue.bias) y += epilogue.bias[o];
+        if (epilogue.relu_before_residual) y = std::max(y, T(0));
+        if (epilogue.residual.data) y += epilogue.residual.data[epilogue.residual.offset(n, o, oi, oj)];
+        if (epilogue.relu_after_residual) y = std::max(y, T(0));
+        out.data[out.offset(n, o, oi, oj)] = y;
+      }
+    }
+  };
+  implicit_gemm<T>(geo.groups, geo.out_positions(), geo.reduction(), m, [&](std::int64_t g) -> const PatchOperand<T>& { return patches[g]; },
+                   prepacked, threads_for(geo.macs() / 64), finish);
+}
+
+/// dx = the input gradient of conv(x, w) for dy (any strides; w contiguous [O, C/g, kH, kW]),
+/// written into dx (any strides), every element once.
+template <class T>
+void conv2d_backward_input(const ConvGeometry& geo, const Strided4<const T>& dy, const T* w, const Strided4<T>& dx) {
+  using K = GemmFmaKernel<T>;
+  const std::int64_t cg = geo.in_per_group(), og = geo.out_per_group(), taps = geo.taps();
+  const int threads = threads_for(geo.macs() / 64);
+  auto floor_div = [](std::int64_t a, std::int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
+  for (std::int64_t ph = 0; ph < std::min(geo.stride_h, geo.in_h); ++ph)
+    for (std::int64_t pw = 0; pw < std::min(geo.stride_w, geo.in_w); ++pw) {
+      // The phase's rows: input positions (ph + stride_h a, pw + stride_w b); its taps: kernel
+      // positions whose (phase + pad - kh dilation) the stride divides, reading dy at a + that
+      // quotient.
+      PatchOperand<T> base;
+      base.src = dy;
+      base.src_h = geo.out_h, base.src_w = geo.out_w;
+      base.batch = geo.batch;
+      base.grid_h = (geo.in_h - ph + geo.stride_h - 1) / geo.stride_h;
+      base.grid_w = (geo.in_w - pw + geo.stride_w - 1) / geo.stride_w;
+      base.channels = og;
+      std::vector<std::int64_t> tap_index;  // kh kW + kw of each tap
+      for (std::int64_t kh = 0; kh < geo.kernel_h; ++kh) {
+        const std::int64_t rh = ph + geo.pad_h - kh * geo.dilation_h;
+        if (rh - floor_div(rh, geo.stride_h) * geo.stride_h != 0) continue;
+        for (std::int64_t kw = 0; kw < geo.kernel_w; ++kw) {
+          const std::int64_t rw = pw + geo.pad_w - kw * geo.dilation_w;
+          if (rw - floor_div(rw, geo.stride_w) * geo.stride_w != 0) continue;
+          base.tap_h.push_back(rh / geo.stride_h);
+          base.tap_w.push_back(rw / geo.stride_w);
+          tap_index.push_back(kh * geo.kernel_w + kw);
+        }
+      }
+      const std::int64_t phase_taps = std::int64_t(tap_index.size()), k = og * phase_taps;
+      auto dx_offset = [&](std::int64_t i, std::int64_t c) {
+        const std::int64_t plane = base.grid_h * base.grid_w, n = i / plane, a = (i - n * plane) / base.grid_w;
+        const std::int64_t b = i - n * plane - a * base.grid_w;
+        return dx.offset(n, c, ph + a * geo.stride_h, pw + b * geo.stride_w);
+      };
+      const std::int64_t rows = base.rows();
+      if (k == 0) {  // no tap reaches these inputs (stride > dilated kernel): their gradient is 0
+        for (std::int64_t i = 0; i < rows; ++i)
+          for (std::int64_t c = 0; c < geo.in_channels; ++c) dx.data[dx_offset(i, c)] = T(0);
+        continue;
+      }
+      std::vector<PatchOperand<T>> patches(std::size_t(geo.groups), base);
+      const std::int64_t size = packed_panels_size<K>(k, cg);
+      std::vector<T> panels(std::size_t(geo.groups * size));
+      for (std::int64_t g = 0; g < geo.groups; ++g) {
+        patches[g].channel0 = g * og;
+        patches[g].finish();
+        // B(s = o taps' + t, c) = w[g og + o, c, tap t]
+        auto pack_b = [&](std::int64_t j0, std::int64_t steps, T* dst) {
+          for (std::int64_t s = 0; s < steps; ++s) {
+            const std::int64_t o = s / phase_taps, t = s - o * phase_taps;
+            const T* row = w + ((g * og + o) * cg) * taps + tap_index[t];
+            for (std::int64_t c = 0; c < K::kCols; ++c) dst[s * K::kCols + c] = j0 + c < cg ? row[(j0 + c) * taps] : T(0);
+          }
+        };
+        pack_all_panels<K>(pack_b, k, cg, panels.data() + g * size);
+      }
+      auto finish = [&](std::int64_t g, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1,
+                        const T* block, std::int64_t ld) {
+        for (std::int64_t i = i0; i < i1; ++i)
+          for (std::int64_t j = j0; j < j1; ++j) dx.data[dx_offset(i, g * cg + j)] = block[(i - i0) * ld + (j - j0)];
+      };
+      implicit_gemm<T>(geo.groups, rows, k, cg, [&](std::int64_t g) -> const PatchOperand<T>& { return patches[g]; },
+                       panels.data(), threads, finish);
+    }
+}
+
+/// dw = the weight gradient of conv(x, w) for dy (x, dy any strides), into dw contiguous
+/// [O, C/g, kH, kW] (overwritten).
+template <class T>
+void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x, const Strided4<const T>& dy, T* dw) {
+  using K = GemmFmaKernel<T>;
+  const std::int64_t og = geo.out_per_group(), k = geo.reduction(), positions = geo.out_positions();
+  const std::int64_t plane = geo.out_h * geo.out_w;
+  std::vector<PatchOperand<T>> patches;
+  for (std::int64_t g = 0; g < geo.groups; ++g) patches.push_back(conv_forward_patches(geo, x, g));
+  int threads = threads_for(geo.macs() / 64);
+  // Positions per task: the packed patch panels of a task (positions x k) about 1 MiB.
+  const std::int64_t chunk = conv_rows_per_task<T>(positions, k, geo.groups, threads);
+  const std::int64_t chunks = (positions + chunk - 1) / chunk, tasks = geo.groups * chunks;
+  threads = int(std::min<std::int64_t>(threads, tasks));
+  const std::int64_t size = geo.out_channels * k;
+  std::vector<T> partial(std::size_t(threads * size), T(0));
+  WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1))
+  for (std::int64_t task = 0; task < tasks; ++task) {
+#if defined(_OPENMP)
+    T* sum = partial.data() + omp_get_thread_num() * size;
+#else
+    T* sum = partial.data();
+#endif
+    const std::int64_t g = task / chunks, p0 = task % chunks * chunk, count = std::min(chunk, positions - p0);
+    const PatchOperand<T>& patch = patches[g];
+    // A(o, p) = dy[n, g og + o, i, j] for the chunk's positions p, k-major panels of kRows rows.
+    auto pack_a = [&](std::int64_t i0, std::int64_t steps, T* dst) {
+      for (std::int64_t p = 0; p < steps; ++p) {
+        const std::int64_t q = p0 + p, n = q / plane, oi = (q - n * plane) / geo.out_w;
+        const std::int64_t oj = q - n * plane - oi * geo.out_w;
+        for (std::int64_t r = 0; r < K::kRows; ++r)
+          dst[p * K::kRows + r] = i0 + r < og ? dy.data[dy.offset(n, g * og + i0 + r, oi, oj)] : T(0);
+      }
+    };
+    auto pack_b = [&](std::int64_t j0, std::int64_t steps, T* dst) {
+      patch.template pack_columns<K::kCols>(p0, steps, j0, dst);
+    };
+    auto done = [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const T* block, std::int64_t ld) {
+      for (std::int64_t i = i0; i < i1; ++i)
+        for (std::int64_t j = j0; j < j1; ++j) sum[(g * og + i) * k + j] += block[(i - i0) * ld + (j - j0)];
+    };
+    gemm_packed<K>(pack_a, pack_b, og, count, k, 1, GemmBlockEpilogue<decltype(done)>{done});
+  }
+  for (std::int64_t e = 0; e < size; ++e) {
+    T total = partial[e];
+    for (int t = 1; t < threads; ++t) total += partial[t * size + e];
+    dw[e] = total;
+  }
+}
+
+}  // namespace weft::detail::cpu
+
+#endif  // !defined(__CUDA_ARCH__)

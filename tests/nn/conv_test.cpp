@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: MIT
+/// @file nn::conv1d / conv2d / conv_transpose2d: forward and backward against a direct double-precision sum on random configurations (every option, both layouts, float / double / bfloat16), gradchecks of the Var forms, the fused epilogue, and bad input.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+#include <weft/autograd.hpp>
+
+#include "ad/gradcheck.hpp"
+#include "error_check.hpp"
+#include "reference.hpp"
+
+using namespace weft;
+using namespace weft_test;
+
+namespace {
+
+/// One convolution's sizes and options, as the reference reads them.
+struct Config {
+  std::int64_t n, c, h, w, o, kh, kw, sh, sw, ph, pw, dh, dw, groups;
+  bool same = false;
+  std::int64_t reduction_terms() const { return c / groups * kh * kw; }
+  std::int64_t oh() const { return same ? h : (h + 2 * ph - dh * (kh - 1) - 1) / sh + 1; }
+  std::int64_t ow() const { return same ? w : (w + 2 * pw - dw * (kw - 1) - 1) / sw + 1; }
+  // "same": torch pads (total / 2) before and the rest after
+  std::int64_t pad_h() const { return same ? dh * (kh - 1) / 2 : ph; }
+  std::int64_t pad_w() const { return same ? dw * (kw - 1) / 2 : pw; }
+  nn::ConvOptions options() const {
+    nn::ConvOptions o2{.stride = {sh, sw}, .dilation = {dh, dw}, .groups = groups};
+    o2.padding = same ? nn::ConvPadding("same") : nn::ConvPadding(ph, pw);
+    return o2;
+  }
+  std::string str() const {
+    return weft::detail::cat("x [", n, ", ", c, ", ", h, ", ", w, "], w [", o, ", ", c / groups, ", ", kh, ", ", kw,
+                             "], stride ", sh, "x", sw, ", padding ", same ? std::string("same") : weft::detail::cat(ph, "x", pw),
+                             ", dilation ", dh, "x", dw, ", groups ", groups);
+  }
+};
+
+/// A random valid configuration: groups 1, 2 or depthwise, any stride / padding / dilation the
+/// input admits.
+Config random_config(Rng& rng) {
+  for (;;) {
+    Config k{};
+    k.n = rng.integer(1, 3);
+    const std::int64_t kind = rng.integer(0, 2);
+    k.groups = kind == 0 ? 1 : kind == 1 ? 2 : rng.integer(1, 6);
+    k.c = k.groups * (kind == 2 ? 1 : rng.integer(1, 4));
+    k.o = k.groups * (kind == 2 ? rng.integer(1, 2) : rng.integer(1, 5));
+    k.h = rng.integer(1, 9), k.w = rng.integer(1, 9);
+    k.kh = rng.integer(1, 4), k.kw = rng.integer(1, 4);
+    k.sh = rng.integer(1, 3), k.sw = rng.integer(1, 3);
+    k.dh = rng.integer(1, 2), k.dw = rng.integer(1, 2);
+    k.ph = rng.integer(0, 2), k.pw = rng.integer(0, 2);
+    k.same = rng.chance(0.2);
+    if (k.same) k.sh = k.sw = 1;
+    if (!k.same && (k.h + 2 * k.ph < k.dh * (k.kh - 1) + 1 || k.w + 2 * k.pw < k.dw * (k.kw - 1) + 1)) continue;
+    return k;
+  }
+}
+
+/// Reference forward, input gradient and weight gradient, in double, by the definition.
+struct Reference {
+  std::vector<double> y, dx, dw;
+};
+Reference reference(const Config& k, const std::vector<double>& x, const std::vector<double>& w,
+                    const std::vector<double>* b, const std::vector<double>& dy) {
+  const std::int64_t cg = k.c / k.groups, og = k.o / k.groups, oh = k.oh(), ow = k.ow();
+  Reference r{std::vector<double>(std::size_t(k.n * k.o * oh * ow)), std::vector<double>(x.size()),
+              std::vector<double>(w.size())};
+  for (std::int64_t n = 0; n < k.n; ++n)
+    for (std::int64_t o = 0; o < k.o; ++o)
+      for (std::int64_t i = 0; i < oh; ++i)
+        for (std::int64_t j = 0; j < ow; ++j) {
+          const std::int64_t yi = ((n * k.o + o) * oh + i) * ow + j;
+          double s = b ? (*b)[o] : 0.0;
+          for (std::int64_t c = 0; c < cg; ++c)
+            for (std::int64_t a = 0; a < k.kh; ++a)
+              for (std::int64_t e = 0; e < k.kw; ++e) {
+                const std::int64_t ih = i * k.sh - k.pad_h() + a * k.dh, iw = j * k.sw - k.pad_w() + e * k.dw;
+                if (ih < 0 || ih >= k.h || iw < 0 || iw >= k.w) continue;
+                const std::int64_t ci = o / og * cg + c;
+                const std::int64_t xi = ((n * k.c + ci) * k.h + ih) * k.w + iw, wi = ((o * cg + c) * k.kh + a) * k.kw + e;
+                s += w[wi] * x[xi];
+                r.dx[xi] += w[wi] * dy[yi];
+                r.dw[wi] += x[xi] * dy[yi];
+              }
+          r.y[yi] = s;
+        }
+  return r;
+}
+
+/// x's values as a tensor of shape [n, c, h, w] in the given layout: contiguous, channels-last
+/// (an NHWC tensor permuted), or a slice of a wider tensor.
+template <class T>
+TensorView<T> in_layout(const std::vector<double>& v, const Shape& s, int layout) {
+  Tensor<T> nchw = weft::empty<T>(s);
+  for (std::int64_t i = 0; i < nchw.numel(); ++i) nchw.data()[i] = T(v[std::size_t(i)]);
+  if (layout == 0) return nchw.view();
+  if (layout == 1) {
+    TensorView<T> cl = weft::channels_last(nchw);
+    CHECK(weft::is_channels_last(cl));
+    return cl;
+  }
+  Shape wide = s;
+  wide[3] = 2 * s[3] + 1;
+  Tensor<T> big = weft::full<T>(wide, T(1000));
+  TensorView<T> slice = big.slice(3, 1, wide[3], 2);
+  slice = nchw;
+  return slice;
+}
+
+std::vector<double> random_values(Rng& rng, std::int64_t count, bool bf16) {
+  std::vector<double> v(static_cast<std::size_t>(count));
+  for (double& e : v) e = bf16 ? double(bfloat16(float(rng.uniform(-1, 1)))) : rng.uniform(-1, 1);
+  return v;
+}
+
+/// |got - want| <= tol for every element; reports the first few misses.
+template <class T>
+void check_close(const char* what, const Tensor<T>& got, const std::vector<double>& want,
+                 const std::vector<double>& bound) {
+  REQUIRE(std::size_t(got.numel()) == want.size());
+  const Tensor<T> g(got);
+  int misses = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const double v = double(g.data()[i]);
+    if (!(std::abs(v - want[i]) <= bound[i])) {
+      if (++misses <= 3) FAIL_CHECK(what, " element ", i, ": got ", v, ", want ", want[i], ", bound ", bound[i]);
+    }
+  }
+  CHECK(misses == 0);
+}
+
+/// The error bound of a sum of `terms` products in T with magnitude sum `mag`, rounded to T:
+/// each FMA step rounds once (k u sum |a b|), plus the final rounding of a 16-bit result.
+template <class T>
+std::vector<double> bounds(const std::vector<double>& want, const std::vector<double>& magnitude, std::int64_t terms) {
+  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  const double u = std::numeric_limits<C>::epsilon(), out_u = std::is_same_v<T, bfloat16> ? 1.0 / 256 : 0.0;
+  std::vector<double> b(want.size());
+  for (std::size_t i = 0; i < b.size(); ++i)
+    b[i] = double(terms + 2) * u * magnitude[i] + out_u * std::abs(want[i]) + 1e-300;
+  return b;
+}
+
+template <class T>
+void check_random_convolutions(int cases) {
+  WEFT_TEST_RNG(rng);
+  const bool bf16 = std::is_same_v<T, bfloat16>;
+  for (int t = 0; t < cases; ++t) {
+    const Config k = random_config(rng);
+    const int layout = int(rng.integer(0, 2));
+    const bool with_bias = rng.chance(0.5);
+    INFO(type_name<T>(), " ", k.str(), ", layout ", layout, with_bias ? ", bias" : "");
+    const Shape xs{k.n, k.c, k.h, k.w}, ws{k.o, k.c / k.groups, k.kh, k.kw}, ys{k.n, k.o, k.oh(), k.ow()};
+    const std::vector<double> x = random_values(rng, xs.numel(), bf16), w = random_values(rng, ws.numel(), bf16);
+    const std::vector<double> b = random_values(rng, k.o, bf16), dy = random_values(rng, ys.numel(), bf16);
+    const Reference ref = reference(k, x, w, with_bias ? &b : nullptr, dy);
+    // magnitudes: the same sums over |values|
+    auto abs_of = [](std::vector<double> v) {
+      for (double& e : v) e = std::abs(e);
+      return v;
+    };
+    const std::vector<double> bb = abs_of(b);
+    const Reference mag = reference(k, abs_of(x), abs_of(w), with_bias ? &bb : nullptr, abs_of(dy));
+    const TensorView<T> xv = in_layout<T>(x, xs, layout), wv = in_layout<T>(w, ws, 0);
+    const Tensor<T> bv(in_layout<T>(b, Shape{k.o, 1, 1, 1}, 0).view(Shape{k.o}));
+    const Tensor<T> y = with_bias ? nn::conv2d(xv, wv, bv, k.options()) : nn::conv2d(xv, wv, k.options());
+    REQUIRE(y.shape() == ys);
+    check_close("y", y, ref.y, bounds<T>(ref.y, mag.y, k.reduction_terms()));
+    const TensorView<T> dyv = in_layout<T>(dy, ys, int(rng.integer(0, 2)));
+    const nn::ConvGradients<T> d = nn::conv2d_backward<T>(dyv, xv, wv, k.options());
+    REQUIRE(d.dx.shape() == xs);
+    REQUIRE(d.dweight.shape() == ws);
+    check_close("dx", d.dx, ref.dx, bounds<T>(ref.dx, mag.dx, k.o * k.kh * k.kw));
+    check_close("dw", d.dweight, ref.dw, bounds<T>(ref.dw, mag.dw, k.n * k.oh() * k.ow()));
+    std::vector<double> db(std::size_t(k.o)), db_mag(std::size_t(k.o));
+    for (std::int64_t i = 0; i < ys.numel(); ++i) {
+      db[std::size_t(i / (k.oh() * k.ow()) % k.o)] += dy[std::size_t(i)];
+      db_mag[std::size_t(i / (k.oh() * k.ow()) % k.o)] += std::abs(dy[std::size_t(i)]);
+    }
+    check_close("db", d.dbias, db, bounds<T>(db, db_mag, k.n * k.oh() * k.ow()));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("conv2d forward and backward: random configurations, both layouts, against a double sum") {
+  check_random_convolutions<float>(40);
+  check_random_convolutions<double>(25);
+  check_random_convolutions<bfloat16>(15);
+}
