@@ -3,6 +3,7 @@
 #pragma once
 
 #include "weft/nn/modules/module.hpp"
+#include "weft/nn/modules/conv.hpp"
 #include "weft/nn/modules/dropout.hpp"
 #include "weft/nn/modules/embedding.hpp"
 #include "weft/nn/modules/layer_norm.hpp"
