@@ -15,4 +15,5 @@
 #include "weft/ad/indexing.hpp"
 #include "weft/nn/differentiable.hpp"
 #include "weft/nn/conv.hpp"
+#include "weft/nn/conv_transpose.hpp"
 #include "weft/nn/modules.hpp"

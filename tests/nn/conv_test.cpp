@@ -194,3 +194,189 @@ TEST_CASE("conv2d forward and backward: random configurations, both layouts, aga
   check_random_convolutions<double>(25);
   check_random_convolutions<bfloat16>(15);
 }
+
+namespace {
+
+/// conv_transpose2d's reference: y, dx, dw for x [n, c, h, w], weight [c, o / groups, kh, kw].
+struct TransposeConfig {
+  std::int64_t n, c, h, w, o, kh, kw, sh, sw, ph, pw, oph, opw, dh, dw, groups;
+  std::int64_t oh() const { return (h - 1) * sh - 2 * ph + dh * (kh - 1) + oph + 1; }
+  std::int64_t ow() const { return (w - 1) * sw - 2 * pw + dw * (kw - 1) + opw + 1; }
+  nn::ConvTransposeOptions options() const {
+    return {.stride = {sh, sw}, .padding = {ph, pw}, .output_padding = {oph, opw}, .groups = groups, .dilation = {dh, dw}};
+  }
+  std::string str() const {
+    return weft::detail::cat("x [", n, ", ", c, ", ", h, ", ", w, "], w [", c, ", ", o / groups, ", ", kh, ", ", kw,
+                             "], stride ", sh, "x", sw, ", padding ", ph, "x", pw, ", output_padding ", oph, "x", opw,
+                             ", dilation ", dh, "x", dw, ", groups ", groups);
+  }
+};
+
+Reference transpose_reference(const TransposeConfig& k, const std::vector<double>& x, const std::vector<double>& w,
+                              const std::vector<double>& dy) {
+  const std::int64_t cg = k.c / k.groups, og = k.o / k.groups, oh = k.oh(), ow = k.ow();
+  Reference r{std::vector<double>(std::size_t(k.n * k.o * oh * ow)), std::vector<double>(x.size()),
+              std::vector<double>(w.size())};
+  for (std::int64_t n = 0; n < k.n; ++n)
+    for (std::int64_t c = 0; c < k.c; ++c)
+      for (std::int64_t i = 0; i < k.h; ++i)
+        for (std::int64_t j = 0; j < k.w; ++j)
+          for (std::int64_t oo = 0; oo < og; ++oo)
+            for (std::int64_t a = 0; a < k.kh; ++a)
+              for (std::int64_t e = 0; e < k.kw; ++e) {
+                const std::int64_t hh = i * k.sh - k.ph + a * k.dh, vv = j * k.sw - k.pw + e * k.dw;
+                if (hh < 0 || hh >= oh || vv < 0 || vv >= ow) continue;
+                const std::int64_t o = c / cg * og + oo;
+                const std::int64_t xi = ((n * k.c + c) * k.h + i) * k.w + j, wi = ((c * og + oo) * k.kh + a) * k.kw + e;
+                const std::int64_t yi = ((n * k.o + o) * oh + hh) * ow + vv;
+                r.y[yi] += x[xi] * w[wi];
+                r.dx[xi] += dy[yi] * w[wi];
+                r.dw[wi] += dy[yi] * x[xi];
+              }
+  return r;
+}
+
+template <class T>
+void check_random_transposed(int cases) {
+  WEFT_TEST_RNG(rng);
+  const bool bf16 = std::is_same_v<T, bfloat16>;
+  for (int t = 0; t < cases;) {
+    TransposeConfig k{};
+    k.n = rng.integer(1, 2), k.groups = rng.integer(1, 2);
+    k.c = k.groups * rng.integer(1, 3), k.o = k.groups * rng.integer(1, 3);
+    k.h = rng.integer(1, 6), k.w = rng.integer(1, 6), k.kh = rng.integer(1, 4), k.kw = rng.integer(1, 4);
+    k.sh = rng.integer(1, 3), k.sw = rng.integer(1, 3), k.dh = rng.integer(1, 2), k.dw = rng.integer(1, 2);
+    k.ph = rng.integer(0, 2), k.pw = rng.integer(0, 2);
+    k.oph = rng.integer(0, std::max(k.sh, k.dh) - 1), k.opw = rng.integer(0, std::max(k.sw, k.dw) - 1);
+    if (k.oh() <= 0 || k.ow() <= 0) continue;
+    ++t;
+    INFO(type_name<T>(), " ", k.str());
+    const Shape xs{k.n, k.c, k.h, k.w}, ws{k.c, k.o / k.groups, k.kh, k.kw}, ys{k.n, k.o, k.oh(), k.ow()};
+    const std::vector<double> x = random_values(rng, xs.numel(), bf16), w = random_values(rng, ws.numel(), bf16);
+    const std::vector<double> dy = random_values(rng, ys.numel(), bf16);
+    const Reference ref = transpose_reference(k, x, w, dy);
+    auto abs_of = [](std::vector<double> v) {
+      for (double& e : v) e = std::abs(e);
+      return v;
+    };
+    const Reference mag = transpose_reference(k, abs_of(x), abs_of(w), abs_of(dy));
+    const TensorView<T> xv = in_layout<T>(x, xs, int(rng.integer(0, 2))), wv = in_layout<T>(w, ws, 0);
+    const Tensor<T> y = nn::conv_transpose2d(xv, wv, k.options());
+    REQUIRE(y.shape() == ys);
+    const std::int64_t taps = k.c / k.groups * k.kh * k.kw;
+    check_close("y", y, ref.y, bounds<T>(ref.y, mag.y, taps));
+    const nn::ConvGradients<T> d =
+        nn::conv_transpose2d_backward<T>(in_layout<T>(dy, ys, int(rng.integer(0, 2))), xv, wv, k.options());
+    check_close("dx", d.dx, ref.dx, bounds<T>(ref.dx, mag.dx, k.o / k.groups * k.kh * k.kw));
+    check_close("dw", d.dweight, ref.dw, bounds<T>(ref.dw, mag.dw, k.n * k.h * k.w));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("conv_transpose2d forward and backward: random configurations against a double sum") {
+  check_random_transposed<float>(25);
+  check_random_transposed<double>(15);
+  check_random_transposed<bfloat16>(8);
+}
+
+TEST_CASE("conv1d: the width options of a 2-D convolution of height 1, against a double sum") {
+  WEFT_TEST_RNG(rng);
+  for (int t = 0; t < 12;) {
+    Config k = random_config(rng);
+    k.h = k.kh = k.sh = k.dh = 1, k.ph = 0;
+    if (!k.same && k.w + 2 * k.pw < k.dw * (k.kw - 1) + 1) continue;
+    ++t;
+    INFO(k.str());
+    const std::vector<double> x = random_values(rng, k.n * k.c * k.w, false);
+    const std::vector<double> w = random_values(rng, k.o * k.c / k.groups * k.kw, false);
+    const std::vector<double> b = random_values(rng, k.o, false);
+    const std::vector<double> dy = random_values(rng, k.n * k.o * k.ow(), false);
+    const Reference ref = reference(k, x, w, &b, dy);
+    const Tensor<double> xt = weft::from_vector<double>(x, Shape{k.n, k.c, k.w});
+    const Tensor<double> wt = weft::from_vector<double>(w, Shape{k.o, k.c / k.groups, k.kw});
+    const Tensor<double> bt = weft::from_vector<double>(b, Shape{k.o});
+    nn::ConvOptions o{.stride = k.sw, .dilation = k.dw, .groups = k.groups};
+    o.padding = k.same ? nn::ConvPadding("same") : nn::ConvPadding(k.pw);
+    const Tensor<double> y = nn::conv1d(xt, wt, bt, o);
+    REQUIRE(y.shape() == Shape{k.n, k.o, k.ow()});
+    std::vector<double> tol(ref.y.size(), 1e-12);
+    check_close("y", y, ref.y, tol);
+    const nn::ConvGradients<double> d =
+        nn::conv2d_backward<double>(weft::from_vector<double>(dy, Shape{k.n, k.o, k.ow()}), xt, wt, o);
+    REQUIRE(d.dx.shape() == xt.shape());
+    check_close("dx", d.dx, ref.dx, std::vector<double>(ref.dx.size(), 1e-12));
+    check_close("dw", d.dweight, ref.dw, std::vector<double>(ref.dw.size(), 1e-12));
+  }
+}
+
+TEST_CASE("conv1d, conv2d, conv_transpose2d over Vars: gradients against finite differences in double") {
+  WEFT_TEST_RNG(rng);
+  gradcheck(rng, [](const Vars& v) { return nn::conv2d(v[0], v[1], v[2], {.stride = 2, .padding = 1, .groups = 2}); },
+            {uniform_tensor(rng, {2, 4, 5, 4}, -1, 1), uniform_tensor(rng, {6, 2, 3, 2}, -1, 1),
+             uniform_tensor(rng, {6}, -1, 1)});
+  gradcheck(rng, [](const Vars& v) { return nn::conv2d(v[0], v[1], {.padding = "same", .dilation = {2, 1}}); },
+            {uniform_tensor(rng, {1, 3, 5, 5}, -1, 1), uniform_tensor(rng, {2, 3, 2, 3}, -1, 1)});
+  gradcheck(rng, [](const Vars& v) { return nn::conv1d(v[0], v[1], v[2], {.stride = 2, .padding = 2}); },
+            {uniform_tensor(rng, {2, 3, 7}, -1, 1), uniform_tensor(rng, {4, 3, 3}, -1, 1), uniform_tensor(rng, {4}, -1, 1)});
+  gradcheck(rng,
+            [](const Vars& v) {
+              return nn::conv_transpose2d(v[0], v[1], v[2], {.stride = 2, .padding = 1, .output_padding = 1});
+            },
+            {uniform_tensor(rng, {2, 3, 3, 4}, -1, 1), uniform_tensor(rng, {3, 2, 3, 3}, -1, 1),
+             uniform_tensor(rng, {2}, -1, 1)});
+  // a channels-last input as a Var (its value read in place)
+  gradcheck(rng, [](const Vars& v) { return nn::conv2d(v[0] * 1.0, v[1], {.stride = {1, 2}}); },
+            {uniform_tensor(rng, {2, 2, 4, 5}, -1, 1), uniform_tensor(rng, {3, 2, 2, 2}, -1, 1)});
+}
+
+TEST_CASE("conv2d_out: relu(conv2d(x, w) + b) + residual in one convolution, into a channels-last destination") {
+  WEFT_TEST_RNG(rng);
+  for (nn::ConvRelu relu : {nn::ConvRelu::none, nn::ConvRelu::before_residual, nn::ConvRelu::after_residual}) {
+    const Config k{2, 4, 6, 5, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1};
+    const std::vector<double> x = random_values(rng, 2 * 4 * 6 * 5, false), w = random_values(rng, 6 * 4 * 9, false);
+    const std::vector<double> b = random_values(rng, 6, false), res = random_values(rng, 2 * 6 * 6 * 5, false);
+    const Reference ref = reference(k, x, w, &b, std::vector<double>(res.size()));
+    const Shape ys{2, 6, 6, 5};
+    TensorView<float> out = weft::channels_last(weft::full<float>(ys, std::nanf("")));
+    const TensorView<float> xv = in_layout<float>(x, Shape{2, 4, 6, 5}, 1), wv = in_layout<float>(w, Shape{6, 4, 3, 3}, 0);
+    const Tensor<float> bv = weft::from_vector<float>(std::vector<float>(b.begin(), b.end()), Shape{6});
+    const TensorView<float> rv = in_layout<float>(res, ys, 0);
+    nn::conv2d_out<float>(out, xv, wv, bv, {.padding = 1}, rv, relu);
+    std::vector<double> want(ref.y.size()), tol(ref.y.size());
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      double y = ref.y[i];
+      if (relu == nn::ConvRelu::before_residual) y = std::max(y, 0.0);
+      y += res[i];
+      if (relu == nn::ConvRelu::after_residual) y = std::max(y, 0.0);
+      want[i] = y;
+      tol[i] = 1e-5 * (1 + std::abs(y)) * 4;
+    }
+    check_close("out", Tensor<float>(out), want, tol);
+  }
+}
+
+TEST_CASE("convolutions: bad input names the op, the shapes and the fix") {
+  const Tensor<float> x = weft::ones<float>(Shape{1, 6, 5, 5}), w = weft::ones<float>(Shape{4, 2, 3, 3});
+  auto msg = error_of([&] { (void)nn::conv2d(x, w, {.groups = 4}); });
+  CHECK(has(msg, "nn::conv2d: input channels 6 (x [1, 6, 5, 5]) are not divisible by groups 4"));
+  msg = error_of([&] { (void)nn::conv2d(x, weft::ones<float>(Shape{4, 6, 7, 7})); });
+  CHECK(has(msg, "the kernel (7x7 with dilation) is larger than the padded input (5x5)"));
+  msg = error_of([&] { (void)nn::conv2d(x, weft::ones<float>(Shape{4, 6, 3, 3}), {.stride = 2, .padding = "same"}); });
+  CHECK(has(msg, "padding \"same\" needs stride 1"));
+  msg = error_of([&] { (void)nn::conv2d(x, weft::ones<float>(Shape{4, 4, 3, 3})); });
+  CHECK(has(msg, "expects 4 input channels, but x [1, 6, 5, 5] has 6"));
+  msg = error_of([&] { (void)nn::conv2d(x, weft::ones<float>(Shape{4, 6, 3, 3}), weft::ones<float>(Shape{3})); });
+  CHECK(has(msg, "bias [3] does not fit weight [4, 6, 3, 3]"));
+  msg = error_of([&] { (void)nn::conv2d(weft::ones<float>(Shape{6, 5, 5}), w); });
+  CHECK(has(msg, "needs x [N, C, H, W] and weight [O, C/groups, kH, kW], got x [6, 5, 5]"));
+  msg = error_of([&] { (void)nn::ConvPadding("full"); });
+  CHECK(has(msg, "padding must be numbers, \"same\" or \"valid\", got \"full\""));
+  msg = error_of([&] { (void)nn::conv_transpose2d(x, weft::ones<float>(Shape{6, 2, 3, 3}), {.stride = 2, .output_padding = 2}); });
+  CHECK(has(msg, "output_padding 2x2 must be smaller than either the stride or the dilation"));
+  TensorView<float> out = weft::channels_last(weft::zeros<float>(Shape{1, 4, 4, 4}));
+  msg = error_of([&] { nn::conv2d_out<float>(out, x, weft::ones<float>(Shape{4, 6, 3, 3}), TensorView<const float>()); });
+  CHECK(has(msg, "the destination [1, 4, 4, 4] does not match the output [1, 4, 3, 3]"));
+  msg = error_of([&] { nn::Conv2d<float> bad(6, 4, 3, {.groups = 4}); });
+  CHECK(has(msg, "nn::Conv2d: in_channels 6 and out_channels 4 must both be divisible by groups 4"));
+}
