@@ -32,6 +32,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <regex>
 #include <string>
 #include <vector>
@@ -48,8 +49,7 @@ using weft_bench::time_ms;
 using weft_bench::to_weft;
 
 struct Settings {
-  std::int64_t batch = 64, layer_batch = 64;
-  int threads = 2, steps = 3, infer_steps = 20, rounds = 2, reps = 5;
+  std::int64_t batch = 64, layer_batch = 64, threads = 2, steps = 3, infer_steps = 20, rounds = 2, reps = 5;
   bool model = true, layers = true, torch = true, compile = true, quick = false;
   std::string json;
 };
@@ -78,7 +78,7 @@ double forward_flops(const resnet::ResNetConfig& c, double N, std::int64_t H, st
 /// The model in this process: its training steps and inference passes, a median per round.
 class WeftModel {
  public:
-  WeftModel(std::int64_t batch, int steps, int infer_steps) : batch_(batch), steps_(steps), infer_steps_(infer_steps) {
+  WeftModel(std::int64_t batch, std::int64_t steps, std::int64_t infer_steps) : batch_(batch), steps_(steps), infer_steps_(infer_steps) {
     weft::manual_seed(0);
     model_ = std::make_unique<resnet::ResNet<float>>();
     weft::optim::SGDOptions o;
@@ -90,10 +90,10 @@ class WeftModel {
     train_round(1), infer_round(1);  // warm-up: allocations, packing, the optimizer's state
   }
 
-  double train_round(int steps) {
+  double train_round(std::int64_t steps) {
     model_->train();
     std::vector<double> ms;
-    for (int s = 0; s < steps; ++s)
+    for (std::int64_t s = 0; s < steps; ++s)
       ms.push_back(time_ms([&] {
         optimizer_->zero_grad();
         weft::ad::Var<float> loss = weft::nn::cross_entropy((*model_)(weft::ad::Var<float>(images_)), labels_);
@@ -102,11 +102,11 @@ class WeftModel {
       }));
     return median(ms);
   }
-  double infer_round(int passes) {
+  double infer_round(std::int64_t passes) {
     model_->eval();
     const weft::ad::NoGrad no_tape;
     std::vector<double> ms;
-    for (int s = 0; s < passes; ++s) ms.push_back(time_ms([&] { (*model_)(weft::ad::Var<float>(image_)); }));
+    for (std::int64_t s = 0; s < passes; ++s) ms.push_back(time_ms([&] { (*model_)(weft::ad::Var<float>(image_)); }));
     return median(ms);
   }
   double train_round() { return train_round(steps_); }
@@ -115,7 +115,7 @@ class WeftModel {
 
  private:
   std::int64_t batch_;
-  int steps_, infer_steps_;
+  std::int64_t steps_, infer_steps_;
   std::unique_ptr<resnet::ResNet<float>> model_;
   std::unique_ptr<weft::optim::SGD<float>> optimizer_;
   weft::Tensor<float> images_, image_;
@@ -160,10 +160,10 @@ void run_model(const Settings& s, const weft_bench::Peaks& peak, weft_bench::Rep
                                     std::to_string(s.threads);
   std::vector<double> weft_train, weft_infer, eager_train, eager_infer, compile_train, compile_infer;
   std::string compile_warmup;
-  for (int r = 0; r < s.rounds; ++r) {
+  for (std::int64_t r = 0; r < s.rounds; ++r) {
     weft_train.push_back(weft_model.train_round());
     weft_infer.push_back(weft_model.infer_round());
-    std::printf("round %d: weft %.1f ms/step, %.2f ms/image", r, weft_train.back(), weft_infer.back());
+    std::printf("round %lld: weft %.1f ms/step, %.2f ms/image", (long long)r, weft_train.back(), weft_infer.back());
     if (s.torch) {
       const TorchRun eager = run_torch_script(torch_command);
       eager_train.push_back(eager.train_ms), eager_infer.push_back(eager.infer_ms);
@@ -262,7 +262,7 @@ double bounded_error(const weft::Tensor<T>& got, const torch::Tensor& want, cons
 }
 
 template <class T>
-LayerResult run_layer(const ConvShape& s, torch::ScalarType dtype, int reps) {
+LayerResult run_layer(const ConvShape& s, torch::ScalarType dtype, std::int64_t reps) {
   torch::manual_seed(0);
   const torch::Tensor x = torch::randn({s.n, s.c, s.h, s.w}).to(dtype);
   const torch::Tensor w = (torch::randn({s.o, s.c, s.k, s.k}) / std::sqrt(double(s.c * s.k * s.k))).to(dtype);
@@ -302,7 +302,7 @@ LayerResult run_layer(const ConvShape& s, torch::ScalarType dtype, int reps) {
            }) /
            count;
   };
-  for (int round = 0; round < reps; ++round) {
+  for (std::int64_t round = 0; round < reps; ++round) {
     if (round % 2 == 0) {
       r.torch_fwd.push_back(repeated(torch_fwd)), r.weft_fwd.push_back(repeated(weft_fwd));
       r.torch_bwd.push_back(repeated(torch_bwd)), r.weft_bwd.push_back(repeated(weft_bwd));
@@ -322,8 +322,8 @@ double speedup(const std::vector<double>& torch_ms, const std::vector<double>& w
 }
 
 int run_layers(const Settings& s, const weft_bench::Peaks& peak, weft_bench::Report& report) {
-  std::printf("\nconvolutions, NCHW, no bias: weft::nn::conv2d / conv2d_backward (dx, dw) vs libtorch %s; %d rounds\n",
-              TORCH_VERSION, s.reps);
+  std::printf("\nconvolutions, NCHW, no bias: weft::nn::conv2d / conv2d_backward (dx, dw) vs libtorch %s; %lld rounds\n",
+              TORCH_VERSION, (long long)s.reps);
   std::printf("%-5s %-9s %-22s %-24s %8s %8s %7s %8s %8s %7s %6s %8s %s\n", "dtype", "net", "layer",
               "N C HxW -> O k/s", "fwd", "torch", "weft/", "bwd", "torch", "weft/", "fwd", "error /", "check");
   std::printf("%-5s %-9s %-22s %-24s %8s %8s %7s %8s %8s %7s %6s %8s\n", "", "", "", "", "GFLOP/s", "GFLOP/s", "torch",
@@ -377,52 +377,55 @@ void usage() {
               "Run it as `OMP_NUM_THREADS=2 chrt -f 1 resnet ...` on a shared machine.\n");
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  Settings s;
+/// Reads the arguments into `s`: 0 when they are fine, else the exit status (0 after --help).
+int parse_settings(int argc, char** argv, Settings& s) {
+  const std::map<std::string, std::int64_t*> counts = {
+      {"--batch", &s.batch},   {"--layer-batch", &s.layer_batch}, {"--steps", &s.steps}, {"--infer-steps", &s.infer_steps},
+      {"--rounds", &s.rounds}, {"--threads", &s.threads},         {"--reps", &s.reps}};
+  const std::map<std::string, bool*> switches_off = {
+      {"--no-model", &s.model}, {"--no-layers", &s.layers}, {"--no-torch", &s.torch}, {"--no-compile", &s.compile}};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "%s needs a value\n", a.c_str());
-        std::exit(2);
+    const bool has_value = i + 1 < argc;
+    if (counts.count(a) && has_value) {
+      *counts.at(a) = std::atoll(argv[++i]);
+      if (*counts.at(a) < 1) {
+        std::fprintf(stderr, "resnet: %s must be >= 1\n", a.c_str());
+        return 2;
       }
-      return argv[++i];
-    };
-    if (a == "--batch") s.batch = std::atoll(value().c_str());
-    else if (a == "--layer-batch") s.layer_batch = std::atoll(value().c_str());
-    else if (a == "--steps") s.steps = std::atoi(value().c_str());
-    else if (a == "--infer-steps") s.infer_steps = std::atoi(value().c_str());
-    else if (a == "--rounds") s.rounds = std::atoi(value().c_str());
-    else if (a == "--threads") s.threads = std::atoi(value().c_str());
-    else if (a == "--reps") s.reps = std::atoi(value().c_str());
-    else if (a == "--json") s.json = value();
-    else if (a == "--no-model") s.model = false;
-    else if (a == "--no-layers") s.layers = false;
-    else if (a == "--no-torch") s.torch = false;
-    else if (a == "--no-compile") s.compile = false;
-    else if (a == "--quick") s.quick = true, s.batch = 8, s.layer_batch = 8, s.steps = 1, s.infer_steps = 3, s.rounds = 1,
-                             s.reps = 1, s.compile = false;
-    else {
+    } else if (switches_off.count(a)) {
+      *switches_off.at(a) = false;
+    } else if (a == "--json" && has_value) {
+      s.json = argv[++i];
+    } else if (a == "--quick") {
+      s.quick = true, s.compile = false;
+      s.batch = s.layer_batch = 8;
+      s.steps = s.rounds = s.reps = 1;
+      s.infer_steps = 3;
+    } else {
       usage();
       return a == "--help" ? 0 : 2;
     }
   }
-  if (s.batch < 1 || s.layer_batch < 1 || s.steps < 1 || s.infer_steps < 1 || s.rounds < 1 || s.threads < 1 || s.reps < 1) {
-    std::fprintf(stderr, "resnet: every count must be >= 1\n");
-    return 2;
-  }
-  weft::set_num_threads(s.threads);
-  torch::set_num_threads(s.threads);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Settings s;
+  if (argc > 1 && std::string(argv[1]) == "--help") return usage(), 0;
+  if (const int status = parse_settings(argc, argv, s)) return status;
+  weft::set_num_threads(int(s.threads));
+  torch::set_num_threads(int(s.threads));
   if (s.torch && std::system("python3 -c 'import torch' >/dev/null 2>&1") != 0) {
     std::fprintf(stderr, "note: python3 cannot import torch; no PyTorch peer for the model\n");
     s.torch = false;
   }
   weft_bench::Report report;
-  std::printf("weft vs PyTorch %s on ResNet; %d threads (weft, libtorch, python)\n  cpu: %s; weft SIMD: %s\n",
-              TORCH_VERSION, s.threads, weft_bench::cpu_model().c_str(), weft::kCpuPacketIsa);
-  const weft_bench::Peaks peak = weft_bench::measure_peaks(s.threads);
+  std::printf("weft vs PyTorch %s on ResNet; %lld threads (weft, libtorch, python)\n  cpu: %s; weft SIMD: %s\n",
+              TORCH_VERSION, (long long)s.threads, weft_bench::cpu_model().c_str(), weft::kCpuPacketIsa);
+  const weft_bench::Peaks peak = weft_bench::measure_peaks(int(s.threads));
   std::printf("  %s\n\n", weft_bench::peaks_line(peak).c_str());
   report.notes.push_back(weft_bench::cpu_model());
   report.notes.push_back(weft_bench::peaks_line(peak));
@@ -436,7 +439,7 @@ int main(int argc, char** argv) {
   }
   weft_bench::print_targets(report.targets);
   if (!s.json.empty()) {
-    if (!weft_bench::write_json(s.json, "resnet", "cpu", s.threads, s.rounds, s.quick, weft::kCpuPacketIsa, report)) {
+    if (!weft_bench::write_json(s.json, "resnet", "cpu", int(s.threads), int(s.rounds), s.quick, weft::kCpuPacketIsa, report)) {
       std::fprintf(stderr, "cannot write %s\n", s.json.c_str());
       return 1;
     }

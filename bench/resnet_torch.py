@@ -17,31 +17,17 @@ Prints `step K: loss X (took T ms)` per timed training step (forward, backward, 
 PyTorch is for comparison only: nothing in weft or its tests needs it.
 """
 import argparse
+import os
+import sys
 import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-
-class BasicBlock(nn.Module):
-    """relu(bn2(conv2(relu(bn1(conv1(x))))) + shortcut(x)); shortcut: 1x1 conv + BN where the shape changes."""
-
-    def __init__(self, in_planes, planes, stride):
-        super().__init__()
-        self.conv1 = nn.Conv2d(in_planes, planes, 3, stride=stride, padding=1, bias=False)
-        self.bn1 = nn.BatchNorm2d(planes)
-        self.conv2 = nn.Conv2d(planes, planes, 3, stride=1, padding=1, bias=False)
-        self.bn2 = nn.BatchNorm2d(planes)
-        self.shortcut = nn.Sequential()
-        if stride != 1 or in_planes != planes:
-            self.shortcut = nn.Sequential(nn.Conv2d(in_planes, planes, 1, stride=stride, bias=False),
-                                          nn.BatchNorm2d(planes))
-
-    def forward(self, x):
-        out = F.relu(self.bn1(self.conv1(x)))
-        out = self.bn2(self.conv2(out))
-        return F.relu(out + self.shortcut(x))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "golden"))
+from make_resnet_golden import BasicBlock  # noqa: E402  (the block, written once)
 
 
 class ResNet(nn.Module):

@@ -2,6 +2,7 @@
 /// @file The resnet program: `train` runs SGD steps of ResNet-18 (CIFAR) on synthetic or .npy images, `infer` times eval-mode forward passes; with no arguments, a short run of both.
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <weft/io.hpp>
@@ -40,42 +42,41 @@ a loss or logit is not finite).
 constexpr float kCifarMean[3] = {0.4914f, 0.4822f, 0.4465f};
 constexpr float kCifarStd[3] = {0.2470f, 0.2435f, 0.2616f};
 
-/// --name value options after the command.
-struct Options {
-  std::map<std::string, std::string> named;
+/// The --name value pairs after the command, each name one of those the command takes.
+class Options {
+ public:
+  Options(std::map<std::string, std::string> values) : values_(std::move(values)) {}  // NOLINT: from a braced list
+  Options(int argc, char** argv, const std::vector<std::string>& names) {
+    for (int i = 2; i < argc; i += 2) {
+      const std::string flag = argv[i];
+      if (flag.rfind("--", 0) != 0 || std::find(names.begin(), names.end(), flag.substr(2)) == names.end())
+        throw std::invalid_argument("unknown argument " + flag);
+      if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
+      values_[flag.substr(2)] = argv[i + 1];
+    }
+  }
 
+  bool has(const std::string& name) const { return values_.count(name) != 0; }
+  std::string text(const std::string& name) const { return has(name) ? values_.at(name) : std::string(); }
+  /// The whole value as a number (from_chars: "12abc" is refused, not read as 12).
   double number(const std::string& name, double fallback) const {
-    auto it = named.find(name);
-    if (it == named.end()) return fallback;
-    char* end = nullptr;
-    const double v = std::strtod(it->second.c_str(), &end);
-    if (end == it->second.c_str() || *end != '\0')
-      throw std::invalid_argument("--" + name + " takes a number, got '" + it->second + "'");
-    return v;
+    if (!has(name)) return fallback;
+    const std::string& v = values_.at(name);
+    double x = 0;
+    const auto [end, error] = std::from_chars(v.data(), v.data() + v.size(), x);
+    if (error != std::errc() || end != v.data() + v.size())
+      throw std::invalid_argument("--" + name + " takes a number, got '" + v + "'");
+    return x;
   }
   std::int64_t count(const std::string& name, std::int64_t fallback) const {
     const double v = number(name, double(fallback));
     if (v < 1 || v != std::floor(v)) throw std::invalid_argument("--" + name + " takes a positive integer");
     return std::int64_t(v);
   }
-  std::string text(const std::string& name) const {
-    auto it = named.find(name);
-    return it == named.end() ? std::string() : it->second;
-  }
-};
 
-Options parse(int argc, char** argv, int first, const std::vector<std::string>& allowed) {
-  Options o;
-  for (int i = first; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const std::string name = arg.rfind("--", 0) == 0 ? arg.substr(2) : "";
-    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end())
-      throw std::invalid_argument("unknown argument " + arg);
-    if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
-    o.named[name] = argv[++i];
-  }
-  return o;
-}
+ private:
+  std::map<std::string, std::string> values_;
+};
 
 double milliseconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -229,11 +230,10 @@ int main(int argc, char** argv) {
     }
     const std::string command = argv[1];
     if (command == "train" || command == "infer") {
-      const Options o = parse(argc, argv, 2,
-                              command == "train" ? std::vector<std::string>{"batch", "steps", "lr", "data", "labels",
-                                                                            "threads", "seed"}
-                                                 : std::vector<std::string>{"batch", "steps", "threads", "seed"});
-      if (o.named.count("threads")) weft::set_num_threads(int(o.count("threads", 1)));
+      const Options o(argc, argv,
+                      command == "train" ? std::vector<std::string>{"batch", "steps", "lr", "data", "labels", "threads", "seed"}
+                                         : std::vector<std::string>{"batch", "steps", "threads", "seed"});
+      if (o.has("threads")) weft::set_num_threads(int(o.count("threads", 1)));
       return command == "train" ? train(o) : infer(o);
     }
     std::fputs(kUsage, command == "--help" || command == "-h" ? stdout : stderr);
