@@ -10,7 +10,7 @@
 #include "weft/ad/record.hpp"
 #include "weft/expr/operators.hpp"
 #include "weft/nn/channel_view.hpp"
-#include "weft/nn/optional_input.hpp"
+#include "weft/nn/norm_record.hpp"
 #include "weft/ops/factories.hpp"
 #include "weft/ops/fuse.hpp"
 #include "weft/ops/materialize.hpp"
@@ -220,17 +220,12 @@ ad::Var<T> batch_norm(const X& x, const TensorView<std::type_identity_t<T>>& run
   Tensor<T> value =
       detail::batch_norm_impl<T>(in.value, running_mean, running_var, weight.value, bias.value, training, momentum, eps);
   ad::detail::SavedTensors saved;
-  saved.add(in.value);
-  if (weight.value.defined()) saved.add(weight.value);
-  if (!training) saved.add(TensorView<const T>(running_mean)), saved.add(TensorView<const T>(running_var));
-  return ad::detail::record_op<T>(
-      "nn::batch_norm", std::move(value), std::array{in.node, weight.node, bias.node}, std::move(saved),
-      [xv = in.value, wv = weight.value, rm = TensorView<const T>(running_mean), rv = TensorView<const T>(running_var),
-       nx = in.node, nw = weight.node, nb = bias.node, training, eps](const Tensor<T>& g) {
-        BatchNormGradients<T> d = detail::batch_norm_backward_impl<T>(g.view(), xv, rm, rv, wv, training, eps);
-        ad::detail::accumulate<T>(nx, std::move(d.dx));
-        ad::detail::accumulate<T>(nw, std::move(d.dweight));
-        ad::detail::accumulate<T>(nb, std::move(d.dbias));
+  const TensorView<const T> rm(running_mean), rv(running_var);
+  if (!training) saved.add(rm), saved.add(rv);
+  return detail::record_normalization<T>(
+      "nn::batch_norm", std::move(value), in, weight, bias, std::move(saved),
+      [xv = in.value, wv = weight.value, rm, rv, training, eps](const Tensor<T>& g) {
+        return detail::batch_norm_backward_impl<T>(g.view(), xv, rm, rv, wv, training, eps);
       });
 }
 

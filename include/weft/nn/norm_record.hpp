@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: MIT
+/// @file nn::detail::record_normalization: how a normalization op over Vars (batch_norm, group_norm, rms_norm) records itself: x, a weight and a bias that may be absent (as torch's None), and a backward that returns every gradient at once.
+#pragma once
+
+#include <array>
+#include <utility>
+
+#include "weft/ad/record.hpp"
+
+namespace weft::nn::detail {
+inline namespace WEFT_BACKEND_ABI {
+
+/// ad::detail::input(x), or an Input with no value and no node where x is an empty Var or tensor
+/// (the op then does without it: no weight scales, no bias adds, no gradient is sent).
+template <class T, class X>
+ad::detail::Input<T> optional_input(const X& x) {
+  if constexpr (ad::detail::is_var_v<X> || weft::is_single_tensor_v<X>)
+    if (!x.defined()) return ad::detail::Input<T>{};
+  return ad::detail::input<T>(x);
+}
+
+/// Records `value`, the result of `op` over x, weight and bias (either may be absent), saving x,
+/// the weight and `saved` (what else the backward reads); `gradients(dy)` returns the op's
+/// gradients struct, whose dx, dweight and dbias (where the struct has one) go to the inputs.
+template <class T, class Gradients>
+ad::Var<T> record_normalization(const char* op, Tensor<T> value, const ad::detail::Input<T>& x,
+                                const ad::detail::Input<T>& weight, const ad::detail::Input<T>& bias,
+                                ad::detail::SavedTensors saved, Gradients gradients) {
+  saved.add(x.value);
+  if (weight.value.defined()) saved.add(weight.value);
+  return ad::detail::record_op<T>(
+      op, std::move(value), std::array{x.node, weight.node, bias.node}, std::move(saved),
+      [nx = x.node, nw = weight.node, nb = bias.node, gradients = std::move(gradients)](const Tensor<T>& dy) {
+        auto d = gradients(dy);
+        ad::detail::accumulate<T>(nx, std::move(d.dx));
+        ad::detail::accumulate<T>(nw, std::move(d.dweight));
+        if constexpr (requires { d.dbias; }) ad::detail::accumulate<T>(nb, std::move(d.dbias));
+      });
+}
+
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace weft::nn::detail
