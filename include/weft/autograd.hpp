@@ -16,4 +16,6 @@
 #include "weft/nn/differentiable.hpp"
 #include "weft/nn/conv.hpp"
 #include "weft/nn/conv_transpose.hpp"
+#include "weft/nn/interpolate.hpp"
+#include "weft/nn/pooling.hpp"
 #include "weft/nn/modules.hpp"

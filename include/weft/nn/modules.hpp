@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file weft::nn modules (nn/modules/): Module (named parameters, state_dict), Linear, Embedding, LayerNorm, Dropout, Sequential.
+/// @file weft::nn modules (nn/modules/): Module (named parameters, state_dict), Linear, Embedding, LayerNorm, Dropout, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, Sequential.
 #pragma once
 
 #include "weft/nn/modules/module.hpp"
@@ -8,4 +8,5 @@
 #include "weft/nn/modules/embedding.hpp"
 #include "weft/nn/modules/layer_norm.hpp"
 #include "weft/nn/modules/linear.hpp"
+#include "weft/nn/modules/pooling.hpp"
 #include "weft/nn/modules/sequential.hpp"
