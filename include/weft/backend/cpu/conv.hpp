@@ -129,20 +129,37 @@ struct PatchOperand {
     const std::int64_t cols = columns();
     const T* s = src.data;
     if (live == R && inside) {
+      bool adjacent = true;  // the rows' windows one element apart (NCHW, stride 1, one output row)
+      for (std::int64_t r = 1; r < R; ++r) adjacent = adjacent && base[r] == base[0] + r;
+      if (adjacent) {  // each column's R values are adjacent: one packet copy
+        for (std::int64_t col = 0; col < cols; ++col)
+          std::memcpy(dst + col * R, s + base[0] + column_offset[col], std::size_t(R) * sizeof(T));
+        return;
+      }
       for (std::int64_t col = 0; col < cols; ++col) {
         const std::int64_t off = column_offset[col];
         for (std::int64_t r = 0; r < R; ++r) dst[col * R + r] = s[base[r] + off];
       }
       return;
     }
-    for (std::int64_t col = 0; col < cols; ++col) {
-      const std::int64_t off = column_offset[col], th = column_h[col], tw = column_w[col];
-      for (std::int64_t r = 0; r < R; ++r) {
-        const bool valid = r < live && std::uint64_t(h0[r] + th) < std::uint64_t(src_h) &&
-                           std::uint64_t(w0[r] + tw) < std::uint64_t(src_w);
-        dst[col * R + r] = valid ? s[base[r] + off] : T(0);
+    // Rows near the border: per row and tap, where the tap's channels start and their step, a
+    // zero element with step 0 where the tap falls in the padding (no branch per element).
+    const std::int64_t nt = taps();
+    thread_local std::vector<const T*> start;
+    thread_local std::vector<std::int64_t> step;
+    start.resize(std::size_t(R * nt));
+    step.resize(std::size_t(R * nt));
+    static const T zero = T(0);
+    for (std::int64_t r = 0; r < R; ++r)
+      for (std::int64_t t = 0; t < nt; ++t) {
+        const bool valid = r < live && std::uint64_t(h0[r] + tap_h[t]) < std::uint64_t(src_h) &&
+                           std::uint64_t(w0[r] + tap_w[t]) < std::uint64_t(src_w);
+        start[r * nt + t] = valid ? s + base[r] + channel0 * src.sc + tap_offset[t] : &zero;
+        step[r * nt + t] = valid ? src.sc : 0;
       }
-    }
+    for (std::int64_t c = 0; c < channels; ++c)
+      for (std::int64_t t = 0; t < nt; ++t)
+        for (std::int64_t r = 0; r < R; ++r) dst[(c * nt + t) * R + r] = start[r * nt + t][c * step[r * nt + t]];
   }
 
   /// Columns j0 .. j0 + C - 1 of rows p0 .. p0 + count - 1, row-major: dst[p C + c] = A(p0 + p,
@@ -245,6 +262,39 @@ PatchOperand<T> conv_forward_patches(const ConvGeometry& geo, const Strided4<con
   return p;
 }
 
+/// Stores a finished block (rows = positions i0 .. i1 - 1 of a [batch, grid_h, grid_w] grid,
+/// columns = channels c0 + j0 .. c0 + j1 - 1) into `dst` through element offsets: row i lands at
+/// its position's offset (n, h0 + a step_h, w0 + b step_w), column j at channel c0 + j, and
+/// value(v, i, j) is what is written. Rows go innermost where channels are not adjacent (NCHW:
+/// positions are), columns innermost where they are (channels-last): a block written across its
+/// rows into NCHW would touch a new line per element.
+template <class T, class Value>
+void store_block(const Strided4<T>& dst, std::int64_t grid_h, std::int64_t grid_w, std::int64_t step_h,
+                 std::int64_t step_w, std::int64_t h0, std::int64_t w0, std::int64_t c0, std::int64_t i0,
+                 std::int64_t i1, std::int64_t j0, std::int64_t j1, const T* block, std::int64_t ld,
+                 const Value& value) {
+  constexpr std::int64_t kMaxRows = 512;  // a block's rows (kBlockRows) fit
+  std::int64_t row_offset[kMaxRows];
+  const std::int64_t plane = grid_h * grid_w;
+  for (std::int64_t i = i0; i < i1; ++i) {
+    const std::int64_t n = i / plane, a = (i - n * plane) / grid_w, b = i - n * plane - a * grid_w;
+    row_offset[i - i0] = n * dst.sn + (h0 + a * step_h) * dst.sh + (w0 + b * step_w) * dst.sw;
+  }
+  if (dst.sc == 1) {
+    for (std::int64_t i = i0; i < i1; ++i) {
+      T* out = dst.data + row_offset[i - i0] + c0;
+      const T* src = block + (i - i0) * ld - j0;
+      for (std::int64_t j = j0; j < j1; ++j) out[j] = value(src[j], i, j);
+    }
+  } else {
+    for (std::int64_t j = j0; j < j1; ++j) {
+      T* out = dst.data + (c0 + j) * dst.sc;
+      const T* src = block + (j - j0) - i0 * ld;
+      for (std::int64_t i = i0; i < i1; ++i) out[row_offset[i - i0]] = value(src[i * ld], i, j);
+    }
+  }
+}
+
 /// out = conv(x, w) with the epilogue, for float or double (x, out any strides; w contiguous
 /// [O, C/g, kH, kW], or prepacked by conv_forward_weights when `prepacked` is not null).
 template <class T>
@@ -257,18 +307,24 @@ void conv2d_forward(const ConvGeometry& geo, const Strided4<const T>& x, const T
   const std::int64_t m = geo.out_per_group(), plane = geo.out_h * geo.out_w;
   auto finish = [&](std::int64_t g, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const T* block,
                     std::int64_t ld) {
-    for (std::int64_t i = i0; i < i1; ++i) {
-      const std::int64_t n = i / plane, oi = (i - n * plane) / geo.out_w, oj = i - n * plane - oi * geo.out_w;
-      for (std::int64_t j = j0; j < j1; ++j) {
-        const std::int64_t o = g * m + j;
-        T y = block[(i - i0) * ld + (j - j0)];
-        if (epilogue.bias) y += epilogue.bias[o];
-        if (epilogue.relu_before_residual) y = std::max(y, T(0));
-        if (epilogue.residual.data) y += epilogue.residual.data[epilogue.residual.offset(n, o, oi, oj)];
-        if (epilogue.relu_after_residual) y = std::max(y, T(0));
-        out.data[out.offset(n, o, oi, oj)] = y;
-      }
+    const ConvEpilogue<T>& e = epilogue;
+    if (!e.bias && !e.residual.data && !e.relu_before_residual && !e.relu_after_residual) {
+      store_block(out, geo.out_h, geo.out_w, 1, 1, 0, 0, g * m, i0, i1, j0, j1, block, ld,
+                  [](T v, std::int64_t, std::int64_t) { return v; });
+      return;
     }
+    auto value = [&](T y, std::int64_t i, std::int64_t j) {
+      const std::int64_t o = g * m + j;
+      if (e.bias) y += e.bias[o];
+      if (e.relu_before_residual) y = std::max(y, T(0));
+      if (e.residual.data) {
+        const std::int64_t n = i / plane, oi = (i - n * plane) / geo.out_w, oj = i - n * plane - oi * geo.out_w;
+        y += e.residual.data[e.residual.offset(n, o, oi, oj)];
+      }
+      if (e.relu_after_residual) y = std::max(y, T(0));
+      return y;
+    };
+    store_block(out, geo.out_h, geo.out_w, 1, 1, 0, 0, g * m, i0, i1, j0, j1, block, ld, value);
   };
   implicit_gemm<T>(geo.groups, geo.out_positions(), geo.reduction(), m, [&](std::int64_t g) -> const PatchOperand<T>& { return patches[g]; },
                    prepacked, threads_for(geo.macs() / 64), finish);
@@ -307,15 +363,12 @@ void conv2d_backward_input(const ConvGeometry& geo, const Strided4<const T>& dy,
         }
       }
       const std::int64_t phase_taps = std::int64_t(tap_index.size()), k = og * phase_taps;
-      auto dx_offset = [&](std::int64_t i, std::int64_t c) {
-        const std::int64_t plane = base.grid_h * base.grid_w, n = i / plane, a = (i - n * plane) / base.grid_w;
-        const std::int64_t b = i - n * plane - a * base.grid_w;
-        return dx.offset(n, c, ph + a * geo.stride_h, pw + b * geo.stride_w);
-      };
       const std::int64_t rows = base.rows();
       if (k == 0) {  // no tap reaches these inputs (stride > dilated kernel): their gradient is 0
-        for (std::int64_t i = 0; i < rows; ++i)
-          for (std::int64_t c = 0; c < geo.in_channels; ++c) dx.data[dx_offset(i, c)] = T(0);
+        for (std::int64_t n = 0; n < geo.batch; ++n)
+          for (std::int64_t c = 0; c < geo.in_channels; ++c)
+            for (std::int64_t h = ph; h < geo.in_h; h += geo.stride_h)
+              for (std::int64_t w = pw; w < geo.in_w; w += geo.stride_w) dx.data[dx.offset(n, c, h, w)] = T(0);
         continue;
       }
       std::vector<PatchOperand<T>> patches(std::size_t(geo.groups), base);
@@ -336,8 +389,8 @@ void conv2d_backward_input(const ConvGeometry& geo, const Strided4<const T>& dy,
       }
       auto finish = [&](std::int64_t g, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1,
                         const T* block, std::int64_t ld) {
-        for (std::int64_t i = i0; i < i1; ++i)
-          for (std::int64_t j = j0; j < j1; ++j) dx.data[dx_offset(i, g * cg + j)] = block[(i - i0) * ld + (j - j0)];
+        store_block(dx, base.grid_h, base.grid_w, geo.stride_h, geo.stride_w, ph, pw, g * cg, i0, i1, j0, j1, block, ld,
+                    [](T v, std::int64_t, std::int64_t) { return v; });
       };
       implicit_gemm<T>(geo.groups, rows, k, cg, [&](std::int64_t g) -> const PatchOperand<T>& { return patches[g]; },
                        panels.data(), threads, finish);
