@@ -64,9 +64,12 @@ struct ConvEpilogue {
 namespace weft::detail::cpu {
 
 /// The patch operand of an implicit GEMM: row i = (n, a, b) of a [batch, grid_h, grid_w] grid,
-/// column s = c taps + t:
+/// column s = (c, t) (channel c, tap t):
 ///   A(i, s) = src[n, channel0 + c, a step_h + origin_h + tap_h[t], b step_w + origin_w + tap_w[t]]
-/// and zero where that position is outside [0, src_h) x [0, src_w) (the padding).
+/// and zero where that position is outside [0, src_h) x [0, src_w) (the padding). Columns run
+/// tap-major (s = t channels + c) where the source's channels are adjacent (channels-last: a
+/// tap's channels are one contiguous run to copy), else channel-major (s = c taps + t, the
+/// weight's own order). The weight operands follow column_channel / column_tap.
 template <class T>
 struct PatchOperand {
   Strided4<const T> src;
@@ -75,8 +78,9 @@ struct PatchOperand {
   std::int64_t step_h = 1, step_w = 1, origin_h = 0, origin_w = 0;
   std::int64_t channel0 = 0, channels = 1;
   std::vector<std::int64_t> tap_h, tap_w;
-  // Derived by finish(): per tap its element offset; per column its (c, t) offset and tap.
-  std::vector<std::int64_t> tap_offset, column_offset, column_h, column_w;
+  // Derived by finish(): per tap its element offset; per column its channel, tap, offset.
+  bool channels_inner = false;
+  std::vector<std::int64_t> tap_offset, column_channel, column_tap, column_offset, column_h, column_w;
   std::int64_t min_h = 0, max_h = 0, min_w = 0, max_w = 0;
 
   std::int64_t taps() const { return std::int64_t(tap_h.size()); }
@@ -92,14 +96,16 @@ struct PatchOperand {
     max_h = nt ? *std::max_element(tap_h.begin(), tap_h.end()) : 0;
     min_w = nt ? *std::min_element(tap_w.begin(), tap_w.end()) : 0;
     max_w = nt ? *std::max_element(tap_w.begin(), tap_w.end()) : 0;
-    column_offset.resize(std::size_t(columns()));
-    column_h.resize(std::size_t(columns()));
-    column_w.resize(std::size_t(columns()));
+    channels_inner = src.sc == 1 && channels > 1;
+    for (auto* v : {&column_channel, &column_tap, &column_offset, &column_h, &column_w}) v->resize(std::size_t(columns()));
     for (std::int64_t c = 0; c < channels; ++c)
       for (std::int64_t t = 0; t < nt; ++t) {
-        column_offset[c * nt + t] = (channel0 + c) * src.sc + tap_offset[t];
-        column_h[c * nt + t] = tap_h[t];
-        column_w[c * nt + t] = tap_w[t];
+        const std::int64_t col = channels_inner ? t * channels + c : c * nt + t;
+        column_channel[col] = c;
+        column_tap[col] = t;
+        column_offset[col] = (channel0 + c) * src.sc + tap_offset[t];
+        column_h[col] = tap_h[t];
+        column_w[col] = tap_w[t];
       }
   }
 
@@ -136,6 +142,16 @@ struct PatchOperand {
           std::memcpy(dst + col * R, s + base[0] + column_offset[col], std::size_t(R) * sizeof(T));
         return;
       }
+      if (channels_inner) {  // each row's tap: `channels` adjacent elements, written R apart
+        for (std::int64_t t = 0; t < taps(); ++t) {
+          const T* p[R];
+          for (std::int64_t r = 0; r < R; ++r) p[r] = s + base[r] + channel0 + tap_offset[t];
+          T* d = dst + t * channels * R;
+          for (std::int64_t c = 0; c < channels; ++c)
+            for (std::int64_t r = 0; r < R; ++r) d[c * R + r] = p[r][c];
+        }
+        return;
+      }
       for (std::int64_t col = 0; col < cols; ++col) {
         const std::int64_t off = column_offset[col];
         for (std::int64_t r = 0; r < R; ++r) dst[col * R + r] = s[base[r] + off];
@@ -157,6 +173,12 @@ struct PatchOperand {
         start[r * nt + t] = valid ? s + base[r] + channel0 * src.sc + tap_offset[t] : &zero;
         step[r * nt + t] = valid ? src.sc : 0;
       }
+    if (channels_inner) {
+      for (std::int64_t t = 0; t < nt; ++t)
+        for (std::int64_t c = 0; c < channels; ++c)
+          for (std::int64_t r = 0; r < R; ++r) dst[(t * channels + c) * R + r] = start[r * nt + t][c * step[r * nt + t]];
+      return;
+    }
     for (std::int64_t c = 0; c < channels; ++c)
       for (std::int64_t t = 0; t < nt; ++t)
         for (std::int64_t r = 0; r < R; ++r) dst[(c * nt + t) * R + r] = start[r * nt + t][c * step[r * nt + t]];
@@ -229,17 +251,22 @@ void implicit_gemm(std::int64_t groups, std::int64_t rows, std::int64_t k, std::
 }
 
 /// The weight operand of the forward for every group, prepacked: group g's k x m matrix is
-/// B(s, o) = w[(g m + o) k + s] (w contiguous [O, C/g, kH, kW], s its flat index within an
-/// output channel).
+/// B(s, o) = w[g m + o, channel(s), tap(s)] (w contiguous [O, C/g, kH, kW]) in the column order
+/// of `patches` (the forward's patch operand: conv_forward_patches).
 template <class T>
-std::vector<T> conv_forward_weights(const ConvGeometry& geo, const T* w) {
+std::vector<T> conv_forward_weights(const ConvGeometry& geo, const PatchOperand<T>& patches, const T* w) {
   using K = GemmFmaKernel<T>;
   const std::int64_t k = geo.reduction(), m = geo.out_per_group(), size = packed_panels_size<K>(k, m);
+  const std::int64_t taps = geo.taps();
   std::vector<T> panels(std::size_t(geo.groups * size));
   for (std::int64_t g = 0; g < geo.groups; ++g) {
-    const StridedMatrix<T> b{w + g * m * k, 1, k};
-    pack_all_panels<K>([&](std::int64_t j0, std::int64_t steps, T* dst) { K::pack_b(b, k, m, j0, steps, dst); }, k, m,
-                       panels.data() + g * size);
+    auto pack_b = [&](std::int64_t j0, std::int64_t steps, T* dst) {
+      for (std::int64_t s = 0; s < steps; ++s) {
+        const T* row = w + g * m * k + patches.column_channel[s] * taps + patches.column_tap[s];
+        for (std::int64_t c = 0; c < K::kCols; ++c) dst[s * K::kCols + c] = j0 + c < m ? row[(j0 + c) * k] : T(0);
+      }
+    };
+    pack_all_panels<K>(pack_b, k, m, panels.data() + g * size);
   }
   return panels;
 }
@@ -300,10 +327,10 @@ void store_block(const Strided4<T>& dst, std::int64_t grid_h, std::int64_t grid_
 template <class T>
 void conv2d_forward(const ConvGeometry& geo, const Strided4<const T>& x, const T* w, const T* prepacked,
                     const ConvEpilogue<T>& epilogue, const Strided4<T>& out) {
-  std::vector<T> own;
-  if (!prepacked) own = conv_forward_weights(geo, w), prepacked = own.data();
   std::vector<PatchOperand<T>> patches;
   for (std::int64_t g = 0; g < geo.groups; ++g) patches.push_back(conv_forward_patches(geo, x, g));
+  std::vector<T> own;
+  if (!prepacked) own = conv_forward_weights(geo, patches[0], w), prepacked = own.data();
   const std::int64_t m = geo.out_per_group(), plane = geo.out_h * geo.out_w;
   auto finish = [&](std::int64_t g, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const T* block,
                     std::int64_t ld) {
@@ -377,10 +404,10 @@ void conv2d_backward_input(const ConvGeometry& geo, const Strided4<const T>& dy,
       for (std::int64_t g = 0; g < geo.groups; ++g) {
         patches[g].channel0 = g * og;
         patches[g].finish();
-        // B(s = o taps' + t, c) = w[g og + o, c, tap t]
+        // B(s = (o, t), c) = w[g og + o, c, tap t]
         auto pack_b = [&](std::int64_t j0, std::int64_t steps, T* dst) {
           for (std::int64_t s = 0; s < steps; ++s) {
-            const std::int64_t o = s / phase_taps, t = s - o * phase_taps;
+            const std::int64_t o = patches[g].column_channel[s], t = patches[g].column_tap[s];
             const T* row = w + ((g * og + o) * cg) * taps + tap_index[t];
             for (std::int64_t c = 0; c < K::kCols; ++c) dst[s * K::kCols + c] = j0 + c < cg ? row[(j0 + c) * taps] : T(0);
           }
@@ -402,7 +429,7 @@ void conv2d_backward_input(const ConvGeometry& geo, const Strided4<const T>& dy,
 template <class T>
 void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x, const Strided4<const T>& dy, T* dw) {
   using K = GemmFmaKernel<T>;
-  const std::int64_t og = geo.out_per_group(), k = geo.reduction(), positions = geo.out_positions();
+  const std::int64_t og = geo.out_per_group(), k = geo.reduction(), positions = geo.out_positions(), taps = geo.taps();
   const std::int64_t plane = geo.out_h * geo.out_w;
   std::vector<PatchOperand<T>> patches;
   for (std::int64_t g = 0; g < geo.groups; ++g) patches.push_back(conv_forward_patches(geo, x, g));
@@ -440,11 +467,15 @@ void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x,
     };
     gemm_packed<K>(pack_a, pack_b, og, count, k, 1, GemmBlockEpilogue<decltype(done)>{done});
   }
-  for (std::int64_t e = 0; e < size; ++e) {
-    T total = partial[e];
-    for (int t = 1; t < threads; ++t) total += partial[t * size + e];
-    dw[e] = total;
-  }
+  // The sums are in the patches' column order; dw in the weight's (channel, tap).
+  const PatchOperand<T>& order = patches[0];
+  for (std::int64_t row = 0; row < geo.out_channels; ++row)
+    for (std::int64_t j = 0; j < k; ++j) {
+      const std::int64_t e = row * k + j;
+      T total = partial[e];
+      for (int t = 1; t < threads; ++t) total += partial[t * size + e];
+      dw[row * k + order.column_channel[j] * taps + order.column_tap[j]] = total;
+    }
 }
 
 }  // namespace weft::detail::cpu
