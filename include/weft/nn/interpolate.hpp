@@ -219,6 +219,19 @@ Tensor<T> interpolate_backward_impl(const TensorView<const T>& dy, const Shape& 
   });
 }
 
+/// interpolate over a Var, by size or by scale factors; the backward is interpolate_backward.
+template <class T>
+ad::Var<T> interpolate_recorded(const ad::detail::Input<T>& in, const std::array<InterpolateAxis, 2>& axes,
+                                nn::InterpolateMode mode, bool align_corners) {
+  return ad::detail::record_op<T>(
+      "nn::interpolate", interpolate_impl<T>(in.value, axes[0], axes[1], mode, align_corners),
+      std::array{in.node}, ad::detail::SavedTensors(),
+      [node = in.node, shape = in.value.shape(), axes, mode, align_corners](const Tensor<T>& g) {
+        ad::detail::accumulate<T>(
+            node, interpolate_backward_impl<T>(g, shape, axes[0], axes[1], mode, align_corners));
+      });
+}
+
 /// The axes of a call by size, and of a call by scale factors.
 inline std::array<InterpolateAxis, 2> sized_axes(nn::Size2 size) { return {InterpolateAxis{0, size.h, {}}, InterpolateAxis{0, size.w, {}}}; }
 inline std::array<InterpolateAxis, 2> scaled_axes(double scale_h, double scale_w) {
@@ -293,36 +306,13 @@ Tensor<weft::detail::operand_dtype_t<GradY>> interpolate_backward(const GradY& d
 }
 
 
-}  // namespace WEFT_BACKEND_ABI
-
-namespace detail {
-inline namespace WEFT_BACKEND_ABI {
-
-/// interpolate over a Var, by size or by scale factors; the backward is interpolate_backward.
-template <class T>
-ad::Var<T> interpolate_recorded(const ad::detail::Input<T>& in, const std::array<weft::detail::InterpolateAxis, 2>& axes,
-                                InterpolateMode mode, bool align_corners) {
-  return ad::detail::record_op<T>(
-      "nn::interpolate", weft::detail::interpolate_impl<T>(in.value, axes[0], axes[1], mode, align_corners),
-      std::array{in.node}, ad::detail::SavedTensors(),
-      [node = in.node, shape = in.value.shape(), axes, mode, align_corners](const Tensor<T>& g) {
-        ad::detail::accumulate<T>(
-            node, weft::detail::interpolate_backward_impl<T>(g, shape, axes[0], axes[1], mode, align_corners));
-      });
-}
-
-}  // namespace WEFT_BACKEND_ABI
-}  // namespace detail
-
-inline namespace WEFT_BACKEND_ABI {
-
 /// interpolate(x, size, mode, align_corners) over a Var.
 template <class X>
   requires ad::detail::AdOperands<X>
 auto interpolate(const X& x, Size2 size, InterpolateMode mode = InterpolateMode::nearest, bool align_corners = false) {
   using T = ad::detail::input_dtype_t<X>;
   weft::detail::check_vision_dtype<T>();
-  return detail::interpolate_recorded<T>(ad::detail::input<T>(x), weft::detail::sized_axes(size), mode, align_corners);
+  return weft::detail::interpolate_recorded<T>(ad::detail::input<T>(x), weft::detail::sized_axes(size), mode, align_corners);
 }
 
 /// interpolate(x, scale_h, scale_w, mode, align_corners) over a Var.
@@ -332,7 +322,7 @@ auto interpolate(const X& x, double scale_h, double scale_w, InterpolateMode mod
                  bool align_corners = false) {
   using T = ad::detail::input_dtype_t<X>;
   weft::detail::check_vision_dtype<T>();
-  return detail::interpolate_recorded<T>(ad::detail::input<T>(x), weft::detail::scaled_axes(scale_h, scale_w), mode,
+  return weft::detail::interpolate_recorded<T>(ad::detail::input<T>(x), weft::detail::scaled_axes(scale_h, scale_w), mode,
                                          align_corners);
 }
 
