@@ -204,7 +204,7 @@ void check_convolution() {
   using Views = std::vector<TensorView<const T>>;
   using Vars = std::vector<ad::Var<T>>;
   // conv1d and conv2d: inputs x, w and (with a bias) b; the tensor form's backward is conv2d_backward.
-  for (const auto& [name, o] : std::vector<std::pair<std::string, nn::ConvOptions>>{
+  for (const auto& named : std::vector<std::pair<std::string, nn::ConvOptions>>{
            {"conv2d_bias", {}},
            {"conv2d_stride_pad", {.stride = {2, 1}, .padding = {1, 2}}},
            {"conv2d_same_dilation", {.padding = "same", .dilation = {1, 2}}},
@@ -214,6 +214,9 @@ void check_convolution() {
            {"conv2d_depthwise", {.padding = 1, .groups = 4}},
            {"conv1d_stride_pad", {.stride = 2, .padding = 1}},
            {"conv1d_same_groups", {.padding = "same", .dilation = 2, .groups = 3}}}) {
+    // (no structured binding: clang cannot capture one in a lambda under OpenMP)
+    const std::string& name = named.first;
+    const auto& o = named.second;
     const bool one_d = name.starts_with("conv1d");
     check_case<T>(
         name,
@@ -232,11 +235,13 @@ void check_convolution() {
         });
   }
   // conv_transpose2d: inputs x, w [C, O / groups, kH, kW] and (with a bias) b.
-  for (const auto& [name, o] : std::vector<std::pair<std::string, nn::ConvTransposeOptions>>{
+  for (const auto& named : std::vector<std::pair<std::string, nn::ConvTransposeOptions>>{
            {"conv_transpose2d_plain", {}},
            {"conv_transpose2d_stride_outpad", {.stride = 2, .padding = 1, .output_padding = 1}},
            {"conv_transpose2d_groups_dilation",
             {.stride = {2, 3}, .padding = {0, 1}, .output_padding = {1, 2}, .groups = 2, .dilation = 2}}}) {
+    const std::string& name = named.first;
+    const auto& o = named.second;
     check_case<T>(
         name,
         [&](const Vars& x, Stats<T>&) {
@@ -265,7 +270,7 @@ void check_interpolate() {
     Mode mode = Mode::nearest;
     bool align_corners = false;
   };
-  for (const auto& [name, c] : std::vector<std::pair<std::string, Call>>{
+  for (const auto& named : std::vector<std::pair<std::string, Call>>{
            {"nearest_size", {nn::Size2{7, 5}}},
            {"nearest_scale", {std::nullopt, 2, 2}},
            {"nearest_scale_fraction", {std::nullopt, 1.5, 0.75}},
@@ -273,6 +278,8 @@ void check_interpolate() {
            {"bilinear_size_align", {nn::Size2{7, 9}, 0, 0, Mode::bilinear, true}},
            {"bilinear_scale", {std::nullopt, 2, 2, Mode::bilinear, false}},
            {"bilinear_down_align", {nn::Size2{3, 2}, 0, 0, Mode::bilinear, true}}}) {
+    const std::string& name = named.first;
+    const auto& c = named.second;
     check_case<T>(
         name,
         [&](const Vars& x, Stats<T>&) {
@@ -299,10 +306,12 @@ void check_pooling() {
     nn::Size2 padding = 0, dilation = 1;
     bool ceil_mode = false;
   };
-  for (const auto& [name, p] : std::vector<std::pair<std::string, MaxPool>>{
+  for (const auto& named : std::vector<std::pair<std::string, MaxPool>>{
            {"max_pool2d_k2", {2, std::nullopt}},
            {"max_pool2d_pad_dilation", {3, 2, 1, 2}},
            {"max_pool2d_ceil", {{3, 2}, 2, {1, 0}, 1, true}}}) {
+    const std::string& name = named.first;
+    const auto& p = named.second;
     check_case<T>(
         name,
         [&](const Vars& x, Stats<T>&) { return nn::max_pool2d(x[0], p.kernel, p.stride, p.padding, p.dilation, p.ceil_mode); },
@@ -320,11 +329,13 @@ void check_pooling() {
     nn::Size2 padding = 0;
     bool ceil_mode = false, count_include_pad = true;
   };
-  for (const auto& [name, p] : std::vector<std::pair<std::string, AvgPool>>{
+  for (const auto& named : std::vector<std::pair<std::string, AvgPool>>{
            {"avg_pool2d_k2", {2, std::nullopt}},
            {"avg_pool2d_ceil_pad", {3, 2, 1, true, true}},
            {"avg_pool2d_exclude_pad", {3, 2, 1, false, false}},
            {"avg_pool2d_ceil_exclude", {{3, 2}, nn::Size2{2, 3}, 1, true, false}}}) {
+    const std::string& name = named.first;
+    const auto& p = named.second;
     check_case<T>(
         name,
         [&](const Vars& x, Stats<T>&) {
@@ -337,8 +348,10 @@ void check_pooling() {
           return Results<T>{std::move(y), {std::move(dx)}, {}, {}};
         });
   }
-  for (const auto& [name, size] : std::vector<std::pair<std::string, nn::Size2>>{
+  for (const auto& named : std::vector<std::pair<std::string, nn::Size2>>{
            {"adaptive_avg_pool2d_global", 1}, {"adaptive_avg_pool2d_uneven", {3, 4}}, {"adaptive_avg_pool2d_up", {5, 4}}}) {
+    const std::string& name = named.first;
+    const auto& size = named.second;
     check_case<T>(
         name, [&](const Vars& x, Stats<T>&) { return nn::adaptive_avg_pool2d(x[0], size); },
         [&](const Views& x, const TensorView<const T>& dy, Stats<T>&) {
@@ -357,10 +370,12 @@ void check_batch_norm() {
     bool training;
     double momentum, eps;
   };
-  for (const auto& [name, o] : std::vector<std::pair<std::string, Options>>{
+  for (const auto& named : std::vector<std::pair<std::string, Options>>{
            {"batch_norm_train", {true, 0.1, 1e-5}},
            {"batch_norm_train_momentum", {true, 0.3, 1e-3}},
            {"batch_norm_eval", {false, 0.1, 1e-5}}}) {
+    const std::string& name = named.first;
+    const auto& o = named.second;
     check_case<T>(
         name,
         [&](const Vars& x, Stats<T>& s) {
@@ -385,8 +400,10 @@ void check_group_norm() {
     std::int64_t groups;
     double eps;
   };
-  for (const auto& [name, o] : std::vector<std::pair<std::string, Options>>{
+  for (const auto& named : std::vector<std::pair<std::string, Options>>{
            {"group_norm", {3, 1e-5}}, {"group_norm_one_group", {1, 1e-5}}, {"group_norm_instance", {4, 1e-3}}}) {
+    const std::string& name = named.first;
+    const auto& o = named.second;
     check_case<T>(
         name, [&](const Vars& x, Stats<T>&) { return nn::group_norm(x[0], o.groups, x[1], x[2], o.eps); },
         [&](const Views& x, const TensorView<const T>& dy, Stats<T>&) {
@@ -405,8 +422,10 @@ void check_rms_norm() {
     Shape normalized_shape;
     double eps;
   };
-  for (const auto& [name, o] : std::vector<std::pair<std::string, Options>>{
+  for (const auto& named : std::vector<std::pair<std::string, Options>>{
            {"rms_norm_last", {Shape{5}, 1e-6}}, {"rms_norm_last_two", {Shape{4, 5}, 1e-5}}}) {
+    const std::string& name = named.first;
+    const auto& o = named.second;
     check_case<T>(
         name, [&](const Vars& x, Stats<T>&) { return nn::rms_norm(x[0], o.normalized_shape, x[1], o.eps); },
         [&](const Views& x, const TensorView<const T>& dy, Stats<T>&) {
