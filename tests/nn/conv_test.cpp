@@ -11,6 +11,7 @@
 
 #include "ad/gradcheck.hpp"
 #include "error_check.hpp"
+#include "log_capture.hpp"
 #include "reference.hpp"
 
 using namespace weft;
@@ -379,4 +380,26 @@ TEST_CASE("convolutions: bad input names the op, the shapes and the fix") {
   CHECK(has(msg, "the destination [1, 4, 4, 4] does not match the output [1, 4, 3, 3]"));
   msg = error_of([&] { nn::Conv2d<float> bad(6, 4, 3, {.groups = 4}); });
   CHECK(has(msg, "nn::Conv2d: in_channels 6 and out_channels 4 must both be divisible by groups 4"));
+}
+
+TEST_CASE("WEFT_LOGS=vision: each convolution's GEMM, the layout of its patches and its epilogue") {
+  WEFT_TEST_RNG(rng);
+  const Tensor<float> x = random_contiguous<float>(rng, Shape{2, 8, 6, 6}, Domain{});
+  const Tensor<float> w = random_contiguous<float>(rng, Shape{4, 8, 3, 3}, Domain{});
+  const Tensor<float> b = random_contiguous<float>(rng, Shape{4}, Domain{});
+  const Tensor<float> r = random_contiguous<float>(rng, Shape{2, 4, 6, 6}, Domain{});
+  Tensor<float> out = weft::empty<float>(Shape{2, 4, 6, 6});
+  const TensorView<float> x_last = weft::channels_last(x);
+  weft::set_logs("vision");
+  LogCapture capture;
+  (void)nn::conv2d(x, w, b, {.padding = 1});
+  nn::conv2d_out<float>(out, x_last, w, b, {.padding = 1}, r, nn::ConvRelu::before_residual);
+  const std::string log = capture.text();
+  capture.restore();
+  weft::set_logs("");
+  CHECK_MESSAGE(has(log, "nn::conv2d x [2, 8, 6, 6] NCHW * w [4, 8, 3, 3] -> [2, 4, 6, 6] NCHW: implicit GEMM 72 x 72 x 4, "
+                         "patches channel-major, epilogue + bias\n"), log);
+  CHECK_MESSAGE(has(log, "nn::conv2d x [2, 8, 6, 6] channels-last * w [4, 8, 3, 3] -> [2, 4, 6, 6] NCHW: implicit GEMM "
+                         "72 x 72 x 4, patches tap-major (each tap's channels one run), epilogue + bias, relu, + residual"),
+                log);
 }

@@ -15,14 +15,14 @@
 namespace weft {
 
 /// The components WEFT_LOGS / set_logs can switch on.
-enum class LogComponent : unsigned { fusion, foreach, sdpa, optim, cuda, output_code, cpu, count };
+enum class LogComponent : unsigned { fusion, foreach, sdpa, optim, cuda, output_code, cpu, vision, count };
 
 /// How much a component prints: errors only (-name), info (name), debug (+name).
 enum class LogLevel : unsigned char { off, error, info, debug };
 
 namespace detail {
 
-inline constexpr std::string_view kLogNames[] = {"fusion", "foreach", "sdpa", "optim", "cuda", "output_code", "cpu"};
+inline constexpr std::string_view kLogNames[] = {"fusion", "foreach", "sdpa", "optim", "cuda", "output_code", "cpu", "vision"};
 
 inline constexpr std::string_view kLogLevelNames[] = {"off", "error", "info", "debug"};
 

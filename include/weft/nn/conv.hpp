@@ -20,6 +20,8 @@
 
 #include "weft/ad/record.hpp"
 #include "weft/backend/conv.hpp"
+#include "weft/log/log.hpp"
+#include "weft/ops/layout.hpp"
 #include "weft/nn/vision_options.hpp"
 #include "weft/ops/factories.hpp"
 #include "weft/ops/reduce.hpp"
@@ -174,6 +176,17 @@ void conv_forward_into(const ConvCall<T>& c, const TensorView<const T>* bias, co
   if (residual) r.emplace(in_compute<C>(*residual, hr)), epilogue.residual = weft::detail::strided4<const C>(*r);
   epilogue.relu_before_residual = relu_before_residual;
   epilogue.relu_after_residual = relu_after_residual;
+  if (weft::log_enabled(LogComponent::vision, LogLevel::info)) {
+    const ConvGeometry& g = c.geo;
+    const bool channels_last = weft::is_channels_last(c.x4) && g.in_per_group() > 1;
+    weft::log_message(LogComponent::vision, LogLevel::info, c.op, " x ", c.x4.shape(), channels_last ? " channels-last" : " NCHW",
+                " * w ", c.w4.shape(), " -> ", out.shape(), weft::is_channels_last(out) ? " channels-last" : " NCHW",
+                ": implicit GEMM ", g.groups > 1 ? weft::detail::cat(g.groups, " groups x ") : std::string(),
+                g.out_positions(), " x ", g.reduction(), " x ", g.out_per_group(),
+                channels_last ? ", patches tap-major (each tap's channels one run)" : ", patches channel-major",
+                bias ? ", epilogue + bias" : "", relu_before_residual ? ", relu" : "", residual ? ", + residual" : "",
+                relu_after_residual ? ", relu" : "", std::is_same_v<C, T> ? "" : ", in float, rounded once");
+  }
   const C* panels = nullptr;
   if constexpr (std::is_same_v<C, T>) panels = prepacked;
   if constexpr (std::is_same_v<C, T>) {
