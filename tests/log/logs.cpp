@@ -61,7 +61,7 @@ TEST_CASE("logs: an unknown component is a weft::Error and changes nothing") {
   weft::set_logs("sdpa");
   const std::string before = levels();
   CHECK_THROWS_WITH_AS(weft::set_logs("fusio"),
-                       "weft::set_logs: unknown component 'fusio'; known: fusion, foreach, sdpa, optim, cuda, output_code, cpu, "
+                       "weft::set_logs: unknown component 'fusio'; known: fusion, foreach, sdpa, optim, cuda, output_code, cpu, vision, "
                        "all (prefix + for debug, - for errors only; name=off|error|info|debug)",
                        weft::Error);
   CHECK(levels() == before);
