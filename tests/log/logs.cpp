@@ -12,7 +12,7 @@ namespace {
 
 /// Level of every component as a string like "fusion=info foreach=off ...".
 std::string levels() {
-  static const char* names[] = {"fusion", "foreach", "sdpa", "optim", "cuda", "output_code", "cpu"};
+  static const char* names[] = {"fusion", "foreach", "sdpa", "optim", "cuda", "output_code", "cpu", "vision"};
   std::string s;
   for (unsigned c = 0; c < unsigned(LogComponent::count); ++c) {
     auto comp = LogComponent(c);
@@ -37,23 +37,23 @@ TEST_SUITE("core") {
 TEST_CASE("logs: set_logs parses components, +debug, -errors and all") {
   LogsOff off;
   weft::set_logs("");
-  CHECK(levels() == "fusion=off foreach=off sdpa=off optim=off cuda=off output_code=off cpu=off");
+  CHECK(levels() == "fusion=off foreach=off sdpa=off optim=off cuda=off output_code=off cpu=off vision=off");
   weft::set_logs("fusion");
-  CHECK(levels() == "fusion=info foreach=off sdpa=off optim=off cuda=off output_code=off cpu=off");
+  CHECK(levels() == "fusion=info foreach=off sdpa=off optim=off cuda=off output_code=off cpu=off vision=off");
   weft::set_logs("fusion,+sdpa");
-  CHECK(levels() == "fusion=info foreach=off sdpa=debug optim=off cuda=off output_code=off cpu=off");
+  CHECK(levels() == "fusion=info foreach=off sdpa=debug optim=off cuda=off output_code=off cpu=off vision=off");
   weft::set_logs("-cuda,optim,+foreach");
-  CHECK(levels() == "fusion=off foreach=debug sdpa=off optim=info cuda=error output_code=off cpu=off");
+  CHECK(levels() == "fusion=off foreach=debug sdpa=off optim=info cuda=error output_code=off cpu=off vision=off");
   weft::set_logs("all");
-  CHECK(levels() == "fusion=info foreach=info sdpa=info optim=info cuda=info output_code=info cpu=info");
+  CHECK(levels() == "fusion=info foreach=info sdpa=info optim=info cuda=info output_code=info cpu=info vision=info");
   weft::set_logs("+all");
-  CHECK(levels() == "fusion=debug foreach=debug sdpa=debug optim=debug cuda=debug output_code=debug cpu=debug");
+  CHECK(levels() == "fusion=debug foreach=debug sdpa=debug optim=debug cuda=debug output_code=debug cpu=debug vision=debug");
   weft::set_logs("all,-optim,+output_code");  // later items override earlier ones
-  CHECK(levels() == "fusion=info foreach=info sdpa=info optim=error cuda=info output_code=debug cpu=info");
+  CHECK(levels() == "fusion=info foreach=info sdpa=info optim=error cuda=info output_code=debug cpu=info vision=info");
   weft::set_logs(" fusion , output_code ,, ");  // spaces and empty items are ignored
-  CHECK(levels() == "fusion=info foreach=off sdpa=off optim=off cuda=off output_code=info cpu=off");
+  CHECK(levels() == "fusion=info foreach=off sdpa=off optim=off cuda=off output_code=info cpu=off vision=off");
   weft::set_logs("");
-  CHECK(levels() == "fusion=off foreach=off sdpa=off optim=off cuda=off output_code=off cpu=off");
+  CHECK(levels() == "fusion=off foreach=off sdpa=off optim=off cuda=off output_code=off cpu=off vision=off");
 }
 
 TEST_CASE("logs: an unknown component is a weft::Error and changes nothing") {
