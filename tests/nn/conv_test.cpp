@@ -2,6 +2,7 @@
 /// @file nn::conv1d / conv2d / conv_transpose2d: forward and backward against a direct double-precision sum on random configurations (every option, both layouts, float / double / bfloat16), gradchecks of the Var forms, the fused epilogue, and bad input.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -402,4 +403,23 @@ TEST_CASE("WEFT_LOGS=vision: each convolution's GEMM, the layout of its patches 
   CHECK_MESSAGE(has(log, "nn::conv2d x [2, 8, 6, 6] channels-last * w [4, 8, 3, 3] -> [2, 4, 6, 6] NCHW: implicit GEMM "
                          "72 x 72 x 4, patches tap-major (each tap's channels one run), epilogue + bias, relu, + residual"),
                 log);
+}
+
+TEST_CASE("Conv2d::prepack: the weight kept in the GEMM's panels gives bit-identical results") {
+  WEFT_TEST_RNG(rng);
+  auto same_bits = [](const Tensor<float>& a, const Tensor<float>& b) {
+    return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), std::size_t(a.numel()) * sizeof(float)) == 0;
+  };
+  for (const nn::ConvOptions& o : {nn::ConvOptions{.stride = {1, 2}, .padding = 1, .groups = 2}, nn::ConvOptions{}}) {
+    nn::Conv2d<float> conv(6, 10, {3, 2}, o, true, rng.bits());
+    const ad::Var<float> x(random_contiguous<float>(rng, Shape{3, 6, 7, 9}, Domain{}));
+    ad::NoGrad no_grad;
+    const Tensor<float> plain = conv(x).value();
+    conv.prepack();
+    CHECK(conv.prepacked());
+    CHECK(same_bits(conv(x).value(), plain));
+    conv.unpack();
+    CHECK(!conv.prepacked());
+    CHECK(same_bits(conv(x).value(), plain));
+  }
 }

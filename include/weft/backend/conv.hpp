@@ -25,12 +25,12 @@ cpu::Strided4<T> strided4(const TensorView<U>& v) {
   return cpu::Strided4<T>{v.data(), s[0], s[1], s[2], s[3]};
 }
 
-/// The prepacked forward weights of a convolution (the GEMM's panels, per group) for inputs laid
-/// out as x (the panels' column order follows the input's layout).
+/// The prepacked forward weights of a convolution (the GEMM's panels, per group) for inputs with
+/// x's strides (the panels' column order follows the input's layout).
 template <class T>
-std::vector<T> conv2d_prepack(const ConvGeometry& geo, const TensorView<const T>& x, const TensorView<const T>& w) {
+std::vector<T> conv2d_prepack(const ConvGeometry& geo, const cpu::Strided4<const T>& x, const TensorView<const T>& w) {
 #if !defined(__CUDA_ARCH__)
-  return cpu::conv_forward_weights(geo, cpu::conv_forward_patches(geo, strided4<const T>(x), 0), w.data());
+  return cpu::conv_forward_weights(geo, cpu::conv_forward_patches(geo, x, 0), w.data());
 #else
   (void)geo, (void)x, (void)w;
   return {};

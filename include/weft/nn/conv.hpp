@@ -139,6 +139,20 @@ ConvCall<T> conv_call(const char* op, bool one_d, const TensorView<const T>& x, 
 template <class T>
 using conv_compute_t = std::conditional_t<weft::is_16bit_float_v<T>, float, T>;
 
+/// A convolution weight kept in the GEMM's packed panels (in the compute type), for inputs whose
+/// channels are adjacent (channels-last) or not: the panels' column order follows the input.
+template <class C>
+struct PrepackedConv {
+  std::vector<C> panels;
+  bool channels_inner = false;
+  /// The panels for the call with geometry g and input x4, when they were packed for x4's layout.
+  template <class T>
+  const C* for_input(const ConvGeometry& g, const TensorView<const T>& x4) const {
+    const bool inner = x4.strides()[1] == 1 && g.in_per_group() > 1;
+    return inner == channels_inner && !panels.empty() ? panels.data() : nullptr;
+  }
+};
+
 /// v in the compute type C: v itself, or a float copy of a 16-bit view (same layout kept: the
 /// copy is contiguous, which the kernels read as well).
 template <class C, class T>
@@ -163,7 +177,8 @@ TensorView<const C> contiguous_in(const TensorView<const C>& v, Tensor<C>& holde
 /// out = epilogue(conv(x, w)) (bias, relu, residual as cpu::ConvEpilogue says; the residual a
 /// view of out's shape), computed in conv_compute_t<T>.
 template <class T>
-void conv_forward_into(const ConvCall<T>& c, const TensorView<const T>* bias, const T* prepacked,
+void conv_forward_into(const ConvCall<T>& c, const TensorView<const T>* bias,
+                       const PrepackedConv<conv_compute_t<T>>* prepacked,
                        const TensorView<const T>* residual, bool relu_before_residual, bool relu_after_residual,
                        const TensorView<T>& out) {
   using C = conv_compute_t<T>;
@@ -187,8 +202,7 @@ void conv_forward_into(const ConvCall<T>& c, const TensorView<const T>* bias, co
                 bias ? ", epilogue + bias" : "", relu_before_residual ? ", relu" : "", residual ? ", + residual" : "",
                 relu_after_residual ? ", relu" : "", std::is_same_v<C, T> ? "" : ", in float, rounded once");
   }
-  const C* panels = nullptr;
-  if constexpr (std::is_same_v<C, T>) panels = prepacked;
+  const C* panels = prepacked ? prepacked->for_input(c.geo, x) : nullptr;
   if constexpr (std::is_same_v<C, T>) {
     weft::detail::conv2d_forward<C>(c.geo, x, w, panels, epilogue, out);
   } else {
@@ -201,11 +215,32 @@ void conv_forward_into(const ConvCall<T>& c, const TensorView<const T>* bias, co
 
 /// A new contiguous output of conv(x, w) + bias.
 template <class T>
-Tensor<T> conv_forward(const ConvCall<T>& c, const TensorView<const T>* bias) {
+Tensor<T> conv_forward(const ConvCall<T>& c, const TensorView<const T>* bias,
+                       const PrepackedConv<conv_compute_t<T>>* prepacked = nullptr) {
   Tensor<T> out = weft::empty<T>(c.out_shape, c.x4.device());
   const Shape out4{c.geo.batch, c.geo.out_channels, c.geo.out_h, c.geo.out_w};
-  conv_forward_into<T>(c, bias, nullptr, nullptr, false, false, out.view().view(out4));
+  conv_forward_into<T>(c, bias, prepacked, nullptr, false, false, out.view().view(out4));
   return out;
+}
+
+/// The weight w [O, C/groups, kH, kW] of a convolution with options o packed for inputs of the
+/// given layout (channels-last or not): what a later call reads instead of packing w anew.
+template <class T>
+PrepackedConv<conv_compute_t<T>> prepack_conv(const TensorView<const T>& w, const ConvOptions& o, bool channels_last) {
+  using C = conv_compute_t<T>;
+  const Shape& ws = w.shape();
+  ConvGeometry g;
+  g.in_channels = ws[1] * o.groups, g.out_channels = ws[0], g.kernel_h = ws[2], g.kernel_w = ws[3];
+  g.dilation_h = o.dilation.h, g.dilation_w = o.dilation.w, g.groups = o.groups;
+  // Only the strides' pattern matters to the column order: channels adjacent or not.
+  const Tensor<C> probe = weft::empty<C>(Shape{1, g.in_channels, 1, 1});
+  weft::detail::cpu::Strided4<const C> x{probe.data(), g.in_channels, channels_last ? 1 : 2, 1, 1};
+  Tensor<C> hw, hw2;
+  const TensorView<const C> wc = contiguous_in<C>(in_compute<C>(w, hw), hw2);
+  PrepackedConv<C> p;
+  p.panels = weft::detail::conv2d_prepack<C>(g, x, wc);
+  p.channels_inner = channels_last && g.in_per_group() > 1;
+  return p;
 }
 
 /// The gradients of the checked call c for dy (shape c.out_shape, any layout): dx (c.x4's shape,
@@ -243,9 +278,10 @@ ConvGradients<T> conv_backward(const ConvCall<T>& c, const TensorView<const T>& 
 /// operand is tracked, the backward recorded.
 template <class T>
 ad::Var<T> conv_recorded(const char* op, bool one_d, const ad::detail::Input<T>& x, const ad::detail::Input<T>& w,
-                         const ad::detail::Input<T>* b, const ConvOptions& o) {
+                         const ad::detail::Input<T>* b, const ConvOptions& o,
+                         const PrepackedConv<conv_compute_t<T>>* prepacked = nullptr) {
   const ConvCall<T> c = conv_call<T>(op, one_d, x.value, w.value, b ? &b->value : nullptr, o);
-  Tensor<T> value = conv_forward<T>(c, b ? &b->value : nullptr);
+  Tensor<T> value = conv_forward<T>(c, b ? &b->value : nullptr, prepacked);
   ad::detail::SavedTensors saved;
   saved.add(x.value);
   saved.add(w.value);

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 #include "weft/nn/conv.hpp"
@@ -46,17 +47,35 @@ class Conv2d : public Module<T> {
     this->register_parameter("weight", &Conv2d::weight);
     this->register_parameter("bias", &Conv2d::bias);
   }
-  /// conv2d(x, weight, bias, options) over x [N, in, H, W] (either layout).
+  /// conv2d(x, weight, bias, options) over x [N, in, H, W] (either layout); with prepacked
+  /// panels for x's layout, the GEMM reads those instead of packing the weight.
   ad::Var<T> forward(const ad::Var<T>& x) override {
-    return bias.defined() ? nn::conv2d(x, weight, bias, options_) : nn::conv2d(x, weight, options_);
+    const ad::detail::Input<T> in = ad::detail::input<T>(x), w = ad::detail::input<T>(weight);
+    if (!bias.defined()) return detail::conv_recorded<T>("nn::conv2d", false, in, w, nullptr, options_, packed_.get());
+    const ad::detail::Input<T> b = ad::detail::input<T>(bias);
+    return detail::conv_recorded<T>("nn::conv2d", false, in, w, &b, options_, packed_.get());
   }
   using Module<T>::operator();
   const ConvOptions& options() const { return options_; }
+
+  /// Keeps the weight in the convolution GEMM's packed panels: each forward then skips packing
+  /// it. The panels are a snapshot for inference (torch's weight prepacking): after the weight
+  /// changes, call prepack() again, or unpack(). Results are bit-identical to the unpacked call
+  /// (the same GEMM on the same panels). A module's input is a Var, whose value is contiguous
+  /// (NCHW): the panels are packed for that layout.
+  void prepack() {
+    packed_ = std::make_shared<const detail::PrepackedConv<detail::conv_compute_t<T>>>(
+        detail::prepack_conv<T>(weight.value().view(), options_, false));
+  }
+  void unpack() { packed_.reset(); }
+  bool prepacked() const { return bool(packed_); }
+
   ad::Var<T> weight;
   ad::Var<T> bias;
 
  private:
   ConvOptions options_;
+  std::shared_ptr<const detail::PrepackedConv<detail::conv_compute_t<T>>> packed_;
 };
 
 /// torch.nn.Conv1d: as Conv2d over x [N, in, L], weight [out, in / groups, K]; the options'
