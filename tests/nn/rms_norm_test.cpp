@@ -101,8 +101,8 @@ TEST_CASE("nn::rms_norm's default eps is torch's: float's epsilon for float and 
   const Tensor<bfloat16> x = weft::full<bfloat16>({2, 8}, bfloat16(1e-3f));
   const std::vector<double> y = values_of(nn::rms_norm(x, {8}));
   for (double v : y) CHECK(v == round_bfloat16(0.9453));
-  CHECK(nn::detail::rms_norm_eps<bfloat16>("t", std::nullopt, {1}) == double(std::numeric_limits<float>::epsilon()));
-  CHECK(nn::detail::rms_norm_eps<double>("t", std::nullopt, {1}) == std::numeric_limits<double>::epsilon());
+  CHECK(weft::detail::rms_norm_eps<bfloat16>("t", std::nullopt, {1}) == double(std::numeric_limits<float>::epsilon()));
+  CHECK(weft::detail::rms_norm_eps<double>("t", std::nullopt, {1}) == std::numeric_limits<double>::epsilon());
 }
 
 TEST_CASE("nn::rms_norm over Vars: gradcheck in double, with and without weight") {

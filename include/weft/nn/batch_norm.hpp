@@ -27,7 +27,9 @@ struct BatchNormGradients {
   Tensor<T> dx, dweight, dbias;
 };
 
-namespace detail {
+}  // namespace weft::nn
+
+namespace weft::detail {
 inline namespace WEFT_BACKEND_ABI {
 
 /// x's per-channel statistics in A = math_t<T>, shape [1, C, 1] (broadcasting over x's [N, C, S]
@@ -159,8 +161,9 @@ nn::BatchNormGradients<T> batch_norm_backward_impl(const TensorView<const T>& dy
 }
 
 }  // namespace WEFT_BACKEND_ABI
-}  // namespace detail
+}  // namespace weft::detail
 
+namespace weft::nn {
 inline namespace WEFT_BACKEND_ABI {
 
 /// batch_norm(x) = (x - mean) / sqrt(var + eps) * weight + bias per channel (dim 1) of x [N, C, *]
@@ -180,7 +183,7 @@ Tensor<T> batch_norm(const X& x, const TensorView<std::type_identity_t<T>>& runn
                      const TensorView<const std::type_identity_t<T>>& bias, bool training, double momentum = 0.1,
                      double eps = 1e-5) {
   static_assert(is_floating_v<T>, "weft::nn::batch_norm needs a floating-point input");
-  return detail::batch_norm_impl<T>(weft::detail::materialize(x), running_mean, running_var, weight, bias, training,
+  return weft::detail::batch_norm_impl<T>(weft::detail::materialize(x), running_mean, running_var, weight, bias, training,
                                     momentum, eps);
 }
 
@@ -202,7 +205,7 @@ BatchNormGradients<T> batch_norm_backward(const GradY& dy, const X& x,
   static_assert(is_floating_v<T>, "weft::nn::batch_norm_backward needs floating-point tensors");
   static_assert(std::is_same_v<weft::detail::operand_dtype_t<GradY>, T>,
                 "weft::nn::batch_norm_backward: dy and x need one dtype; use weft::cast<T>()");
-  return detail::batch_norm_backward_impl<T>(weft::detail::materialize(dy), weft::detail::materialize(x), running_mean,
+  return weft::detail::batch_norm_backward_impl<T>(weft::detail::materialize(dy), weft::detail::materialize(x), running_mean,
                                              running_var, weight, training, eps);
 }
 
@@ -215,17 +218,17 @@ template <class X, class W, class B, class T = ad::detail::input_dtype_t<X>>
 ad::Var<T> batch_norm(const X& x, const TensorView<std::type_identity_t<T>>& running_mean,
                       const TensorView<std::type_identity_t<T>>& running_var, const W& w, const B& b, bool training,
                       double momentum = 0.1, double eps = 1e-5) {
-  const ad::detail::Input<T> in = ad::detail::input<T>(x), weight = detail::optional_input<T>(w),
-                             bias = detail::optional_input<T>(b);
+  const ad::detail::Input<T> in = ad::detail::input<T>(x), weight = weft::detail::optional_input<T>(w),
+                             bias = weft::detail::optional_input<T>(b);
   Tensor<T> value =
-      detail::batch_norm_impl<T>(in.value, running_mean, running_var, weight.value, bias.value, training, momentum, eps);
+      weft::detail::batch_norm_impl<T>(in.value, running_mean, running_var, weight.value, bias.value, training, momentum, eps);
   ad::detail::SavedTensors saved;
   const TensorView<const T> rm(running_mean), rv(running_var);
   if (!training) saved.add(rm), saved.add(rv);
-  return detail::record_normalization<T>(
+  return weft::detail::record_normalization<T>(
       "nn::batch_norm", std::move(value), in, weight, bias, std::move(saved),
       [xv = in.value, wv = weight.value, rm, rv, training, eps](const Tensor<T>& g) {
-        return detail::batch_norm_backward_impl<T>(g.view(), xv, rm, rv, wv, training, eps);
+        return weft::detail::batch_norm_backward_impl<T>(g.view(), xv, rm, rv, wv, training, eps);
       });
 }
 

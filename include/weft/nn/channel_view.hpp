@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file nn::detail::channel_view: an [N, C, *] input of the normalization ops seen as [N, C, S] (its spatial dims merged into one) in place, whichever its layout, and the checks those ops share.
+/// @file detail::channel_view: an [N, C, *] input of the normalization ops seen as [N, C, S] (its spatial dims merged into one) in place, whichever its layout, and the checks those ops share.
 #pragma once
 
 #include <cstdint>
@@ -8,10 +8,8 @@
 #include "weft/core/error.hpp"
 #include "weft/core/tensor.hpp"
 
-namespace weft::nn::detail {
-
-using weft::detail::cat;
-using weft::detail::fail;
+namespace weft::detail {
+inline namespace WEFT_BACKEND_ABI {
 
 /// The spatial extent S = prod(shape[2:]) of an [N, C, *] shape (1 for [N, C]).
 inline std::int64_t spatial_size(const Shape& s) {
@@ -69,4 +67,5 @@ void check_per_channel(const char* op, const char* name, const TensorView<const 
          ", but this op runs on the CPU so far; move it with .to(weft::Device::cpu())");
 }
 
-}  // namespace weft::nn::detail
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace weft::detail

@@ -26,7 +26,9 @@ struct GroupNormGradients {
   Tensor<T> dx, dweight, dbias;
 };
 
-namespace detail {
+}  // namespace weft::nn
+
+namespace weft::detail {
 inline namespace WEFT_BACKEND_ABI {
 
 /// x's [N, C, S] view split into [N, G, C / G, S] (in place: C's stride steps within a group).
@@ -102,7 +104,7 @@ nn::GroupNormGradients<T> group_norm_backward_impl(const TensorView<const T>& dy
   using A = math_t<T>;
   const Shape& s = x.shape();
   const std::int64_t channels = s[1];
-  GroupNormGradients<T> out{empty<T>(s), zeros<T>({channels}), zeros<T>({channels})};
+  nn::GroupNormGradients<T> out{empty<T>(s), zeros<T>({channels}), zeros<T>({channels})};
   if (out.dx.numel() == 0) return out;
   const TensorView<const T> x4 = group_view(channel_view(x), groups), dy4 = group_view(channel_view(dy), groups);
   const auto [mean, var] = group_moments<T>(x4);
@@ -125,8 +127,9 @@ nn::GroupNormGradients<T> group_norm_backward_impl(const TensorView<const T>& dy
 }
 
 }  // namespace WEFT_BACKEND_ABI
-}  // namespace detail
+}  // namespace weft::detail
 
+namespace weft::nn {
 inline namespace WEFT_BACKEND_ABI {
 
 /// group_norm(x) = (x - mean) / sqrt(var + eps) * weight + bias, mean and var (biased) over each
@@ -140,7 +143,7 @@ template <Operand X, class T = weft::detail::operand_dtype_t<X>>
 Tensor<T> group_norm(const X& x, std::int64_t groups, const TensorView<const std::type_identity_t<T>>& weight,
                      const TensorView<const std::type_identity_t<T>>& bias, double eps = 1e-5) {
   static_assert(is_floating_v<T>, "weft::nn::group_norm needs a floating-point input");
-  return detail::group_norm_impl<T>(weft::detail::materialize(x), groups, weight, bias, eps);
+  return weft::detail::group_norm_impl<T>(weft::detail::materialize(x), groups, weight, bias, eps);
 }
 
 /// The gradients of y = group_norm(x, groups, weight, bias, eps) given dy = dL/dy; the statistics
@@ -154,7 +157,7 @@ GroupNormGradients<T> group_norm_backward(const GradY& dy, const X& x, std::int6
   static_assert(is_floating_v<T>, "weft::nn::group_norm_backward needs floating-point tensors");
   static_assert(std::is_same_v<weft::detail::operand_dtype_t<GradY>, T>,
                 "weft::nn::group_norm_backward: dy and x need one dtype; use weft::cast<T>()");
-  return detail::group_norm_backward_impl<T>(weft::detail::materialize(dy), weft::detail::materialize(x), groups,
+  return weft::detail::group_norm_backward_impl<T>(weft::detail::materialize(dy), weft::detail::materialize(x), groups,
                                              weight, eps);
 }
 
@@ -163,13 +166,13 @@ GroupNormGradients<T> group_norm_backward(const GradY& dy, const X& x, std::int6
 template <class X, class W, class B, class T = ad::detail::input_dtype_t<X>>
   requires ad::detail::AdOperands<X, W, B>
 ad::Var<T> group_norm(const X& x, std::int64_t groups, const W& w, const B& b, double eps = 1e-5) {
-  const ad::detail::Input<T> in = ad::detail::input<T>(x), weight = detail::optional_input<T>(w),
-                             bias = detail::optional_input<T>(b);
-  Tensor<T> value = detail::group_norm_impl<T>(in.value, groups, weight.value, bias.value, eps);
-  return detail::record_normalization<T>(
+  const ad::detail::Input<T> in = ad::detail::input<T>(x), weight = weft::detail::optional_input<T>(w),
+                             bias = weft::detail::optional_input<T>(b);
+  Tensor<T> value = weft::detail::group_norm_impl<T>(in.value, groups, weight.value, bias.value, eps);
+  return weft::detail::record_normalization<T>(
       "nn::group_norm", std::move(value), in, weight, bias, {},
       [xv = in.value, wv = weight.value, groups, eps](const Tensor<T>& g) {
-        return detail::group_norm_backward_impl<T>(g.view(), xv, groups, wv, eps);
+        return weft::detail::group_norm_backward_impl<T>(g.view(), xv, groups, wv, eps);
       });
 }
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file nn::detail::record_normalization: how a normalization op over Vars (batch_norm, group_norm, rms_norm) records itself: x, a weight and a bias that may be absent (as torch's None), and a backward that returns every gradient at once.
+/// @file detail::record_normalization: how a normalization op over Vars (batch_norm, group_norm, rms_norm) records itself: x, a weight and a bias that may be absent (as torch's None), and a backward that returns every gradient at once.
 #pragma once
 
 #include <array>
@@ -7,7 +7,7 @@
 
 #include "weft/ad/record.hpp"
 
-namespace weft::nn::detail {
+namespace weft::detail {
 inline namespace WEFT_BACKEND_ABI {
 
 /// ad::detail::input(x), or an Input with no value and no node where x is an empty Var or tensor
@@ -39,4 +39,4 @@ ad::Var<T> record_normalization(const char* op, Tensor<T> value, const ad::detai
 }
 
 }  // namespace WEFT_BACKEND_ABI
-}  // namespace weft::nn::detail
+}  // namespace weft::detail

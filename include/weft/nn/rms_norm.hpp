@@ -25,11 +25,9 @@ struct RmsNormGradients {
   Tensor<T> dx, dweight;
 };
 
-namespace detail {
+}  // namespace weft::nn
 
-using weft::detail::cat;
-using weft::detail::fail;
-
+namespace weft::detail {
 inline namespace WEFT_BACKEND_ABI {
 
 /// eps, or torch's default: the machine epsilon of the type the op computes in (float for float
@@ -114,8 +112,9 @@ nn::RmsNormGradients<T> rms_norm_backward_impl(const TensorView<const T>& dy, co
 }
 
 }  // namespace WEFT_BACKEND_ABI
-}  // namespace detail
+}  // namespace weft::detail
 
+namespace weft::nn {
 inline namespace WEFT_BACKEND_ABI {
 
 /// rms_norm(x) = x / sqrt(mean(x^2) + eps) * weight, the mean over x's last dims given by
@@ -129,7 +128,7 @@ Tensor<T> rms_norm(const X& x, const Shape& normalized_shape,
                    const TensorView<const std::type_identity_t<T>>& weight = {},
                    std::optional<double> eps = std::nullopt) {
   static_assert(is_floating_v<T>, "weft::nn::rms_norm needs a floating-point input");
-  return detail::rms_norm_impl<T>(weft::detail::materialize(x), normalized_shape, weight, eps);
+  return weft::detail::rms_norm_impl<T>(weft::detail::materialize(x), normalized_shape, weight, eps);
 }
 
 /// The gradients of y = rms_norm(x, normalized_shape, weight, eps) given dy = dL/dy: with
@@ -143,7 +142,7 @@ RmsNormGradients<T> rms_norm_backward(const GradY& dy, const X& x, const Shape& 
   static_assert(is_floating_v<T>, "weft::nn::rms_norm_backward needs floating-point tensors");
   static_assert(std::is_same_v<weft::detail::operand_dtype_t<GradY>, T>,
                 "weft::nn::rms_norm_backward: dy and x need one dtype; use weft::cast<T>()");
-  return detail::rms_norm_backward_impl<T>(weft::detail::materialize(dy), weft::detail::materialize(x),
+  return weft::detail::rms_norm_backward_impl<T>(weft::detail::materialize(dy), weft::detail::materialize(x),
                                            normalized_shape, weight, eps);
 }
 
@@ -152,12 +151,12 @@ RmsNormGradients<T> rms_norm_backward(const GradY& dy, const X& x, const Shape& 
 template <class X, class W, class T = ad::detail::input_dtype_t<X>>
   requires ad::detail::AdOperands<X, W> && (!std::is_arithmetic_v<W>)
 ad::Var<T> rms_norm(const X& x, const Shape& normalized_shape, const W& w, std::optional<double> eps = std::nullopt) {
-  const ad::detail::Input<T> in = ad::detail::input<T>(x), weight = detail::optional_input<T>(w);
-  Tensor<T> value = detail::rms_norm_impl<T>(in.value, normalized_shape, weight.value, eps);
-  return detail::record_normalization<T>(
+  const ad::detail::Input<T> in = ad::detail::input<T>(x), weight = weft::detail::optional_input<T>(w);
+  Tensor<T> value = weft::detail::rms_norm_impl<T>(in.value, normalized_shape, weight.value, eps);
+  return weft::detail::record_normalization<T>(
       "nn::rms_norm", std::move(value), in, weight, ad::detail::Input<T>{}, {},
       [xv = in.value, wv = weight.value, normalized_shape, eps](const Tensor<T>& g) {
-        return detail::rms_norm_backward_impl<T>(g.view(), xv, normalized_shape, wv, eps);
+        return weft::detail::rms_norm_backward_impl<T>(g.view(), xv, normalized_shape, wv, eps);
       });
 }
 

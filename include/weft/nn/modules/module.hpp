@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file nn::Module: the base of weft's modules: parameters and child modules registered by name, torch's dotted names, state_dict / load_state_dict in torch's format, train / eval.
+/// @file nn::Module: the base of weft's modules: parameters, buffers and child modules registered by name, torch's dotted names, state_dict / load_state_dict in torch's format, train / eval.
 ///
 /// A module is written as in torch: its parameters (`ad::Var`) and child modules are members,
 /// registered by name in its constructor, and every walk (named_parameters, state_dict, train)
@@ -25,6 +25,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <typeinfo>
 #include <unordered_set>
 #include <utility>
@@ -56,7 +57,8 @@ namespace detail {
 using weft::detail::fail;
 
 /// One checkpoint tensor as load_state_dict checks it: its name, dtype (a printable name), shape,
-/// and its elements, read in place, when its dtype is T (undefined otherwise). Built whole:
+/// and its elements, read in place, when its dtype is T (undefined otherwise); `bytes` or `file`
+/// (the one it came from) let a buffer of another dtype read it (read<U>). Built whole:
 /// assigning to `values` would write the elements it shows, not rebind it.
 template <class T>
 struct CheckpointEntry {
@@ -64,6 +66,22 @@ struct CheckpointEntry {
   std::string dtype;
   Shape shape;
   TensorView<const T> values;
+  const io::TensorBytes* bytes = nullptr;
+  const io::SafeTensors* file = nullptr;
+
+  /// The elements as U, in place; undefined when the checkpoint's dtype is not U.
+  template <class U>
+  TensorView<const U> read() const {
+    if constexpr (std::is_same_v<U, T>) {
+      return values;
+    } else if (bytes) {
+      if (bytes->dtype() != dtype_of<U>) return {};
+      return from_blob(reinterpret_cast<const U*>(bytes->bytes().data()), shape);
+    } else {
+      if (!file || io::detail::find_safetensors_dtype(file->dtype_code(name))->dtype != dtype_of<U>) return {};
+      return file->get<U>(name);
+    }
+  }
 };
 
 /// The dynamic type's name ("weft::nn::Linear<float>", "Net"), as torch's messages name the class;
@@ -136,11 +154,12 @@ class Module {
     return out;
   }
 
-  /// Every parameter's value by its dotted name, tied weights under each of their names (as
-  /// torch's state_dict, so that torch's load_state_dict(strict=True) accepts the file).
+  /// Every parameter's and buffer's value by its dotted name, in torch's order (per module its
+  /// parameters, then its buffers, then each child's), tied weights under each of their names
+  /// (as torch's state_dict, so that torch's load_state_dict(strict=True) accepts the file).
   StateDict state_dict() const {
     StateDict out;
-    for_each_parameter([&](std::string name, const ad::Var<T>& p) { out.push_back({std::move(name), p.value()}); });
+    save_state(out, "");
     return out;
   }
 
@@ -156,7 +175,8 @@ class Module {
       const bool readable = t.tensor.dtype() == dtype_of<T>;
       entries.push_back({t.name, dtype_name(t.tensor.dtype()), t.tensor.shape(),
                          readable ? from_blob(reinterpret_cast<const T*>(t.tensor.bytes().data()), t.tensor.shape())
-                                  : TensorView<const T>()});
+                                  : TensorView<const T>(),
+                         &t.tensor, nullptr});
     }
     return load_entries(entries, strict);
   }
@@ -170,7 +190,7 @@ class Module {
       const std::string_view code = file.dtype_code(key);
       const auto* format = io::detail::find_safetensors_dtype(code);
       entries.push_back({key, format->dtype ? dtype_name(*format->dtype) : std::string(code), file.shape(key),
-                         format->dtype == dtype_of<T> ? file.get<T>(key) : TensorView<const T>()});
+                         format->dtype == dtype_of<T> ? file.get<T>(key) : TensorView<const T>(), nullptr, &file});
     }
     return load_entries(entries, strict);
   }
@@ -199,6 +219,38 @@ class Module {
                            }});
   }
 
+  /// Registers the member tensor `member` of the module being constructed as the buffer `name`
+  /// (torch's register_buffer): state that is not a parameter (no gradient, no optimizer) but is
+  /// saved and loaded with the state_dict, of any dtype (BatchNorm's running statistics, its
+  /// int64 num_batches_tracked). An undefined tensor is skipped, as torch skips a None buffer.
+  template <class Owner, class U>
+    requires std::derived_from<Owner, Module>
+  void register_buffer(std::string name, Tensor<U> Owner::*member) {
+    check_registration("nn::Module::register_buffer", name, typeid(Owner), dynamic_cast<Owner*>(this) != nullptr);
+    auto get = [member](const Module& self) -> Tensor<U>& {
+      return const_cast<Owner&>(static_cast<const Owner&>(self)).*member;
+    };
+    buffers_.push_back(
+        {std::move(name), [get](const Module& self) { return get(self).defined(); },
+         [get](const Module& self, std::string key, StateDict& out) { out.push_back({std::move(key), get(self)}); },
+         [get](const Module& self, const detail::CheckpointEntry<T>& e, bool write) -> std::string {
+           Tensor<U>& t = get(self);
+           if (e.shape != t.shape())
+             return weft::detail::cat("size mismatch for ", e.name, ": copying a param with shape ", e.shape,
+                                      " from checkpoint, the shape in current model is ", t.shape(), ".");
+           const TensorView<const U> source = e.template read<U>();
+           if (!source.defined())
+             return weft::detail::cat("dtype mismatch for ", e.name, ": copying a param of dtype ", e.dtype,
+                                      " from checkpoint, the dtype in current model is ", dtype_name<U>(), ".");
+           if (write) {
+             TensorView<U> dst = t;
+             if (dst.device().is_cpu()) dst = source;
+             else dst = source.to(dst.device());
+           }
+           return {};
+         }});
+  }
+
   /// Registers the member module `member` of the module being constructed as the child `name`.
   template <class Owner, class Child>
     requires std::derived_from<Owner, Module> && std::derived_from<Child, Module>
@@ -224,6 +276,14 @@ class Module {
     std::string name;
     std::function<Module&(Module&)> get;
   };
+  /// A buffer, its dtype erased: whether it holds a tensor, its state_dict entry, and its load
+  /// (the mismatch it finds, "" when none; writes only when asked and nothing mismatched).
+  struct BufferSlot {
+    std::string name;
+    std::function<bool(const Module&)> defined;
+    std::function<void(const Module&, std::string, StateDict&)> save;
+    std::function<std::string(const Module&, const detail::CheckpointEntry<T>&, bool)> load;
+  };
 
   void check_registration(const char* op, const std::string& name, const std::type_info& owner, bool owns) const {
     const std::string where = detail::type_name(typeid(*this));
@@ -237,6 +297,27 @@ class Module {
       if (p.name == name) detail::fail(op, "name \"", name, "\" in ", where, ": a parameter already has that name; pick another");
     for (const ChildSlot& c : children_)
       if (c.name == name) detail::fail(op, "name \"", name, "\" in ", where, ": a child module already has that name; pick another");
+    for (const BufferSlot& b : buffers_)
+      if (b.name == name) detail::fail(op, "name \"", name, "\" in ", where, ": a buffer already has that name; pick another");
+  }
+
+  /// Appends this module's parameters, then its buffers, then each child's state, to `out`.
+  void save_state(StateDict& out, const std::string& prefix) const {
+    for (const ParameterSlot& p : parameters_) {
+      const ad::Var<T>& v = p.get(*this);
+      if (v.defined()) out.push_back({prefix + p.name, v.value()});
+    }
+    for (const BufferSlot& b : buffers_)
+      if (b.defined(*this)) b.save(*this, prefix + b.name, out);
+    for (const ChildSlot& c : children_) c.get(const_cast<Module&>(*this)).save_state(out, prefix + c.name + ".");
+  }
+
+  /// Calls f(dotted name, slot, owning module) for every buffer that holds a tensor, below too.
+  template <class F>
+  void for_each_buffer(F&& f, const std::string& prefix = "") const {
+    for (const BufferSlot& b : buffers_)
+      if (b.defined(*this)) f(prefix + b.name, b, *this);
+    for (const ChildSlot& c : children_) c.get(const_cast<Module&>(*this)).for_each_buffer(f, prefix + c.name + ".");
   }
 
   /// Calls f(dotted name, Var) for every registered parameter that holds a Var: this module's,
@@ -281,6 +362,15 @@ class Module {
       else
         writes.emplace_back(p, &e);
     });
+    std::vector<std::tuple<const BufferSlot*, const Module*, const detail::CheckpointEntry<T>*>> buffer_writes;
+    for_each_buffer([&](const std::string& name, const BufferSlot& b, const Module& owner) {
+      auto it = by_name.find(name);
+      if (it == by_name.end()) return skipped.missing_keys.push_back(name);
+      used.insert(name);
+      const std::string problem = b.load(owner, *it->second, false);
+      if (problem.empty()) buffer_writes.emplace_back(&b, &owner, it->second);
+      else mismatches.push_back(problem);
+    });
     for (const detail::CheckpointEntry<T>& e : entries)
       if (!used.count(e.name)) skipped.unexpected_keys.push_back(e.name);
 
@@ -306,11 +396,13 @@ class Module {
       if (dst.device().is_cpu()) dst = e->values;
       else dst = e->values.to(dst.device());
     }
+    for (auto& [b, owner, e] : buffer_writes) b->load(*owner, *e, true);
     return skipped;
   }
 
   std::vector<ParameterSlot> parameters_;
   std::vector<ChildSlot> children_;
+  std::vector<BufferSlot> buffers_;
   bool training_ = true;
 };
 
