@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file The resnet program: `train` runs SGD steps of ResNet-18 (CIFAR) on synthetic or .npy images, `infer` times eval-mode forward passes; with no arguments, a short run of both.
+/// @file The resnet program: `train` runs SGD steps of ResNet-18 (CIFAR) on synthetic or .npy images, `infer` times eval-mode forward passes, `check` compares a checkpoint's logits with expected ones; with no arguments, a short train and infer.
 
 #include <algorithm>
 #include <charconv>
@@ -28,12 +28,17 @@ const char* const kUsage = R"(usage:
       SGD steps (momentum 0.9, weight decay 5e-4, as the usual CIFAR-10 recipe) of ResNet-18 for CIFAR-10 in
       training mode. Without --data: random images (standard normal) and random labels, a fresh batch per step,
       from --seed (default 0). X.npy: uint8 (scaled to [0, 1] and normalized with CIFAR-10's channel mean and std)
-      or float32 images, [N, 32, 32, 3] (read in place as a channels-last view) or [N, 3, 32, 32]; Y.npy: int64
-      labels [N] in [0, 10). Step k takes rows k B ... k B + B - 1, wrapping around. Prints each step's loss and
+      or float32 images, [N, 32, 32, 3] (a channels-last view, normalized in place) or [N, 3, 32, 32]; Y.npy:
+      int64 labels [N] in [0, 10). Step k copies rows k B ... k B + B - 1, wrapping around, into an NCHW batch. Prints each step's loss and
       time, then the median step time over the steps after the first (warm-up).
   resnet infer [--batch 1] [--steps 20] [--threads K] [--seed S]
       eval-mode forward passes (running statistics, nothing recorded for autograd) on random images; prints each
       pass's time and the median time per image over the passes after the first.
+  resnet check --weights W.safetensors --images X.npy --logits L.npy [--state-out S.safetensors]
+      loads a ResNet-18 checkpoint (strict: every key of the model, shapes and dtypes as its), runs it in eval
+      mode on the images (as --data reads them) and compares the logits with L.npy (float32 [N, 10]); exit
+      status 0 when they agree within float32 rounding. --state-out writes the model's state_dict afterwards.
+      examples/resnet/check_torch.py runs it against PyTorch.
 With no arguments: `train --batch 4 --steps 3` and `infer --batch 1 --steps 3` (a smoke run; exit status 1 when
 a loss or logit is not finite).
 )";
@@ -101,32 +106,39 @@ bool npy_holds_bytes(const std::string& path) {
   return head.find("'|u1'") != std::string::npos;
 }
 
-/// Images [N, 3, 32, 32] of a training set and their labels [N].
-struct Dataset {
-  weft::TensorView<float> images;  // a channels-last view when the file is [N, H, W, C]; it keeps the elements alive
-  Tensor<std::int64_t> labels;
-};
-
-/// The .npy images as floats (uint8 scaled to [0, 1] and normalized; [N, H, W, 3] permuted, not
-/// copied, to [N, 3, H, W]) and the labels, checked.
-Dataset load_dataset(const std::string& data, const std::string& labels) {
-  const bool bytes = npy_holds_bytes(data);
-  Tensor<float> stored = bytes ? Tensor<float>(weft::cast<float>(weft::io::load_npy<std::uint8_t>(data)) / 255.0f)
-                               : weft::io::load_npy<float>(data);
+/// The .npy images as floats [N, 3, H, W]: uint8 scaled to [0, 1] and normalized with CIFAR-10's
+/// statistics, float32 as they are; a file [N, H, W, 3] permuted, not copied (a channels-last
+/// view, which keeps its elements alive).
+weft::TensorView<float> load_images(const std::string& path) {
+  const bool bytes = npy_holds_bytes(path);
+  Tensor<float> stored = bytes ? Tensor<float>(weft::cast<float>(weft::io::load_npy<std::uint8_t>(path)) / 255.0f)
+                               : weft::io::load_npy<float>(path);
   const weft::Shape s = stored.shape();
   const bool nhwc = s.rank() == 4 && s[3] == 3 && s[1] != 3;
   if (s.rank() != 4 || !(nhwc || s[1] == 3))
-    throw std::invalid_argument(data + ": images must be [N, 32, 32, 3] or [N, 3, 32, 32], got " + weft::detail::cat(s));
-  // Built whole: assigning a view to a view would write its elements, not rebind it.
-  const Dataset d{nhwc ? stored.permute({0, 3, 1, 2}) : stored.view(), weft::io::load_npy<std::int64_t>(labels)};
+    throw std::invalid_argument(path + ": images must be [N, 32, 32, 3] or [N, 3, 32, 32], got " + weft::detail::cat(s));
+  weft::TensorView<float> images = nhwc ? stored.permute({0, 3, 1, 2}) : stored.view();
   if (bytes) {
     const Tensor<float> mean = weft::from_vector<float>({kCifarMean[0], kCifarMean[1], kCifarMean[2]}, {1, 3, 1, 1});
     const Tensor<float> stddev = weft::from_vector<float>({kCifarStd[0], kCifarStd[1], kCifarStd[2]}, {1, 3, 1, 1});
-    weft::TensorView<float> images = d.images;
     images = (images - mean) / stddev;  // in place, in either layout
   }
-  if (d.labels.dim() != 1 || d.labels.shape()[0] != s[0])
-    throw std::invalid_argument(labels + ": labels must be [" + std::to_string(s[0]) + "], got " +
+  return images;
+}
+
+/// Images [N, 3, 32, 32] of a training set and their labels [N].
+struct Dataset {
+  weft::TensorView<float> images;
+  Tensor<std::int64_t> labels;
+};
+
+/// The images (load_images) and their labels, checked.
+Dataset load_dataset(const std::string& data, const std::string& labels) {
+  // Built whole: assigning a view to a view would write its elements, not rebind it.
+  const Dataset d{load_images(data), weft::io::load_npy<std::int64_t>(labels)};
+  const std::int64_t n = d.images.shape()[0];
+  if (d.labels.dim() != 1 || d.labels.shape()[0] != n)
+    throw std::invalid_argument(labels + ": labels must be [" + std::to_string(n) + "], got " +
                                 weft::detail::cat(d.labels.shape()));
   for (std::int64_t i = 0; i < d.labels.numel(); ++i)
     if (d.labels.data()[i] < 0 || d.labels.data()[i] >= 10)
@@ -220,6 +232,36 @@ int infer(const Options& o) {
   return ok ? 0 : 1;
 }
 
+/// `check`: returns 0 when the logits of the checkpoint's model agree with the expected ones.
+int check(const Options& o) {
+  for (const char* name : {"weights", "images", "logits"})
+    if (!o.has(name)) throw std::invalid_argument(std::string("check needs --") + name);
+  resnet::ResNet<float> model;
+  model.load_state_dict(weft::io::SafeTensors(o.text("weights")));  // strict: every key, shape and dtype
+  model.eval();
+  const weft::ad::NoGrad no_tape;
+  const Tensor<float> logits = model(Var(weft::eval(load_images(o.text("images"))))).value();
+  const Tensor<float> expected = weft::io::load_npy<float>(o.text("logits"));
+  if (expected.shape() != logits.shape())
+    throw std::invalid_argument(o.text("logits") + ": shape " + weft::detail::cat(expected.shape()) +
+                                ", the model gives " + weft::detail::cat(logits.shape()));
+  double worst = 0, scale = 0;
+  for (std::int64_t i = 0; i < logits.numel(); ++i) {
+    worst = std::max(worst, double(std::fabs(logits.data()[i] - expected.data()[i])));
+    scale = std::max(scale, double(std::fabs(expected.data()[i])));
+  }
+  // Two float32 forward passes that sum in other orders differ by about sqrt(K) 2^-24 relative per
+  // sum (K <= 4608 products in ResNet-18's convolutions: 4e-6), and BatchNorm keeps every layer's
+  // scale near 1, so over its 20 layers they stay within ~1e-4 of the logits' scale; a wrong
+  // weight, name or layout is off by the scale itself. NaN fails.
+  const double tolerance = 1e-4 * scale;
+  const bool ok = worst <= tolerance;
+  std::printf("check: max |weft - expected| %.3g over %lld logits (tolerance %.3g = 1e-4 max |expected|): %s\n",
+              worst, (long long)logits.numel(), tolerance, ok ? "ok" : "FAILED");
+  if (o.has("state-out")) weft::io::save_safetensors(o.text("state-out"), model.state_dict());
+  return ok ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -229,12 +271,14 @@ int main(int argc, char** argv) {
       return trained | infer(Options{{{"batch", "1"}, {"steps", "3"}}});
     }
     const std::string command = argv[1];
-    if (command == "train" || command == "infer") {
-      const Options o(argc, argv,
-                      command == "train" ? std::vector<std::string>{"batch", "steps", "lr", "data", "labels", "threads", "seed"}
-                                         : std::vector<std::string>{"batch", "steps", "threads", "seed"});
+    const std::map<std::string, std::vector<std::string>> names = {
+        {"train", {"batch", "steps", "lr", "data", "labels", "threads", "seed"}},
+        {"infer", {"batch", "steps", "threads", "seed"}},
+        {"check", {"weights", "images", "logits", "state-out", "threads"}}};
+    if (names.count(command)) {
+      const Options o(argc, argv, names.at(command));
       if (o.has("threads")) weft::set_num_threads(int(o.count("threads", 1)));
-      return command == "train" ? train(o) : infer(o);
+      return command == "train" ? train(o) : command == "infer" ? infer(o) : check(o);
     }
     std::fputs(kUsage, command == "--help" || command == "-h" ? stdout : stderr);
     return command == "--help" || command == "-h" ? 0 : 2;
