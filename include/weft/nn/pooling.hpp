@@ -77,9 +77,10 @@ inline PoolGeometry pool_geometry(const char* op, const Shape& x, nn::Size2 kern
   return g;
 }
 
-/// Calls visit(ih, offset, outputs) for each kernel tap (kh, kw) of output row oh whose input
-/// row ih is inside the input: the outputs ow in `outputs` read input column ow stride + offset
-/// (the others fall in the padding). Taps come in torch's order (kh, then kw).
+/// Calls visit(ih, offset, outputs, tap) for each kernel tap (kh, kw), numbered tap = kh kW + kw,
+/// of output row oh whose input row ih is inside the input: the outputs ow in `outputs` read
+/// input column ow stride + offset (the others fall in the padding). Taps come in torch's order
+/// (kh, then kw).
 template <class Visit>
 void for_each_tap(const PoolGeometry& g, std::int64_t oh, Visit&& visit) {
   for (std::int64_t kh = 0; kh < g.h.kernel; ++kh) {
@@ -88,7 +89,7 @@ void for_each_tap(const PoolGeometry& g, std::int64_t oh, Visit&& visit) {
     for (std::int64_t kw = 0; kw < g.w.kernel; ++kw) {
       const std::int64_t offset = kw * g.w.dilation - g.w.padding;
       const OutputRange r = outputs_inside(offset, g.w.stride, g.w.in, g.w.out);
-      if (r.lo < r.hi) visit(ih, offset, r);
+      if (r.lo < r.hi) visit(ih, offset, r, std::int32_t(kh * g.w.kernel + kw));
     }
   }
 }
@@ -128,33 +129,49 @@ struct PoolOutputs {
   std::vector<std::int64_t> div_h, div_w;
 };
 
+/// Where a pooling row's inputs lie: a plane read with a window step of one contiguous element
+/// (stride 1, unit column stride), any other plane, or the C contiguous channels of a
+/// channels-last input (lanes: C values per output position).
+enum class PoolRowLayout { plane_unit_step, plane, channels };
+
 /// One output row of pooling for one plane (or, over channels, a channels-last row): `acc` and
-/// `arg` hold OW (x lanes) running values and argmax indices; the taps update them in torch's
-/// order. max: m = x where x > m or x is NaN (a NaN wins, a tie keeps the first), else sum.
-/// kUnitStep: consecutive outputs read consecutive inputs (stride 1, unit column stride), so the
-/// inner loop is a contiguous one the compiler vectorizes.
-template <PoolReduction kReduce, bool kUnitStep, class T, class Acc>
-void pool_row(const T* plane, std::int64_t sh, std::int64_t sw, std::int64_t lanes, const PoolGeometry& g,
-              std::int64_t oh, Acc* acc, std::int64_t* arg) {
-  for_each_tap(g, oh, [&](std::int64_t ih, std::int64_t offset, OutputRange r) {
+/// `arg` hold OW (x lanes) running values and the tap of each argmax (-1: none yet; a tap number
+/// has the values' width, so its select vectorizes with theirs); the taps update them in torch's
+/// order. max: m = x where x > m or x is NaN (a NaN wins, a tie keeps the first), else the sum.
+/// The innermost loop runs over contiguous inputs (W for plane_unit_step, C for channels) with
+/// selects, not branches (`|`, not `||`), so the compiler vectorizes it (blends): random data
+/// would mispredict a branch half the time.
+template <PoolReduction kReduce, bool kIndices, PoolRowLayout kLayout, class T, class Acc>
+void pool_row(const T* plane, std::int64_t sh, std::int64_t sw, std::int64_t channels, const PoolGeometry& g,
+              std::int64_t oh, Acc* acc, std::int32_t* arg) {
+  constexpr bool kUnitStep = kLayout == PoolRowLayout::plane_unit_step;
+  const std::int64_t lanes = kLayout == PoolRowLayout::channels ? channels : 1;
+  for_each_tap(g, oh, [&](std::int64_t ih, std::int64_t offset, OutputRange r, std::int32_t tap) {
     const T* row = plane + ih * sh;
-    const std::int64_t at_row = ih * g.w.in;
     for (std::int64_t ow = r.lo; ow < r.hi; ++ow) {
       const std::int64_t iw = kUnitStep ? ow + offset : ow * g.w.stride + offset;
-      const T* px = row + (kUnitStep && lanes == 1 ? iw : iw * sw);
-      Acc* a = acc + ow * lanes;
+      const T* px = row + (kUnitStep ? iw : iw * sw);
       for (std::int64_t c = 0; c < lanes; ++c) {
+        const std::int64_t k = ow * lanes + c;
         const Acc v = Acc(px[c]);
         if constexpr (kReduce == PoolReduction::max) {
-          const bool take = v > a[c] || v != v;
-          a[c] = take ? v : a[c];
-          if (arg) arg[ow * lanes + c] = take ? at_row + iw : arg[ow * lanes + c];
+          const bool take = (v > acc[k]) | (v != v);
+          acc[k] = take ? v : acc[k];
+          if constexpr (kIndices) arg[k] = take ? tap : arg[k];
         } else {
-          a[c] += v;
+          acc[k] += v;
         }
       }
     }
   });
+}
+
+/// pool_row with the argmax kept where `arg` is given (max only).
+template <PoolReduction kReduce, PoolRowLayout kLayout, class T, class Acc>
+void pool_row_of(const T* plane, std::int64_t sh, std::int64_t sw, std::int64_t channels, const PoolGeometry& g,
+                 std::int64_t oh, Acc* acc, std::int32_t* arg) {
+  if (kReduce == PoolReduction::max && arg) pool_row<kReduce, true, kLayout>(plane, sh, sw, channels, g, oh, acc, arg);
+  else pool_row<kReduce, false, kLayout>(plane, sh, sw, channels, g, oh, acc, arg);
 }
 
 /// Max or average pooling of x into `out`, in place over x's strides: over N C planes (a row of
@@ -166,22 +183,24 @@ void run_pool2d(const Planes<T>& x, const PoolGeometry& g, const PoolOutputs<T>&
   const std::int64_t OH = g.h.out, OW = g.w.out, plane_size = OH * OW;
   const std::vector<std::int64_t> first_h = first_inputs(g.h), first_w = first_inputs(g.w);
   const Acc init = kReduce == PoolReduction::max ? -std::numeric_limits<Acc>::infinity() : Acc(0);
-  // Writes output (oh, ow) of plane p from its accumulated value (and argmax).
-  auto finish = [&](std::int64_t p, std::int64_t oh, std::int64_t ow, Acc v, std::int64_t arg) {
+  // Writes output (oh, ow) of plane p from its accumulated value (and argmax tap: its input
+  // ih W + iw; no tap, torch's index of the window's first position past the padding).
+  auto finish = [&](std::int64_t p, std::int64_t oh, std::int64_t ow, Acc v, std::int32_t tap) {
     const std::int64_t o = p * plane_size + oh * OW + ow;
     if constexpr (kReduce == PoolReduction::max) {
       out.values[o] = T(v);
-      if (out.indices) out.indices[o] = arg;
+      if (out.indices)
+        out.indices[o] = tap < 0 ? first_h[std::size_t(oh)] * g.w.in + first_w[std::size_t(ow)]
+                                 : (g.h.start(oh) + tap / g.w.kernel * g.h.dilation) * g.w.in + g.w.start(ow) +
+                                       tap % g.w.kernel * g.w.dilation;
     } else {
       const std::int64_t d = out.div_h[std::size_t(oh)] * out.div_w[std::size_t(ow)];
       out.values[o] = d == 0 ? T(0) : T(v / Acc(d));
     }
   };
-  auto start_row = [&](std::int64_t oh, std::int64_t lanes, std::vector<Acc>& acc, std::vector<std::int64_t>& arg) {
+  auto start_row = [&](std::vector<Acc>& acc, std::vector<std::int32_t>& arg) {
     std::fill(acc.begin(), acc.end(), init);
-    if (!arg.empty())
-      for (std::int64_t ow = 0; ow < OW; ++ow)
-        std::fill_n(arg.begin() + ow * lanes, lanes, first_h[std::size_t(oh)] * g.w.in + first_w[std::size_t(ow)]);
+    std::fill(arg.begin(), arg.end(), -1);
   };
   const std::int64_t taps = g.h.kernel * g.w.kernel;
   const bool want_arg = kReduce == PoolReduction::max && out.indices;
@@ -190,12 +209,13 @@ void run_pool2d(const Planes<T>& x, const PoolGeometry& g, const PoolOutputs<T>&
     WEFT_PRAGMA_OMP(omp parallel num_threads(vision_threads(rows, OW * C * taps)))
     {
       std::vector<Acc> acc(std::size_t(OW * C));
-      std::vector<std::int64_t> arg(want_arg ? std::size_t(OW * C) : 0);
+      std::vector<std::int32_t> arg(want_arg ? std::size_t(OW * C) : 0);
       WEFT_PRAGMA_OMP(omp for schedule(static))
       for (std::int64_t r = 0; r < rows; ++r) {
         const std::int64_t n = r / OH, oh = r % OH;
-        start_row(oh, C, acc, arg);
-        pool_row<kReduce, false>(x.plane(n, 0), x.sh, x.sw, C, g, oh, acc.data(), want_arg ? arg.data() : nullptr);
+        start_row(acc, arg);
+        pool_row_of<kReduce, PoolRowLayout::channels>(x.plane(n, 0), x.sh, x.sw, C, g, oh, acc.data(),
+                                                      want_arg ? arg.data() : nullptr);
         for (std::int64_t c = 0; c < C; ++c)
           for (std::int64_t ow = 0; ow < OW; ++ow)
             finish(n * C + c, oh, ow, acc[std::size_t(ow * C + c)], want_arg ? arg[std::size_t(ow * C + c)] : 0);
@@ -208,15 +228,15 @@ void run_pool2d(const Planes<T>& x, const PoolGeometry& g, const PoolOutputs<T>&
   WEFT_PRAGMA_OMP(omp parallel num_threads(vision_threads(planes, plane_size * taps)))
   {
     std::vector<Acc> acc(static_cast<std::size_t>(OW));
-    std::vector<std::int64_t> arg(want_arg ? std::size_t(OW) : 0);
+    std::vector<std::int32_t> arg(want_arg ? std::size_t(OW) : 0);
     WEFT_PRAGMA_OMP(omp for schedule(static))
     for (std::int64_t p = 0; p < planes; ++p) {
       const T* plane = x.plane(p / x.c, p % x.c);
       for (std::int64_t oh = 0; oh < OH; ++oh) {
-        start_row(oh, 1, acc, arg);
-        std::int64_t* a = want_arg ? arg.data() : nullptr;
-        if (unit_step) pool_row<kReduce, true>(plane, x.sh, x.sw, 1, g, oh, acc.data(), a);
-        else pool_row<kReduce, false>(plane, x.sh, x.sw, 1, g, oh, acc.data(), a);
+        start_row(acc, arg);
+        std::int32_t* a = want_arg ? arg.data() : nullptr;
+        if (unit_step) pool_row_of<kReduce, PoolRowLayout::plane_unit_step>(plane, x.sh, x.sw, 1, g, oh, acc.data(), a);
+        else pool_row_of<kReduce, PoolRowLayout::plane>(plane, x.sh, x.sw, 1, g, oh, acc.data(), a);
         for (std::int64_t ow = 0; ow < OW; ++ow) finish(p, oh, ow, acc[std::size_t(ow)], want_arg ? arg[std::size_t(ow)] : 0);
       }
     }
@@ -302,7 +322,7 @@ Tensor<T> avg_pool2d_backward_impl(const TensorView<const T>& dy, const Shape& i
         const std::int64_t d = div_h[std::size_t(oh)] * div_w[std::size_t(ow)];
         delta[std::size_t(ow)] = d == 0 ? Acc(0) : Acc(dyp[oh * g.sh + ow * g.sw]) / Acc(d);
       }
-      for_each_tap(geo, oh, [&](std::int64_t ih, std::int64_t offset, OutputRange r) {
+      for_each_tap(geo, oh, [&](std::int64_t ih, std::int64_t offset, OutputRange r, std::int32_t) {
         Acc* row = dx + ih * W;
         for (std::int64_t ow = r.lo; ow < r.hi; ++ow) row[ow * geo.w.stride + offset] += delta[std::size_t(ow)];
       });
