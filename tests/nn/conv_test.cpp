@@ -423,3 +423,55 @@ TEST_CASE("Conv2d::prepack: the weight kept in the GEMM's panels gives bit-ident
     CHECK(same_bits(conv(x).value(), plain));
   }
 }
+
+TEST_CASE("fold_batch_norm: conv2d with the folded weight and bias equals batch_norm(conv2d) in eval") {
+  WEFT_TEST_RNG(rng);
+  for (bool with_bias : {true, false}) {
+    const Tensor<double> x = random_contiguous<double>(rng, Shape{2, 4, 6, 5}, Domain{});
+    const Tensor<double> w = random_contiguous<double>(rng, Shape{6, 2, 3, 3}, Domain{});
+    const Tensor<double> b = random_contiguous<double>(rng, Shape{6}, Domain{});
+    const Tensor<double> mean = random_contiguous<double>(rng, Shape{6}, Domain{});
+    Tensor<double> var = random_contiguous<double>(rng, Shape{6}, Domain{0.2, 3.0, false});
+    const Tensor<double> gamma = random_contiguous<double>(rng, Shape{6}, Domain{});
+    const Tensor<double> beta = random_contiguous<double>(rng, Shape{6}, Domain{});
+    const nn::ConvOptions o{.padding = 1, .groups = 2};
+    Tensor<double> mean_copy(mean);
+    const Tensor<double> conv = with_bias ? nn::conv2d(x, w, b, o) : nn::conv2d(x, w, o);
+    const Tensor<double> want = nn::batch_norm(conv, mean_copy.view(), var.view(), gamma.view(), beta.view(), false, 0.1, 1e-3);
+    const nn::FoldedConv<double> f =
+        nn::fold_batch_norm<double>(w, with_bias ? TensorView<const double>(b.view()) : TensorView<const double>(), mean,
+                                    var, gamma, beta, 1e-3);
+    const Tensor<double> got = nn::conv2d(x, f.weight, f.bias, o);
+    // both sides round a handful of times per element in double
+    CHECK(weft::allclose(got, want, 1e-12, 1e-12));
+  }
+  const Tensor<float> w = weft::ones<float>(Shape{4, 2, 3, 3}), c = weft::ones<float>(Shape{3});
+  const std::string msg = error_of([&] {
+    (void)nn::fold_batch_norm<float>(w, TensorView<const float>(), c, c, TensorView<const float>(), TensorView<const float>());
+  });
+  CHECK(has(msg, "nn::fold_batch_norm: running_mean must be [4] (one per output channel of the weight [4, 2, 3, 3]), got [3]"));
+}
+
+TEST_CASE("nn::fold_batch_norm of modules and nn::prepack of a model: the same outputs at inference") {
+  WEFT_TEST_RNG(rng);
+  nn::Conv2d<double> conv(4, 6, 3, {.padding = 1}, true, rng.bits());
+  nn::BatchNorm2d<double> bn(6);
+  // a few training batches give the running statistics and affine parameters some values
+  for (int step = 0; step < 3; ++step) (void)bn(conv(ad::Var<double>(random_contiguous<double>(rng, Shape{3, 4, 5, 5}, Domain{}))));
+  bn.weight = ad::param(random_contiguous<double>(rng, Shape{6}, Domain{}));
+  bn.bias = ad::param(random_contiguous<double>(rng, Shape{6}, Domain{}));
+  bn.eval();
+  const ad::Var<double> x(random_contiguous<double>(rng, Shape{2, 4, 5, 5}, Domain{}));
+  ad::NoGrad no_grad;
+  const Tensor<double> want = bn(conv(x)).value();
+  nn::Conv2d<double> folded = nn::fold_batch_norm(conv, bn);
+  CHECK(weft::allclose(folded(x).value(), want, 1e-12, 1e-12));
+
+  nn::Sequential<double> net(nn::Conv2d<double>(4, 8, 3, {.padding = 1}, true, rng.bits()),
+                             nn::Conv2d<double>(8, 3, 1, {}, false, rng.bits()));
+  const Tensor<double> before = net(x).value();
+  nn::prepack(net);
+  const Tensor<double> packed = net(x).value();
+  CHECK(std::memcmp(packed.data(), before.data(), std::size_t(before.numel()) * sizeof(double)) == 0);
+  nn::unpack(net);
+}

@@ -8,6 +8,7 @@
 #include "weft/nn/modules/dropout.hpp"
 #include "weft/nn/modules/embedding.hpp"
 #include "weft/nn/modules/group_norm.hpp"
+#include "weft/nn/modules/inference.hpp"
 #include "weft/nn/modules/layer_norm.hpp"
 #include "weft/nn/modules/linear.hpp"
 #include "weft/nn/modules/pooling.hpp"

@@ -202,6 +202,12 @@ class Module {
   }
   /// train(false).
   void eval() { train(false); }
+  /// Calls f(module) for this module and every module below it, parents first (torch's
+  /// `apply`): e.g. nn::prepack finds the convolutions this way.
+  template <class F>
+  void apply(F&& f) {
+    for_each_module(f);
+  }
   bool is_training() const { return training_; }
 
  protected:
