@@ -63,12 +63,19 @@ void check_group_norm(const char* op, const TensorView<const T>& x, std::int64_t
   if (!(eps >= 0)) fail(op, "eps must be >= 0, got ", eps, " (input shape ", s, ")");
 }
 
-/// mean and var (biased) per sample and group, [N, G, 1, 1] in math_t: var_mean's two passes of
-/// the reduction executor (the mean, then squared deviations: no cancellation where |mean| >> std).
+/// mean and var (biased) per sample and group, [N, G, 1, 1] in math_t, from each channel's over
+/// S: var_mean over S alone, the reduction executor's fast case in either layout (contiguous rows
+/// for NCHW; for channels-last, columns vectorized along C), two passes (the mean, then squared
+/// deviations: no cancellation where |mean| >> std). The channels of a group hold equal counts,
+/// so mean = mean_c m_c and var = mean_c (v_c + (m_c - mean)^2) (the law of total variance: sums
+/// of non-negative terms). Reducing S and C / G at once is slow for channels-last strides.
 template <class T>
 std::pair<Tensor<math_t<T>>, Tensor<math_t<T>>> group_moments(const TensorView<const T>& x4) {
-  auto [v, m] = weft::var_mean(cast<math_t<T>>(x4), {2, 3}, 0.0, true);
-  return {std::move(m), std::move(v)};
+  using A = math_t<T>;
+  const auto [channel_var, channel_mean] = weft::var_mean(cast<A>(x4), 3, 0.0, true);  // [N, G, C / G, 1]
+  Tensor<A> mean = weft::eval(weft::mean(channel_mean, 2, true));
+  Tensor<A> var = weft::eval(weft::mean(channel_var + (channel_mean - mean) * (channel_mean - mean), 2, true));
+  return {std::move(mean), std::move(var)};
 }
 
 template <class T>
@@ -112,17 +119,22 @@ nn::GroupNormGradients<T> group_norm_backward_impl(const TensorView<const T>& dy
   const auto centered = cast<A>(x4) - mean;
   // With xhat = (x - mean) rstd, g = dy weight and M = (C / G) S values a group:
   //   dx = rstd (g - mean(g) - xhat mean(g xhat)),  means over each sample's group;
-  // xhat mean(g xhat) = (x - mean) rstd^2 sum(g (x - mean)) / M.
-  Tensor<A> g = weight.defined() ? weft::eval(cast<A>(dy4) * cast<A>(group_column(weight, groups)))
-                                 : weft::eval(cast<A>(dy4));
+  // xhat mean(g xhat) = (x - mean) rstd^2 sum(g (x - mean)) / M. The sums over a group are taken
+  // per channel over S first (one reduced dim, fast in either layout): sum g = sum_c w_c sum dy,
+  // sum g (x - mean) = sum_c w_c sum dy (x - mean).
+  const Tensor<A> sum_dy = weft::eval(sum(cast<A>(dy4), 3, true));  // [N, G, C / G, 1]
+  const Tensor<A> sum_dy_centered = weft::eval(sum(cast<A>(dy4) * centered, 3, true));
+  const Tensor<A> w = weight.defined() ? weft::eval(cast<A>(group_column(weight, groups)))
+                                       : ones<A>({1, groups, channels / groups, 1});
   const double per_group = double(x4.shape()[2] * x4.shape()[3]);
-  const Tensor<A> mean_g = weft::eval(sum(g, {2, 3}, true) * A(1 / per_group));
-  const Tensor<A> centered_coefficient = weft::eval(rstd * rstd * sum(g * centered, {2, 3}, true) * A(1 / per_group));
-  out.dx.view(x4.shape()) = rstd * (g - mean_g - centered * centered_coefficient);
-  // dweight = sum dy xhat, dbias = sum dy, over the samples and the spatial dims: [G, C / G] = [C].
-  const Shape per_channel{groups, channels / groups};
-  out.dweight.view(per_channel) = sum(cast<A>(dy4) * centered * rstd, {0, 3});
-  out.dbias.view(per_channel) = sum(cast<A>(dy4), {0, 3});
+  const Tensor<A> mean_g = weft::eval(sum(sum_dy * w, 2, true) * A(1 / per_group));
+  const Tensor<A> centered_coefficient =
+      weft::eval(rstd * rstd * sum(sum_dy_centered * w, 2, true) * A(1 / per_group));
+  out.dx.view(x4.shape()) = rstd * (cast<A>(dy4) * w - mean_g - centered * centered_coefficient);
+  // dweight = sum dy xhat, dbias = sum dy, over the samples and the spatial dims: [G, C / G, 1] = [C].
+  const Shape per_channel{groups, channels / groups, 1};
+  out.dweight.view(per_channel) = sum(sum_dy_centered * rstd, 0);
+  out.dbias.view(per_channel) = sum(sum_dy, 0);
   return out;
 }
 
