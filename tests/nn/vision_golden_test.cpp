@@ -4,24 +4,17 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <doctest/doctest.h>
 #include <weft/autograd.hpp>
 #include <weft/io.hpp>
-#include <weft/nn/batch_norm.hpp>
-#include <weft/nn/conv.hpp>
-#include <weft/nn/conv_transpose.hpp>
-#include <weft/nn/group_norm.hpp>
-#include <weft/nn/interpolate.hpp>
-#include <weft/nn/pooling.hpp>
-#include <weft/nn/rms_norm.hpp>
-#include <weft/weft.hpp>
 
-#ifndef WEFT_GOLDEN_DIR
-#error "tests/meson.build defines WEFT_GOLDEN_DIR (the tests/golden directory)"
-#endif
+#include "vision_golden.hpp"
 
 namespace vision_golden_test {
 
@@ -31,10 +24,7 @@ using weft::Shape;
 using weft::Tensor;
 using weft::TensorView;
 
-const weft::io::SafeTensors& golden() {
-  static const weft::io::SafeTensors file(std::string(WEFT_GOLDEN_DIR) + "/vision/ops.safetensors");
-  return file;
-}
+const weft::io::SafeTensors& golden() { return weft_test::vision_golden("ops"); }
 
 /// The cases of precision T are the file's "f64.*" (double) and "f32.*" (float) ones.
 template <class T>
@@ -42,11 +32,8 @@ std::string prefix() {
   return std::is_same_v<T, double> ? "f64." : "f32.";
 }
 
-/// The golden's tensor `key` as float64, whatever its stored precision.
-Tensor<double> golden_double(const std::string& key) {
-  if (golden().dtype(key) == weft::DType::float32) return weft::cast<double>(golden().get<float>(key));
-  return Tensor<double>(golden().get<double>(key));
-}
+/// The golden's tensor `key` as float64.
+Tensor<double> golden_double(const std::string& key) { return weft_test::golden_double(golden(), key); }
 
 /// How an op reads its inputs: NCHW (contiguous) or channels-last (a contiguous N, spatial..., C
 /// copy permuted back to the [N, C, spatial...] shape: channels are the stride-1 dim).
