@@ -183,6 +183,10 @@ void run_pool2d(const Planes<T>& x, const PoolGeometry& g, const PoolOutputs<T>&
   const std::int64_t OH = g.h.out, OW = g.w.out, plane_size = OH * OW;
   const std::vector<std::int64_t> first_h = first_inputs(g.h), first_w = first_inputs(g.w);
   const Acc init = kReduce == PoolReduction::max ? -std::numeric_limits<Acc>::infinity() : Acc(0);
+  // tap kh kW + kw reads the input kh dH W + kw dW past its window's start
+  std::vector<std::int64_t> tap_offset;
+  for (std::int64_t kh = 0; kh < g.h.kernel; ++kh)
+    for (std::int64_t kw = 0; kw < g.w.kernel; ++kw) tap_offset.push_back(kh * g.h.dilation * g.w.in + kw * g.w.dilation);
   // Writes output (oh, ow) of plane p from its accumulated value (and argmax tap: its input
   // ih W + iw; no tap, torch's index of the window's first position past the padding).
   auto finish = [&](std::int64_t p, std::int64_t oh, std::int64_t ow, Acc v, std::int32_t tap) {
@@ -191,8 +195,7 @@ void run_pool2d(const Planes<T>& x, const PoolGeometry& g, const PoolOutputs<T>&
       out.values[o] = T(v);
       if (out.indices)
         out.indices[o] = tap < 0 ? first_h[std::size_t(oh)] * g.w.in + first_w[std::size_t(ow)]
-                                 : (g.h.start(oh) + tap / g.w.kernel * g.h.dilation) * g.w.in + g.w.start(ow) +
-                                       tap % g.w.kernel * g.w.dilation;
+                                 : g.h.start(oh) * g.w.in + g.w.start(ow) + tap_offset[std::size_t(tap)];
     } else {
       const std::int64_t d = out.div_h[std::size_t(oh)] * out.div_w[std::size_t(ow)];
       out.values[o] = d == 0 ? T(0) : T(v / Acc(d));
@@ -345,8 +348,25 @@ inline void check_adaptive_size(const char* op, const Shape& x, nn::Size2 output
     fail(op, "output_size ", output_size.h, "x", output_size.w, " must be >= 0 (x of shape ", x, ")");
 }
 
-/// out[oh, ow] = the mean of x over the window rows x columns of (oh, ow): over N C planes, or
-/// for a channels-last x over N OH rows, summing C contiguous channels at a time.
+/// The sum of n contiguous values in the compute type Acc, as 16 interleaved partial sums added
+/// at the end (a fixed order, so the compiler vectorizes the loop and every run gives the same
+/// bits), the last n mod 16 values added one by one.
+template <class Acc, class T>
+Acc contiguous_sum(const T* x, std::int64_t n) {
+  constexpr std::int64_t kLanes = 16;
+  Acc part[kLanes] = {};
+  std::int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (std::int64_t l = 0; l < kLanes; ++l) part[l] += Acc(x[j + l]);
+  Acc sum = 0;
+  for (; j < n; ++j) sum += Acc(x[j]);
+  for (std::int64_t l = 0; l < kLanes; ++l) sum += part[l];
+  return sum;
+}
+
+/// out[oh, ow] = the mean of x over the window rows x columns of (oh, ow): over N C planes
+/// (contiguous runs of a row, or of whole rows, summed vectorized), or for a channels-last x over
+/// N OH rows, summing C contiguous channels at a time.
 template <class T>
 Tensor<T> adaptive_avg_pool2d_impl(const TensorView<const T>& input, nn::Size2 output_size) {
   const char* op = "nn::adaptive_avg_pool2d";
@@ -381,6 +401,8 @@ Tensor<T> adaptive_avg_pool2d_impl(const TensorView<const T>& input, nn::Size2 o
     return out;
   }
   const std::int64_t planes = x.n * x.c;
+  // rows of a plane that follow each other in memory: a window of whole rows is one run
+  const bool rows_adjacent = x.sw == 1 && x.sh == x.w;
   WEFT_PRAGMA_OMP(omp parallel for schedule(static) num_threads(vision_threads(planes, x.h * x.w)))
   for (std::int64_t p = 0; p < planes; ++p) {
     const T* plane = x.plane(p / x.c, p % x.c);
@@ -389,8 +411,14 @@ Tensor<T> adaptive_avg_pool2d_impl(const TensorView<const T>& input, nn::Size2 o
       for (std::int64_t ow = 0; ow < OW; ++ow) {
         const AdaptiveWindow ww = adaptive_window(ow, x.w, OW);
         Acc sum = 0;
-        for (std::int64_t ih = wh.lo; ih < wh.hi; ++ih)
-          for (std::int64_t iw = ww.lo; iw < ww.hi; ++iw) sum += Acc(plane[ih * x.sh + iw * x.sw]);
+        if (rows_adjacent && ww.hi - ww.lo == x.w) {
+          sum = contiguous_sum<Acc>(plane + wh.lo * x.sh, (wh.hi - wh.lo) * x.w);
+        } else if (x.sw == 1) {
+          for (std::int64_t ih = wh.lo; ih < wh.hi; ++ih) sum += contiguous_sum<Acc>(plane + ih * x.sh + ww.lo, ww.hi - ww.lo);
+        } else {
+          for (std::int64_t ih = wh.lo; ih < wh.hi; ++ih)
+            for (std::int64_t iw = ww.lo; iw < ww.hi; ++iw) sum += Acc(plane[ih * x.sh + iw * x.sw]);
+        }
         o[(p * OH + oh) * OW + ow] = T(sum / Acc((wh.hi - wh.lo) * (ww.hi - ww.lo)));
       }
     }
