@@ -16,7 +16,8 @@ and, for some ops, tensors that take no gradient or that are extra outputs:
   .running_mean_out, .running_var_out (and _f32) the running stats after a training call
 
 The options of each case are the same in tests/nn/vision_golden_test.cpp (same names); the
-file's metadata "cases" lists each case with the call, for a reader.
+file's metadata "cases" lists each case with the call, for a reader. REFUSED lists calls that torch
+rejects (the script checks that it still does); the test checks that weft rejects them too.
 
 Run: python3 tests/golden/make_vision_golden.py   (needs torch and safetensors; the tests do not)
 """
@@ -153,6 +154,38 @@ def cases():
         lambda x, s: F.rms_norm(x[0], (4, 5), x[1], eps=1e-5), "rms_norm(x, (4, 5), w, eps=1e-5)"
 
 
+def ones(*shape):
+    return torch.ones(*shape, dtype=D)
+
+
+# name -> a call torch raises for (the same calls are in vision_golden_test.cpp's bad-input case)
+REFUSED = {
+    "conv2d: weight's input channels differ from x's": lambda: F.conv2d(ones(1, 3, 5, 5), ones(4, 2, 3, 3)),
+    "conv2d: channels not divisible by groups": lambda: F.conv2d(ones(1, 3, 5, 5), ones(4, 1, 3, 3), groups=2),
+    "conv2d: kernel larger than the padded input": lambda: F.conv2d(ones(1, 3, 2, 2), ones(4, 3, 3, 3)),
+    "conv2d: padding 'same' with stride 2": lambda: F.conv2d(ones(1, 3, 5, 5), ones(4, 3, 3, 3), stride=2, padding="same"),
+    "conv_transpose2d: output_padding not below stride or dilation":
+        lambda: F.conv_transpose2d(ones(1, 3, 5, 5), ones(3, 2, 3, 3), stride=2, output_padding=2),
+    "max_pool2d: padding over half the kernel": lambda: F.max_pool2d(ones(1, 3, 5, 5), 2, padding=2),
+    "avg_pool2d: kernel larger than the input": lambda: F.avg_pool2d(ones(1, 3, 2, 2), 3),
+    "interpolate: nearest with align_corners":
+        lambda: F.interpolate(ones(1, 3, 2, 2), size=(4, 4), mode="nearest", align_corners=True),
+    "group_norm: channels not divisible by groups": lambda: F.group_norm(ones(2, 6, 3, 3), 4),
+    "batch_norm: training on one value per channel":
+        lambda: F.batch_norm(ones(1, 3, 1, 1), ones(3), ones(3), training=True),
+    "rms_norm: input not ending with normalized_shape": lambda: F.rms_norm(ones(2, 3, 4, 5), (4,), ones(4)),
+}
+
+
+def check_refused():
+    for name, call in REFUSED.items():
+        try:
+            call()
+        except (RuntimeError, ValueError):
+            continue
+        raise AssertionError(f"torch no longer refuses {name}")
+
+
 def run(call, inputs, stats, dtype):
     """torch's output, indices, gradients of sum(out * dy) and running stats after, in dtype."""
     xs = [x.to(dtype).requires_grad_(True) for x in inputs]
@@ -163,6 +196,7 @@ def run(call, inputs, stats, dtype):
 
 
 def main():
+    check_refused()
     torch.manual_seed(42)
     tensors, described = {}, {}
     for precision, dtype in (("f64", torch.float64), ("f32", torch.float32)):

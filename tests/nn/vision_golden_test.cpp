@@ -423,6 +423,40 @@ void check_rms_norm() {
   }
 }
 
+/// The calls torch refuses (make_vision_golden.py's REFUSED, which checks that torch still does):
+/// weft refuses them with a weft::Error naming the op and what is wrong.
+void check_refused_calls() {
+  auto input = [](const weft::Shape& s) { return weft::rand<double>(s); };
+  const Tensor<double> x = input({1, 3, 5, 5}), small = input({1, 3, 2, 2});
+  CHECK_THROWS_WITH_AS(nn::conv2d(x, input({4, 2, 3, 3})),
+                       doctest::Contains("nn::conv2d: weight [4, 2, 3, 3] with groups 1 expects 2 input channels"),
+                       weft::Error);
+  CHECK_THROWS_WITH_AS(nn::conv2d(x, input({4, 1, 3, 3}), {.groups = 2}),
+                       doctest::Contains("not divisible by groups 2"), weft::Error);
+  CHECK_THROWS_WITH_AS(nn::conv2d(small, input({4, 3, 3, 3})),
+                       doctest::Contains("larger than the padded input (2x2)"), weft::Error);
+  CHECK_THROWS_WITH_AS(nn::conv2d(x, input({4, 3, 3, 3}), {.stride = 2, .padding = "same"}),
+                       doctest::Contains("padding \"same\" needs stride 1"), weft::Error);
+  CHECK_THROWS_WITH_AS(nn::conv_transpose2d(x, input({3, 2, 3, 3}), {.stride = 2, .output_padding = 2}),
+                       doctest::Contains("nn::conv_transpose2d: output_padding 2x2 must be smaller"), weft::Error);
+  CHECK_THROWS_WITH_AS(nn::max_pool2d(x, 2, std::nullopt, 2),
+                       doctest::Contains("nn::max_pool2d: padding 2x2 must be in [0, kernel / 2]"), weft::Error);
+  CHECK_THROWS_WITH_AS(nn::avg_pool2d(small, 3), doctest::Contains("nn::avg_pool2d: kernel 3x3"), weft::Error);
+  CHECK_THROWS_WITH_AS(nn::interpolate(small, nn::Size2{4, 4}, nn::InterpolateMode::nearest, true),
+                       doctest::Contains("nn::interpolate: align_corners = true needs mode bilinear"), weft::Error);
+  CHECK_THROWS_WITH_AS(nn::group_norm(input({2, 6, 3, 3}), 4, {}, {}),
+                       doctest::Contains("channels 6 not divisible by groups 4"), weft::Error);
+  CHECK_THROWS_WITH_AS(nn::rms_norm(input({2, 3, 4, 5}), Shape{4}, input({4}).view()),
+                       doctest::Contains("nn::rms_norm: input of shape [2, 3, 4, 5] does not end with"), weft::Error);
+  // a refused training call leaves the running statistics as they were
+  Tensor<double> mean = input({3}), var = input({3});
+  const std::vector<double> mean_before = mean.to_vector(), var_before = var.to_vector();
+  CHECK_THROWS_WITH_AS(nn::batch_norm(input({1, 3, 1, 1}), mean.view(), var.view(), {}, {}, true),
+                       doctest::Contains("nn::batch_norm: Expected more than 1 value per channel"), weft::Error);
+  CHECK(mean.to_vector() == mean_before);
+  CHECK(var.to_vector() == var_before);
+}
+
 }  // namespace vision_golden_test
 
 TEST_SUITE("cpu") {
@@ -453,6 +487,11 @@ TEST_CASE_TEMPLATE("nn vision goldens: group_norm (groups of several channels, o
 
 TEST_CASE_TEMPLATE("nn vision goldens: rms_norm (over the last dim, over the last two)", T, double, float) {
   vision_golden_test::check_rms_norm<T>();
+}
+
+
+TEST_CASE("nn vision goldens: the calls torch refuses, weft refuses too") {
+  vision_golden_test::check_refused_calls();
 }
 
 }  // TEST_SUITE
