@@ -145,6 +145,17 @@ TEST_CASE("nn::batch_norm over Vars: gradcheck in double, training and eval, wit
   CHECK(values_of(rv1) == values_of(rv2));
 }
 
+TEST_CASE("nn::batch_norm evaluates an expression input once, as the tensor it gives") {
+  WEFT_TEST_RNG(rng);
+  const TensorView<float> x = channel_input<float>(rng, {3, 2, 4, 5}, true, 1.0);
+  Tensor<float> rm1 = weft::zeros<float>({2}), rv1 = weft::ones<float>({2}), rm2 = weft::zeros<float>({2}),
+                rv2 = weft::ones<float>({2});
+  const Tensor<float> doubled = weft::eval(x * 2.0f);
+  CHECK(values_of(nn::batch_norm(x * 2.0f, rm1, rv1, {}, {}, true)) == values_of(nn::batch_norm(doubled, rm2, rv2, {}, {}, true)));
+  CHECK(values_of(rm1) == values_of(rm2));
+  CHECK(values_of(rv1) == values_of(rv2));
+}
+
 TEST_CASE("nn::batch_norm: bad input is an error naming the op and the shapes; nothing is written") {
   Tensor<float> x = weft::ones<float>({2, 3, 4, 4}), rm = weft::zeros<float>({3}), rv = weft::ones<float>({3});
   const Tensor<float> w4 = weft::ones<float>({4});
