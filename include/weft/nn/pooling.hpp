@@ -205,7 +205,7 @@ void run_pool2d(const Planes<T>& x, const PoolGeometry& g, const PoolOutputs<T>&
     std::fill(acc.begin(), acc.end(), init);
     std::fill(arg.begin(), arg.end(), -1);
   };
-  const std::int64_t taps = g.h.kernel * g.w.kernel;
+  const std::int64_t taps [[maybe_unused]] = g.h.kernel * g.w.kernel;  // read by the OpenMP clauses only
   const bool want_arg = kReduce == PoolReduction::max && out.indices;
   if (x.channels_contiguous()) {
     const std::int64_t rows = x.n * OH, C = x.c;

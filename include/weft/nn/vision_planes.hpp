@@ -87,7 +87,7 @@ inline OutputRange outputs_inside(std::int64_t offset, std::int64_t stride, std:
 /// grad is the plane's H W sums in the compute type, zeroed before and stored rounded into the
 /// contiguous dx after (each element rounded once).
 template <class T, class Body>
-Tensor<T> accumulate_planes(const Shape& input_shape, std::int64_t work_per_plane, Body&& body) {
+Tensor<T> accumulate_planes(const Shape& input_shape, [[maybe_unused]] std::int64_t work_per_plane, Body&& body) {
   using Acc = math_t<T>;
   Tensor<T> dx = empty<T>(input_shape);
   const std::int64_t planes = input_shape[0] * input_shape[1], plane_size = input_shape[2] * input_shape[3];
