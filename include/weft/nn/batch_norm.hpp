@@ -2,7 +2,6 @@
 /// @file nn::batch_norm over [N, C, *] (torch.nn.functional.batch_norm: batch statistics and running-stat updates in training, running statistics in eval), its backward on tensors, and its autograd form over Vars.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <type_traits>
 #include <utility>

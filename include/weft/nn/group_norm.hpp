@@ -2,7 +2,6 @@
 /// @file nn::group_norm over [N, C, *] (torch.nn.functional.group_norm: statistics per sample and group of C / groups channels), its backward on tensors, and its autograd form over Vars.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
