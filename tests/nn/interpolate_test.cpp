@@ -116,24 +116,17 @@ TEST_CASE_TEMPLATE("nn::interpolate and its backward: nearest and bilinear, by s
 
 TEST_CASE("nn::interpolate: the same bits on 1 and 2 threads (inputs large enough to split), both layouts") {
   WEFT_TEST_RNG(rng);
-  const int threads = weft::get_num_threads();
   const Shape s{2, 8, 30, 30};
   for (VisionLayout layout : kVisionLayouts) {
     INFO("layout ", std::string(vision_layout_name(layout)));
     const VisionInput<float> in = vision_input<float>(rng, s, layout);
     const Tensor<float> dy = vision_gradient<float>(rng, {2, 8, 45, 75});
-    std::vector<std::vector<float>> runs[2];
-    for (int t : {1, 2}) {
-      weft::set_num_threads(t);
-      runs[t - 1] = {weft::nn::interpolate(in.x, 1.5, 2.5).to_vector(),
-                     weft::nn::interpolate(in.x, 1.5, 2.5, InterpolateMode::bilinear).to_vector(),
-                     weft::nn::interpolate_backward(dy, s, 1.5, 2.5, InterpolateMode::bilinear).to_vector()};
-    }
-    weft::set_num_threads(threads);
-    for (std::size_t k = 0; k < runs[0].size(); ++k) {
-      INFO("result ", k);
-      CHECK(runs[0][k] == runs[1][k]);
-    }
+    check_same_on_1_and_2_threads([&] {
+      return std::vector<std::vector<float>>{
+          weft::nn::interpolate(in.x, 1.5, 2.5).to_vector(),
+          weft::nn::interpolate(in.x, 1.5, 2.5, InterpolateMode::bilinear).to_vector(),
+          weft::nn::interpolate_backward(dy, s, 1.5, 2.5, InterpolateMode::bilinear).to_vector()};
+    });
   }
 }
 

@@ -208,30 +208,21 @@ TEST_CASE_TEMPLATE("nn::adaptive_avg_pool2d and its backward: random sizes, ever
 
 TEST_CASE("nn pooling: the same bits on 1 and 2 threads (inputs large enough to split), both layouts") {
   WEFT_TEST_RNG(rng);
-  const int threads = weft::get_num_threads();
   const Shape s{2, 8, 64, 64};
   for (VisionLayout layout : kVisionLayouts) {
     INFO("layout ", std::string(vision_layout_name(layout)));
     const VisionInput<float> in = vision_input<float>(rng, s, layout);
     const Tensor<float> dy = vision_gradient<float>(rng, {2, 8, 32, 32});
-    std::vector<std::vector<float>> runs[2];
-    std::vector<std::int64_t> indices[2];
-    for (int t : {1, 2}) {
-      weft::set_num_threads(t);
+    check_same_on_1_and_2_threads([&] {
       const auto r = weft::nn::max_pool2d_with_indices(in.x, 3, 2, 1);
-      indices[t - 1] = r.indices.to_vector();
-      runs[t - 1] = {r.values.to_vector(), weft::nn::avg_pool2d(in.x, 2, 2, 1, true).to_vector(),
-                     weft::nn::adaptive_avg_pool2d(in.x, {7, 5}).to_vector(),
-                     weft::nn::max_pool2d_backward(dy, r.indices, s).to_vector(),
-                     weft::nn::avg_pool2d_backward(dy, s, 2).to_vector(),
-                     weft::nn::adaptive_avg_pool2d_backward(dy, s).to_vector()};
-    }
-    weft::set_num_threads(threads);
-    CHECK(indices[0] == indices[1]);
-    for (std::size_t k = 0; k < runs[0].size(); ++k) {
-      INFO("result ", k);
-      CHECK(runs[0][k] == runs[1][k]);
-    }
+      const std::vector<std::int64_t> indices = r.indices.to_vector();
+      return std::vector<std::vector<float>>{r.values.to_vector(), std::vector<float>(indices.begin(), indices.end()),
+                                             weft::nn::avg_pool2d(in.x, 2, 2, 1, true).to_vector(),
+                                             weft::nn::adaptive_avg_pool2d(in.x, {7, 5}).to_vector(),
+                                             weft::nn::max_pool2d_backward(dy, r.indices, s).to_vector(),
+                                             weft::nn::avg_pool2d_backward(dy, s, 2).to_vector(),
+                                             weft::nn::adaptive_avg_pool2d_backward(dy, s).to_vector()};
+    });
   }
 }
 

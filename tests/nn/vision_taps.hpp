@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+#include <weft/backend/threads.hpp>
 
 #include "reference.hpp"
 
@@ -123,6 +124,23 @@ void check_taps_backward(const Tensor<T>& dx, const Shape& input_shape, const Te
 /// taps_of for an op whose taps are the same in every plane.
 inline auto same_taps(const std::vector<Taps>& taps) {
   return [&taps](std::int64_t, std::int64_t) -> const std::vector<Taps>& { return taps; };
+}
+
+/// Runs `results` (some ops' outputs as float vectors) on 1 thread and on 2, then restores the
+/// thread count, and checks that every result has the same bits both times.
+template <class Results>
+void check_same_on_1_and_2_threads(Results&& results) {
+  const int threads = weft::get_num_threads();
+  weft::set_num_threads(1);
+  const std::vector<std::vector<float>> one = results();
+  weft::set_num_threads(2);
+  const std::vector<std::vector<float>> two = results();
+  weft::set_num_threads(threads);
+  REQUIRE(one.size() == two.size());
+  for (std::size_t k = 0; k < one.size(); ++k) {
+    INFO("result ", k);
+    CHECK(one[k] == two[k]);
+  }
 }
 
 /// A random gradient dy of the given shape (a contiguous tensor).
