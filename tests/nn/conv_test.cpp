@@ -191,6 +191,32 @@ void check_random_convolutions(int cases) {
 
 }  // namespace
 
+TEST_CASE("conv2d forward and backward: the GEMM's task splits (many rows, many columns), both layouts") {
+  // Rows (batch x output positions) past one 256-row block split into row chunks; few rows with
+  // more than one 64-column panel of output channels split the columns and gather the patches
+  // once; a ResNet-like stride-2 layer in between.
+  WEFT_TEST_RNG(rng);
+  const Config shapes[] = {{3, 6, 14, 13, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+                           {2, 5, 4, 3, 130, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+                           {2, 8, 12, 12, 70, 3, 3, 2, 2, 1, 1, 1, 1, 2}};
+  for (const Config& k : shapes) {
+    for (int layout : {0, 1}) {
+      INFO(k.str(), ", layout ", layout);
+      const Shape xs{k.n, k.c, k.h, k.w}, ws{k.o, k.c / k.groups, k.kh, k.kw}, ys{k.n, k.o, k.oh(), k.ow()};
+      const std::vector<double> x = random_values(rng, xs.numel(), false), w = random_values(rng, ws.numel(), false);
+      const std::vector<double> b = random_values(rng, k.o, false), dy = random_values(rng, ys.numel(), false);
+      const Reference ref = reference(k, x, w, &b, dy);
+      const TensorView<double> xv = in_layout<double>(x, xs, layout), wv = in_layout<double>(w, ws, 0);
+      const Tensor<double> bv(in_layout<double>(b, Shape{k.o, 1, 1, 1}, 0).view(Shape{k.o}));
+      const std::vector<double> tight(ref.y.size(), 1e-12), tight_x(ref.dx.size(), 1e-12), tight_w(ref.dw.size(), 1e-11);
+      check_close("y", nn::conv2d(xv, wv, bv, k.options()), ref.y, tight);
+      const nn::ConvGradients<double> d = nn::conv2d_backward<double>(in_layout<double>(dy, ys, layout), xv, wv, k.options());
+      check_close("dx", d.dx, ref.dx, tight_x);
+      check_close("dw", d.dweight, ref.dw, tight_w);
+    }
+  }
+}
+
 TEST_CASE("conv2d forward and backward: random configurations, both layouts, against a double sum") {
   check_random_convolutions<float>(40);
   check_random_convolutions<double>(25);

@@ -229,18 +229,41 @@ template <class T, class Patches, class Finish>
 void implicit_gemm(std::int64_t groups, std::int64_t rows, std::int64_t k, std::int64_t m, const Patches& patches,
                    const T* weights, int threads, const Finish& finish) {
   using K = GemmFmaKernel<T>;
-  const std::int64_t col_chunk = K::kBlockCols, col_chunks = (m + col_chunk - 1) / col_chunk;
-  const std::int64_t row_chunk = conv_rows_per_task<T>(rows, k, groups * col_chunks, threads);
+  if (rows == 0 || m == 0) return;
+  // Few rows (a small batch's last layers): the weight, not the patches, is the large operand,
+  // and every row chunk would stream it again (batch 1, ResNet-18's last stage: 16 rows and a
+  // 9 MB weight read 4 times). Then the rows stay one chunk and the columns split finer.
+  const bool few_rows = rows <= K::kBlockRows;
+  const std::int64_t col_panels = (m + K::kCols - 1) / K::kCols;
+  const std::int64_t col_chunk =
+      few_rows ? std::max<std::int64_t>(1, col_panels / (2 * threads)) * K::kCols : K::kBlockCols;
+  const std::int64_t col_chunks = (m + col_chunk - 1) / col_chunk;
+  const std::int64_t row_chunk = few_rows ? rows : conv_rows_per_task<T>(rows, k, groups * col_chunks, threads);
   const std::int64_t row_chunks = (rows + row_chunk - 1) / row_chunk;
   const std::int64_t tasks = groups * row_chunks * col_chunks, group_panels = packed_panels_size<K>(k, m);
   const std::int64_t steps = k;  // kStep is 1
+  // With several column chunks over few rows, the patches are gathered once per group (in
+  // parallel) and each task copies its panels: gathering border windows again per chunk was a
+  // quarter of a batch-1 inference pass.
+  const std::int64_t row_panels = (rows + K::kRows - 1) / K::kRows, panel = steps * K::kStepElemsA;
+  std::vector<T> gathered;
+  if (few_rows && col_chunks > 1) {
+    gathered.resize(std::size_t(groups * row_panels * panel));
+    const int gather_threads = int(std::min<std::int64_t>(threads, groups * row_panels));
+    WEFT_PRAGMA_OMP(omp parallel for num_threads(gather_threads) schedule(dynamic, 1) if (gather_threads > 1))
+    for (std::int64_t t = 0; t < groups * row_panels; ++t)
+      patches(t / row_panels).template pack_rows<K::kRows>(t % row_panels * K::kRows, gathered.data() + t * panel);
+  }
   threads = int(std::min<std::int64_t>(threads, tasks));
   WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1))
   for (std::int64_t task = 0; task < tasks; ++task) {
     const std::int64_t g = task / (row_chunks * col_chunks), rc = task / col_chunks % row_chunks, cc = task % col_chunks;
     const std::int64_t r0 = rc * row_chunk, c0 = cc * col_chunk;
     const PatchOperand<T>& a = patches(g);
-    auto pack_a = [&](std::int64_t i0, std::int64_t /*steps*/, T* dst) { a.template pack_rows<K::kRows>(r0 + i0, dst); };
+    auto pack_a = [&](std::int64_t i0, std::int64_t /*steps*/, T* dst) {
+      if (gathered.empty()) a.template pack_rows<K::kRows>(r0 + i0, dst);
+      else std::memcpy(dst, gathered.data() + (g * row_panels + (r0 + i0) / K::kRows) * panel, std::size_t(panel) * sizeof(T));
+    };
     auto done = [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const T* block, std::int64_t ld) {
       finish(g, r0 + i0, r0 + i1, c0 + j0, c0 + j1, block, ld);
     };

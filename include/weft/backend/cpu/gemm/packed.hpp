@@ -171,11 +171,15 @@ struct PrepackedPanels {
 
 /// Every column panel of a k x m operand, packed with pack_b(j0, steps, dst) in K's layout into
 /// `panels` ((m + kCols - 1) / kCols panels of steps K::kStepElemsB elements): what
-/// PrepackedPanels points at.
+/// PrepackedPanels points at. Panels go to the threads the operand's size pays for (a ResNet
+/// layer's weight packed on one thread while the other waited was a quarter of a batch-1
+/// inference pass).
 template <class K, class PackB>
 void pack_all_panels(const PackB& pack_b, std::int64_t k, std::int64_t m, typename K::Packed* panels) {
-  const std::int64_t steps = (k + K::kStep - 1) / K::kStep;
-  for (std::int64_t u = 0; u * K::kCols < m; ++u) pack_b(u * K::kCols, steps, panels + u * steps * K::kStepElemsB);
+  const std::int64_t steps = (k + K::kStep - 1) / K::kStep, count = (m + K::kCols - 1) / K::kCols;
+  const int threads = int(std::min<std::int64_t>(count, threads_for(k * m)));
+  WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(static) if (threads > 1))
+  for (std::int64_t u = 0; u < count; ++u) pack_b(u * K::kCols, steps, panels + u * steps * K::kStepElemsB);
 }
 
 /// The elements pack_all_panels writes for a k x m operand.
