@@ -5,7 +5,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
 #include <weft/nn/interpolate.hpp>
 #include <weft/nn/pooling.hpp>
 
@@ -32,8 +31,8 @@ struct GoldenCase {
 };
 GoldenCase decode(const std::vector<double>& v) {
   auto i = [&](int k) { return std::int64_t(v[std::size_t(k)]); };
-  return {int(v[0]),          v[1],      v[2],      Size2(i(3), i(4)), Size2(i(5), i(6)), Size2(i(7), i(8)),
-          v[9] != 0,          v[10] != 0, v[11] != 0, v[12] != 0};
+  return {int(v[0]),         v[1],      v[2],       Size2(i(3), i(4)), Size2(i(5), i(6)),
+          Size2(i(7), i(8)), v[9] != 0, v[10] != 0, v[11] != 0,        v[12] != 0};
 }
 
 /// The output and input gradient of a case on x (any layout), through the tensor functions;
@@ -54,7 +53,8 @@ Run run(const GoldenCase& c, const TensorView<const double>& x, const Tensor<dou
     }
     case 1:
       r.y = weft::nn::avg_pool2d(x, c.ab(), c.stride, c.padding, c.ceil_mode, c.count_include_pad);
-      r.dx = weft::nn::avg_pool2d_backward(dy, x.shape(), c.ab(), c.stride, c.padding, c.ceil_mode, c.count_include_pad);
+      r.dx =
+          weft::nn::avg_pool2d_backward(dy, x.shape(), c.ab(), c.stride, c.padding, c.ceil_mode, c.count_include_pad);
       break;
     case 2:
       r.y = weft::nn::adaptive_avg_pool2d(x, c.ab());
@@ -87,26 +87,25 @@ void check_close(const Tensor<double>& got, const Tensor<double>& want) {
 }  // namespace
 
 TEST_SUITE("cpu") {
-
-TEST_CASE("nn pooling and interpolate against torch: random and edge configurations, NCHW and channels-last") {
-  const int cases = std::stoi(golden().metadata().at("cases"));
-  CHECK(cases >= 50);
-  for (int i = 0; i < cases; ++i) {
-    const std::string name = "c" + std::to_string(i);
-    const GoldenCase c = decode(weft_test::golden_double(golden(), name + ".args").to_vector());
-    const Tensor<double> x = weft_test::golden_double(golden(), name + ".x");
-    const Tensor<double> dy = weft_test::golden_double(golden(), name + ".dy");
-    const Tensor<double> nhwc = weft::eval(x.permute({0, 2, 3, 1}));
-    const TensorView<const double> channels_last = nhwc.permute({0, 3, 1, 2});
-    for (const TensorView<const double>& in : {x.view(), channels_last}) {
-      INFO("case ", name, " kind ", c.kind, " x ", weft_test::shape_str(x.shape()), " channels-last ",
-           in.strides()[1] == 1);
-      const Run r = run(c, in, dy);
-      check_close(r.y, weft_test::golden_double(golden(), name + ".y"));
-      if (c.kind == 0) CHECK(r.indices.to_vector() == golden().get<std::int64_t>(name + ".indices").to_vector());
-      if (golden().contains(name + ".dx")) check_close(r.dx, weft_test::golden_double(golden(), name + ".dx"));
+  TEST_CASE("nn pooling and interpolate against torch: random and edge configurations, NCHW and channels-last") {
+    const int cases = std::stoi(golden().metadata().at("cases"));
+    CHECK(cases >= 50);
+    for (int i = 0; i < cases; ++i) {
+      const std::string name = "c" + std::to_string(i);
+      const GoldenCase c = decode(weft_test::golden_double(golden(), name + ".args").to_vector());
+      const Tensor<double> x = weft_test::golden_double(golden(), name + ".x");
+      const Tensor<double> dy = weft_test::golden_double(golden(), name + ".dy");
+      const Tensor<double> nhwc = weft::eval(x.permute({0, 2, 3, 1}));
+      const TensorView<const double> channels_last = nhwc.permute({0, 3, 1, 2});
+      for (const TensorView<const double>& in : {x.view(), channels_last}) {
+        INFO("case ", name, " kind ", c.kind, " x ", weft_test::shape_str(x.shape()), " channels-last ",
+             in.strides()[1] == 1);
+        const Run r = run(c, in, dy);
+        check_close(r.y, weft_test::golden_double(golden(), name + ".y"));
+        if (c.kind == 0) CHECK(r.indices.to_vector() == golden().get<std::int64_t>(name + ".indices").to_vector());
+        if (golden().contains(name + ".dx")) check_close(r.dx, weft_test::golden_double(golden(), name + ".dx"));
+      }
     }
   }
-}
 
 }  // TEST_SUITE

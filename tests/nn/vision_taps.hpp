@@ -2,12 +2,12 @@
 /// @file The pooling and interpolation tests' reference: random [N, C, H, W] inputs in three memory layouts, and ops given as taps (output = sum of weight x input), checked forward and backward in double.
 #pragma once
 
+#include <doctest/doctest.h>
+
 #include <cmath>
 #include <cstdint>
 #include <utility>
 #include <vector>
-
-#include <doctest/doctest.h>
 #include <weft/backend/threads.hpp>
 
 #include "reference.hpp"
@@ -17,7 +17,8 @@ namespace weft_test {
 /// How a test input lies in memory: NCHW, channels-last (NHWC memory, the permuted view of an
 /// [N, H, W, C] tensor) or with H and W swapped in memory (W not the contiguous dim).
 enum class VisionLayout { nchw, channels_last, w_strided };
-inline constexpr VisionLayout kVisionLayouts[] = {VisionLayout::nchw, VisionLayout::channels_last, VisionLayout::w_strided};
+inline constexpr VisionLayout kVisionLayouts[] = {VisionLayout::nchw, VisionLayout::channels_last,
+                                                  VisionLayout::w_strided};
 inline const char* vision_layout_name(VisionLayout l) {
   return l == VisionLayout::nchw ? "nchw" : l == VisionLayout::channels_last ? "channels_last" : "w_strided";
 }
@@ -64,7 +65,8 @@ using Taps = std::vector<std::pair<std::int64_t, double>>;
 /// own), plus `weight_error` times the sum of |x| (weights computed in the compute type from
 /// positions of size up to max(H, W)), plus an ulp of T (the final rounding).
 template <class T, class TapsOf>
-void check_taps_forward(const Tensor<T>& y, const TensorView<const T>& x, const TapsOf& taps_of, double weight_error = 0) {
+void check_taps_forward(const Tensor<T>& y, const TensorView<const T>& x, const TapsOf& taps_of,
+                        double weight_error = 0) {
   const auto& s = x.shape();
   REQUIRE(y.dim() == 4);
   REQUIRE(y.shape()[0] == s[0]);
@@ -102,8 +104,8 @@ void check_taps_backward(const Tensor<T>& dx, const Shape& input_shape, const Te
   for (std::int64_t n = 0; n < input_shape[0]; ++n)
     for (std::int64_t c = 0; c < input_shape[1]; ++c) {
       const std::vector<Taps>& taps = taps_of(n, c);
-      std::vector<double> want(std::size_t(in_plane), 0.0), mag(std::size_t(in_plane), 0.0), gmag(std::size_t(in_plane), 0.0),
-          count(std::size_t(in_plane), 0.0);
+      std::vector<double> want(std::size_t(in_plane), 0.0), mag(std::size_t(in_plane), 0.0),
+          gmag(std::size_t(in_plane), 0.0), count(std::size_t(in_plane), 0.0);
       for (std::int64_t o = 0; o < out_plane; ++o) {
         const double g = vision_at(dy, n, c, o / dy.shape()[3], o % dy.shape()[3]);
         for (const auto& [i, w] : taps[std::size_t(o)]) {

@@ -88,7 +88,8 @@ struct InterpolateSources {
 };
 template <class Acc>
 InterpolateSources<Acc> interpolate_sources(const InterpolateGeometry& g) {
-  if (g.mode == nn::InterpolateMode::bilinear) return {linear_sources<Acc>(g.h, g.align_corners), linear_sources<Acc>(g.w, g.align_corners)};
+  if (g.mode == nn::InterpolateMode::bilinear)
+    return {linear_sources<Acc>(g.h, g.align_corners), linear_sources<Acc>(g.w, g.align_corners)};
   InterpolateSources<Acc> s;
   for (std::int64_t o = 0; o < g.h.out; ++o) s.h.i0.push_back(nearest_source(o, g.h));
   for (std::int64_t o = 0; o < g.w.out; ++o) s.w.i0.push_back(nearest_source(o, g.w));
@@ -138,8 +139,8 @@ void interpolate_row(const T* plane, std::int64_t sh, std::int64_t sw, std::int6
     const std::int64_t w0 = s.w.i0[w] * sw, w1 = s.w.i1[w] * sw;
     const Acc l0w = s.w.l0[w], l1w = s.w.l1[w];
     for (std::int64_t c = 0; c < lanes; ++c)
-      row[ow * lanes + c] = l0h * (l0w * Acc(r0[w0 + c]) + l1w * Acc(r0[w1 + c])) +
-                            l1h * (l0w * Acc(r1[w0 + c]) + l1w * Acc(r1[w1 + c]));
+      row[ow * lanes + c] =
+          l0h * (l0w * Acc(r0[w0 + c]) + l1w * Acc(r0[w1 + c])) + l1h * (l0w * Acc(r1[w0 + c]) + l1w * Acc(r1[w1 + c]));
   }
 }
 
@@ -167,7 +168,8 @@ Tensor<T> interpolate_impl(const TensorView<const T>& input, InterpolateAxis h, 
         const std::int64_t n = r / OH, oh = r % OH;
         interpolate_row(x.plane(n, 0), x.sh, x.sw, C, g, s, oh, row.data());
         for (std::int64_t c = 0; c < C; ++c)
-          for (std::int64_t ow = 0; ow < OW; ++ow) o[((n * C + c) * OH + oh) * OW + ow] = T(row[std::size_t(ow * C + c)]);
+          for (std::int64_t ow = 0; ow < OW; ++ow)
+            o[((n * C + c) * OH + oh) * OW + ow] = T(row[std::size_t(ow * C + c)]);
       }
     }
     return out;
@@ -224,16 +226,17 @@ template <class T>
 ad::Var<T> interpolate_recorded(const ad::detail::Input<T>& in, const std::array<InterpolateAxis, 2>& axes,
                                 nn::InterpolateMode mode, bool align_corners) {
   return ad::detail::record_op<T>(
-      "nn::interpolate", interpolate_impl<T>(in.value, axes[0], axes[1], mode, align_corners),
-      std::array{in.node}, ad::detail::SavedTensors(),
+      "nn::interpolate", interpolate_impl<T>(in.value, axes[0], axes[1], mode, align_corners), std::array{in.node},
+      ad::detail::SavedTensors(),
       [node = in.node, shape = in.value.shape(), axes, mode, align_corners](const Tensor<T>& g) {
-        ad::detail::accumulate<T>(
-            node, interpolate_backward_impl<T>(g, shape, axes[0], axes[1], mode, align_corners));
+        ad::detail::accumulate<T>(node, interpolate_backward_impl<T>(g, shape, axes[0], axes[1], mode, align_corners));
       });
 }
 
 /// The axes of a call by size, and of a call by scale factors.
-inline std::array<InterpolateAxis, 2> sized_axes(nn::Size2 size) { return {InterpolateAxis{0, size.h, {}}, InterpolateAxis{0, size.w, {}}}; }
+inline std::array<InterpolateAxis, 2> sized_axes(nn::Size2 size) {
+  return {InterpolateAxis{0, size.h, {}}, InterpolateAxis{0, size.w, {}}};
+}
 inline std::array<InterpolateAxis, 2> scaled_axes(double scale_h, double scale_w) {
   return {InterpolateAxis{0, 0, scale_h}, InterpolateAxis{0, 0, scale_w}};
 }
@@ -254,9 +257,8 @@ inline namespace WEFT_BACKEND_ABI {
 /// (NCHW or channels-last); the result is a new contiguous NCHW tensor; 16-bit floats compute in
 /// float. Note `interpolate(x, 8)` is a size and `interpolate(x, 2.0, 2.0)` scale factors.
 template <Operand X>
-  requires HasTensorOperand<X>
-Tensor<weft::detail::operand_dtype_t<X>> interpolate(const X& x, Size2 size, InterpolateMode mode = InterpolateMode::nearest,
-                                                     bool align_corners = false) {
+requires HasTensorOperand<X> Tensor<weft::detail::operand_dtype_t<X>> interpolate(
+    const X& x, Size2 size, InterpolateMode mode = InterpolateMode::nearest, bool align_corners = false) {
   using T = weft::detail::operand_dtype_t<X>;
   weft::detail::check_vision_dtype<T>();
   const auto [h, w] = weft::detail::sized_axes(size);
@@ -267,10 +269,9 @@ Tensor<weft::detail::operand_dtype_t<X>> interpolate(const X& x, Size2 size, Int
 /// recompute_scale_factor = None): the output is floor(H scale_h) x floor(W scale_w), and the
 /// source step is 1 / scale (not in / out) unless align_corners, as torch does.
 template <Operand X>
-  requires HasTensorOperand<X>
-Tensor<weft::detail::operand_dtype_t<X>> interpolate(const X& x, double scale_h, double scale_w,
-                                                     InterpolateMode mode = InterpolateMode::nearest,
-                                                     bool align_corners = false) {
+requires HasTensorOperand<X> Tensor<weft::detail::operand_dtype_t<X>> interpolate(
+    const X& x, double scale_h, double scale_w, InterpolateMode mode = InterpolateMode::nearest,
+    bool align_corners = false) {
   using T = weft::detail::operand_dtype_t<X>;
   weft::detail::check_vision_dtype<T>();
   const auto [h, w] = weft::detail::scaled_axes(scale_h, scale_w);
@@ -281,10 +282,9 @@ Tensor<weft::detail::operand_dtype_t<X>> interpolate(const X& x, double scale_h,
 /// shape input_shape: each dy element scatter-added to its sources with their weights. A new
 /// contiguous NCHW tensor; 16-bit floats accumulate in float.
 template <Operand GradY>
-  requires HasTensorOperand<GradY>
-Tensor<weft::detail::operand_dtype_t<GradY>> interpolate_backward(const GradY& dy, const Shape& input_shape,
-                                                                  InterpolateMode mode = InterpolateMode::nearest,
-                                                                  bool align_corners = false) {
+requires HasTensorOperand<GradY> Tensor<weft::detail::operand_dtype_t<GradY>> interpolate_backward(
+    const GradY& dy, const Shape& input_shape, InterpolateMode mode = InterpolateMode::nearest,
+    bool align_corners = false) {
   using T = weft::detail::operand_dtype_t<GradY>;
   weft::detail::check_vision_dtype<T>();
   const TensorView<const T> d = weft::detail::materialize(dy);
@@ -294,36 +294,35 @@ Tensor<weft::detail::operand_dtype_t<GradY>> interpolate_backward(const GradY& d
 
 /// The gradient of interpolate(x, scale_h, scale_w, mode, align_corners).
 template <Operand GradY>
-  requires HasTensorOperand<GradY>
-Tensor<weft::detail::operand_dtype_t<GradY>> interpolate_backward(const GradY& dy, const Shape& input_shape,
-                                                                  double scale_h, double scale_w,
-                                                                  InterpolateMode mode = InterpolateMode::nearest,
-                                                                  bool align_corners = false) {
+requires HasTensorOperand<GradY> Tensor<weft::detail::operand_dtype_t<GradY>> interpolate_backward(
+    const GradY& dy, const Shape& input_shape, double scale_h, double scale_w,
+    InterpolateMode mode = InterpolateMode::nearest, bool align_corners = false) {
   using T = weft::detail::operand_dtype_t<GradY>;
   weft::detail::check_vision_dtype<T>();
   const auto [h, w] = weft::detail::scaled_axes(scale_h, scale_w);
-  return weft::detail::interpolate_backward_impl<T>(weft::detail::materialize(dy), input_shape, h, w, mode, align_corners);
+  return weft::detail::interpolate_backward_impl<T>(weft::detail::materialize(dy), input_shape, h, w, mode,
+                                                    align_corners);
 }
-
 
 /// interpolate(x, size, mode, align_corners) over a Var.
 template <class X>
-  requires ad::detail::AdOperands<X>
+requires ad::detail::AdOperands<X>
 auto interpolate(const X& x, Size2 size, InterpolateMode mode = InterpolateMode::nearest, bool align_corners = false) {
   using T = ad::detail::input_dtype_t<X>;
   weft::detail::check_vision_dtype<T>();
-  return weft::detail::interpolate_recorded<T>(ad::detail::input<T>(x), weft::detail::sized_axes(size), mode, align_corners);
+  return weft::detail::interpolate_recorded<T>(ad::detail::input<T>(x), weft::detail::sized_axes(size), mode,
+                                               align_corners);
 }
 
 /// interpolate(x, scale_h, scale_w, mode, align_corners) over a Var.
 template <class X>
-  requires ad::detail::AdOperands<X>
+requires ad::detail::AdOperands<X>
 auto interpolate(const X& x, double scale_h, double scale_w, InterpolateMode mode = InterpolateMode::nearest,
                  bool align_corners = false) {
   using T = ad::detail::input_dtype_t<X>;
   weft::detail::check_vision_dtype<T>();
-  return weft::detail::interpolate_recorded<T>(ad::detail::input<T>(x), weft::detail::scaled_axes(scale_h, scale_w), mode,
-                                         align_corners);
+  return weft::detail::interpolate_recorded<T>(ad::detail::input<T>(x), weft::detail::scaled_axes(scale_h, scale_w),
+                                               mode, align_corners);
 }
 
 }  // namespace WEFT_BACKEND_ABI

@@ -58,8 +58,7 @@ inline std::int64_t pool_output_size(std::int64_t in, std::int64_t k, std::int64
 inline PoolGeometry pool_geometry(const char* op, const Shape& x, nn::Size2 kernel, nn::Size2 stride, nn::Size2 padding,
                                   nn::Size2 dilation, bool ceil_mode) {
   auto pair = [](nn::Size2 s) { return cat(s.h, "x", s.w); };
-  if (x[1] == 0 || x[2] == 0 || x[3] == 0)
-    fail(op, "x of shape ", x, " has an empty C, H or W; only N may be 0");
+  if (x[1] == 0 || x[2] == 0 || x[3] == 0) fail(op, "x of shape ", x, " has an empty C, H or W; only N may be 0");
   if (kernel.h <= 0 || kernel.w <= 0) fail(op, "kernel ", pair(kernel), " must be positive (x of shape ", x, ")");
   if (stride.h <= 0 || stride.w <= 0) fail(op, "stride ", pair(stride), " must be positive (x of shape ", x, ")");
   if (dilation.h <= 0 || dilation.w <= 0)
@@ -67,7 +66,8 @@ inline PoolGeometry pool_geometry(const char* op, const Shape& x, nn::Size2 kern
   if (padding.h < 0 || padding.w < 0 || padding.h > kernel.h / 2 || padding.w > kernel.w / 2)
     fail(op, "padding ", pair(padding), " must be in [0, kernel / 2] for kernel ", pair(kernel), " (x of shape ", x,
          "); use a larger kernel or less padding");
-  PoolGeometry g{{x[2], 0, kernel.h, stride.h, padding.h, dilation.h}, {x[3], 0, kernel.w, stride.w, padding.w, dilation.w}};
+  PoolGeometry g{{x[2], 0, kernel.h, stride.h, padding.h, dilation.h},
+                 {x[3], 0, kernel.w, stride.w, padding.w, dilation.w}};
   g.h.out = pool_output_size(g.h.in, kernel.h, stride.h, padding.h, dilation.h, ceil_mode);
   g.w.out = pool_output_size(g.w.in, kernel.w, stride.w, padding.w, dilation.w, ceil_mode);
   if (g.h.out < 1 || g.w.out < 1)
@@ -186,7 +186,8 @@ void run_pool2d(const Planes<T>& x, const PoolGeometry& g, const PoolOutputs<T>&
   // tap kh kW + kw reads the input kh dH W + kw dW past its window's start
   std::vector<std::int64_t> tap_offset;
   for (std::int64_t kh = 0; kh < g.h.kernel; ++kh)
-    for (std::int64_t kw = 0; kw < g.w.kernel; ++kw) tap_offset.push_back(kh * g.h.dilation * g.w.in + kw * g.w.dilation);
+    for (std::int64_t kw = 0; kw < g.w.kernel; ++kw)
+      tap_offset.push_back(kh * g.h.dilation * g.w.in + kw * g.w.dilation);
   // Writes output (oh, ow) of plane p from its accumulated value (and argmax tap: its input
   // ih W + iw; no tap, torch's index of the window's first position past the padding).
   auto finish = [&](std::int64_t p, std::int64_t oh, std::int64_t ow, Acc v, std::int32_t tap) {
@@ -240,33 +241,38 @@ void run_pool2d(const Planes<T>& x, const PoolGeometry& g, const PoolOutputs<T>&
         std::int32_t* a = want_arg ? arg.data() : nullptr;
         if (unit_step) pool_row_of<kReduce, PoolRowLayout::plane_unit_step>(plane, x.sh, x.sw, 1, g, oh, acc.data(), a);
         else pool_row_of<kReduce, PoolRowLayout::plane>(plane, x.sh, x.sw, 1, g, oh, acc.data(), a);
-        for (std::int64_t ow = 0; ow < OW; ++ow) finish(p, oh, ow, acc[std::size_t(ow)], want_arg ? arg[std::size_t(ow)] : 0);
+        for (std::int64_t ow = 0; ow < OW; ++ow)
+          finish(p, oh, ow, acc[std::size_t(ow)], want_arg ? arg[std::size_t(ow)] : 0);
       }
     }
   }
 }
 
 template <class T>
-nn::MaxPool2dResult<T> max_pool2d_impl(const TensorView<const T>& input, nn::Size2 kernel, std::optional<nn::Size2> stride,
-                                       nn::Size2 padding, nn::Size2 dilation, bool ceil_mode, bool with_indices) {
+nn::MaxPool2dResult<T> max_pool2d_impl(const TensorView<const T>& input, nn::Size2 kernel,
+                                       std::optional<nn::Size2> stride, nn::Size2 padding, nn::Size2 dilation,
+                                       bool ceil_mode, bool with_indices) {
   const char* op = "nn::max_pool2d";
   const Planes<T> x = planes_of(op, input);
-  const PoolGeometry g = pool_geometry(op, input.shape(), kernel, stride.value_or(kernel), padding, dilation, ceil_mode);
+  const PoolGeometry g =
+      pool_geometry(op, input.shape(), kernel, stride.value_or(kernel), padding, dilation, ceil_mode);
   const Shape out_shape{x.n, x.c, g.h.out, g.w.out};
   nn::MaxPool2dResult<T> r{empty<T>(out_shape), with_indices ? empty<std::int64_t>(out_shape) : Tensor<std::int64_t>()};
-  run_pool2d<PoolReduction::max>(x, g, PoolOutputs<T>{r.values.data(), with_indices ? r.indices.data() : nullptr, {}, {}});
+  run_pool2d<PoolReduction::max>(x, g,
+                                 PoolOutputs<T>{r.values.data(), with_indices ? r.indices.data() : nullptr, {}, {}});
   return r;
 }
 
 template <class T>
-Tensor<T> avg_pool2d_impl(const TensorView<const T>& input, nn::Size2 kernel, std::optional<nn::Size2> stride, nn::Size2 padding,
-                          bool ceil_mode, bool count_include_pad) {
+Tensor<T> avg_pool2d_impl(const TensorView<const T>& input, nn::Size2 kernel, std::optional<nn::Size2> stride,
+                          nn::Size2 padding, bool ceil_mode, bool count_include_pad) {
   const char* op = "nn::avg_pool2d";
   const Planes<T> x = planes_of(op, input);
   const PoolGeometry g = pool_geometry(op, input.shape(), kernel, stride.value_or(kernel), padding, 1, ceil_mode);
   Tensor<T> out = empty<T>(Shape{x.n, x.c, g.h.out, g.w.out});
-  run_pool2d<PoolReduction::average>(
-      x, g, PoolOutputs<T>{out.data(), nullptr, average_divisors(g.h, count_include_pad), average_divisors(g.w, count_include_pad)});
+  run_pool2d<PoolReduction::average>(x, g,
+                                     PoolOutputs<T>{out.data(), nullptr, average_divisors(g.h, count_include_pad),
+                                                    average_divisors(g.w, count_include_pad)});
   return out;
 }
 
@@ -275,10 +281,11 @@ Tensor<T> max_pool2d_backward_impl(const TensorView<const T>& dy, const TensorVi
                                    const Shape& input_shape) {
   const char* op = "nn::max_pool2d_backward";
   check_input_shape(op, input_shape);
-  if (!indices.defined() || !(indices.shape() == dy.shape()) || indices.dim() != 4 || indices.shape()[0] != input_shape[0] ||
-      indices.shape()[1] != input_shape[1])
+  if (!indices.defined() || !(indices.shape() == dy.shape()) || indices.dim() != 4 ||
+      indices.shape()[0] != input_shape[0] || indices.shape()[1] != input_shape[1])
     fail(op, "indices of shape ", indices.defined() ? indices.shape() : Shape{}, " and dy of shape ", dy.shape(),
-         " do not fit input_shape ", input_shape, "; pass max_pool2d_with_indices's indices, its output's gradient and its input's shape");
+         " do not fit input_shape ", input_shape,
+         "; pass max_pool2d_with_indices's indices, its output's gradient and its input's shape");
   const Planes<T> g = gradient_planes(op, dy, indices.shape());
   const Planes<std::int64_t> at = planes_of(op, indices);
   const std::int64_t plane_size = input_shape[2] * input_shape[3], OH = g.h, OW = g.w;
@@ -287,9 +294,9 @@ Tensor<T> max_pool2d_backward_impl(const TensorView<const T>& dy, const TensorVi
       for (std::int64_t ow = 0; ow < OW; ++ow) {
         const std::int64_t i = at.plane(p / g.c, p % g.c)[oh * at.sh + ow * at.sw];
         if (i < 0)
-          fail(op, "index ", i, " at output (", p / g.c, ", ", p % g.c, ", ", oh, ", ", ow, ") is negative; indices are ",
-               "flat positions ih W + iw in the input plane ", input_shape[2], "x", input_shape[3],
-               ", as max_pool2d_with_indices returns them");
+          fail(op, "index ", i, " at output (", p / g.c, ", ", p % g.c, ", ", oh, ", ", ow,
+               ") is negative; indices are ", "flat positions ih W + iw in the input plane ", input_shape[2], "x",
+               input_shape[3], ", as max_pool2d_with_indices returns them");
       }
   using Acc = math_t<T>;
   // dx[i] = sum of dy over the outputs whose maximum was input i. An index past the plane is
@@ -307,7 +314,8 @@ Tensor<T> max_pool2d_backward_impl(const TensorView<const T>& dy, const TensorVi
 
 template <class T>
 Tensor<T> avg_pool2d_backward_impl(const TensorView<const T>& dy, const Shape& input_shape, nn::Size2 kernel,
-                                   std::optional<nn::Size2> stride, nn::Size2 padding, bool ceil_mode, bool count_include_pad) {
+                                   std::optional<nn::Size2> stride, nn::Size2 padding, bool ceil_mode,
+                                   bool count_include_pad) {
   const char* op = "nn::avg_pool2d_backward";
   check_input_shape(op, input_shape);
   const PoolGeometry geo = pool_geometry(op, input_shape, kernel, stride.value_or(kernel), padding, 1, ceil_mode);
@@ -414,7 +422,8 @@ Tensor<T> adaptive_avg_pool2d_impl(const TensorView<const T>& input, nn::Size2 o
         if (rows_adjacent && ww.hi - ww.lo == x.w) {
           sum = contiguous_sum<Acc>(plane + wh.lo * x.sh, (wh.hi - wh.lo) * x.w);
         } else if (x.sw == 1) {
-          for (std::int64_t ih = wh.lo; ih < wh.hi; ++ih) sum += contiguous_sum<Acc>(plane + ih * x.sh + ww.lo, ww.hi - ww.lo);
+          for (std::int64_t ih = wh.lo; ih < wh.hi; ++ih)
+            sum += contiguous_sum<Acc>(plane + ih * x.sh + ww.lo, ww.hi - ww.lo);
         } else {
           for (std::int64_t ih = wh.lo; ih < wh.hi; ++ih)
             for (std::int64_t iw = ww.lo; iw < ww.hi; ++iw) sum += Acc(plane[ih * x.sh + iw * x.sw]);
@@ -432,7 +441,8 @@ Tensor<T> adaptive_avg_pool2d_backward_impl(const TensorView<const T>& dy, const
   check_input_shape(op, input_shape);
   if (dy.defined() && dy.dim() == 4) check_adaptive_size(op, input_shape, nn::Size2(dy.shape()[2], dy.shape()[3]));
   const Planes<T> g = gradient_planes(
-      op, dy, Shape{input_shape[0], input_shape[1], dy.dim() == 4 ? dy.shape()[2] : 0, dy.dim() == 4 ? dy.shape()[3] : 0});
+      op, dy,
+      Shape{input_shape[0], input_shape[1], dy.dim() == 4 ? dy.shape()[2] : 0, dy.dim() == 4 ? dy.shape()[3] : 0});
   using Acc = math_t<T>;
   const std::int64_t H = input_shape[2], W = input_shape[3];
   // dx[ih, iw] = sum over the windows holding (ih, iw) of dy[oh, ow] / (window's element count)
@@ -465,24 +475,27 @@ inline namespace WEFT_BACKEND_ABI {
 /// channels-last); the result is a new contiguous NCHW tensor. Padding must be at most half the
 /// kernel. Expressions are evaluated first.
 template <Operand X>
-  requires HasTensorOperand<X>
-Tensor<weft::detail::operand_dtype_t<X>> max_pool2d(const X& x, Size2 kernel, std::optional<Size2> stride = {},
-                                              Size2 padding = 0, Size2 dilation = 1, bool ceil_mode = false) {
+requires HasTensorOperand<X> Tensor<weft::detail::operand_dtype_t<X>> max_pool2d(const X& x, Size2 kernel,
+                                                                                 std::optional<Size2> stride = {},
+                                                                                 Size2 padding = 0, Size2 dilation = 1,
+                                                                                 bool ceil_mode = false) {
   using T = weft::detail::operand_dtype_t<X>;
   weft::detail::check_vision_dtype<T>();
-  return weft::detail::max_pool2d_impl<T>(weft::detail::materialize(x), kernel, stride, padding, dilation, ceil_mode, false).values;
+  return weft::detail::max_pool2d_impl<T>(weft::detail::materialize(x), kernel, stride, padding, dilation, ceil_mode,
+                                          false)
+      .values;
 }
 
 /// max_pool2d and the flat index ih W + iw of each maximum in its input plane [H, W] (torch's
 /// return_indices = true; the first of equal maxima, the last NaN).
 template <Operand X>
-  requires HasTensorOperand<X>
-MaxPool2dResult<weft::detail::operand_dtype_t<X>> max_pool2d_with_indices(const X& x, Size2 kernel,
-                                                                    std::optional<Size2> stride = {}, Size2 padding = 0,
-                                                                    Size2 dilation = 1, bool ceil_mode = false) {
+requires HasTensorOperand<X> MaxPool2dResult<weft::detail::operand_dtype_t<X>> max_pool2d_with_indices(
+    const X& x, Size2 kernel, std::optional<Size2> stride = {}, Size2 padding = 0, Size2 dilation = 1,
+    bool ceil_mode = false) {
   using T = weft::detail::operand_dtype_t<X>;
   weft::detail::check_vision_dtype<T>();
-  return weft::detail::max_pool2d_impl<T>(weft::detail::materialize(x), kernel, stride, padding, dilation, ceil_mode, true);
+  return weft::detail::max_pool2d_impl<T>(weft::detail::materialize(x), kernel, stride, padding, dilation, ceil_mode,
+                                          true);
 }
 
 /// The gradient of max_pool2d with respect to x of shape input_shape [N, C, H, W]: dy
@@ -491,9 +504,8 @@ MaxPool2dResult<weft::detail::operand_dtype_t<X>> max_pool2d_with_indices(const 
 /// a dilated window that holds no input, adds nothing). A new contiguous NCHW tensor; 16-bit
 /// floats accumulate in float.
 template <Operand GradY>
-  requires HasTensorOperand<GradY>
-Tensor<weft::detail::operand_dtype_t<GradY>> max_pool2d_backward(const GradY& dy, const TensorView<const std::int64_t>& indices,
-                                                           const Shape& input_shape) {
+requires HasTensorOperand<GradY> Tensor<weft::detail::operand_dtype_t<GradY>> max_pool2d_backward(
+    const GradY& dy, const TensorView<const std::int64_t>& indices, const Shape& input_shape) {
   using T = weft::detail::operand_dtype_t<GradY>;
   weft::detail::check_vision_dtype<T>();
   return weft::detail::max_pool2d_backward_impl<T>(weft::detail::materialize(dy), indices, input_shape);
@@ -505,25 +517,27 @@ Tensor<weft::detail::operand_dtype_t<GradY>> max_pool2d_backward(const GradY& dy
 /// size the divisor with count_include_pad, else the count of its inputs (a window with none
 /// gives 0). Output size as max_pool2d's with dilation 1; layouts and evaluation as max_pool2d.
 template <Operand X>
-  requires HasTensorOperand<X>
-Tensor<weft::detail::operand_dtype_t<X>> avg_pool2d(const X& x, Size2 kernel, std::optional<Size2> stride = {},
-                                              Size2 padding = 0, bool ceil_mode = false, bool count_include_pad = true) {
+requires HasTensorOperand<X> Tensor<weft::detail::operand_dtype_t<X>> avg_pool2d(const X& x, Size2 kernel,
+                                                                                 std::optional<Size2> stride = {},
+                                                                                 Size2 padding = 0,
+                                                                                 bool ceil_mode = false,
+                                                                                 bool count_include_pad = true) {
   using T = weft::detail::operand_dtype_t<X>;
   weft::detail::check_vision_dtype<T>();
-  return weft::detail::avg_pool2d_impl<T>(weft::detail::materialize(x), kernel, stride, padding, ceil_mode, count_include_pad);
+  return weft::detail::avg_pool2d_impl<T>(weft::detail::materialize(x), kernel, stride, padding, ceil_mode,
+                                          count_include_pad);
 }
 
 /// The gradient of avg_pool2d (same arguments) with respect to x of shape input_shape:
 /// dx[ih, iw] = sum over the windows that hold (ih, iw) of dy[oh, ow] / divisor(oh, ow).
 template <Operand GradY>
-  requires HasTensorOperand<GradY>
-Tensor<weft::detail::operand_dtype_t<GradY>> avg_pool2d_backward(const GradY& dy, const Shape& input_shape, Size2 kernel,
-                                                           std::optional<Size2> stride = {}, Size2 padding = 0,
-                                                           bool ceil_mode = false, bool count_include_pad = true) {
+requires HasTensorOperand<GradY> Tensor<weft::detail::operand_dtype_t<GradY>> avg_pool2d_backward(
+    const GradY& dy, const Shape& input_shape, Size2 kernel, std::optional<Size2> stride = {}, Size2 padding = 0,
+    bool ceil_mode = false, bool count_include_pad = true) {
   using T = weft::detail::operand_dtype_t<GradY>;
   weft::detail::check_vision_dtype<T>();
-  return weft::detail::avg_pool2d_backward_impl<T>(weft::detail::materialize(dy), input_shape, kernel, stride, padding, ceil_mode,
-                                             count_include_pad);
+  return weft::detail::avg_pool2d_backward_impl<T>(weft::detail::materialize(dy), input_shape, kernel, stride, padding,
+                                                   ceil_mode, count_include_pad);
 }
 
 /// adaptive_avg_pool2d(x, output_size) (torch.nn.functional.adaptive_avg_pool2d): output
@@ -531,8 +545,8 @@ Tensor<weft::detail::operand_dtype_t<GradY>> avg_pool2d_backward(const GradY& dy
 /// [floor(ow W / OW), ceil((ow + 1) W / OW)) (windows overlap when OH does not divide H).
 /// `output_size` 1 is global average pooling. Layouts and evaluation as max_pool2d.
 template <Operand X>
-  requires HasTensorOperand<X>
-Tensor<weft::detail::operand_dtype_t<X>> adaptive_avg_pool2d(const X& x, Size2 output_size) {
+requires HasTensorOperand<X> Tensor<weft::detail::operand_dtype_t<X>> adaptive_avg_pool2d(const X& x,
+                                                                                          Size2 output_size) {
   using T = weft::detail::operand_dtype_t<X>;
   weft::detail::check_vision_dtype<T>();
   return weft::detail::adaptive_avg_pool2d_impl<T>(weft::detail::materialize(x), output_size);
@@ -541,8 +555,8 @@ Tensor<weft::detail::operand_dtype_t<X>> adaptive_avg_pool2d(const X& x, Size2 o
 /// The gradient of adaptive_avg_pool2d with respect to x of shape input_shape (dy's shape gives
 /// the output size): dx[ih, iw] = sum over the windows holding (ih, iw) of dy / window size.
 template <Operand GradY>
-  requires HasTensorOperand<GradY>
-Tensor<weft::detail::operand_dtype_t<GradY>> adaptive_avg_pool2d_backward(const GradY& dy, const Shape& input_shape) {
+requires HasTensorOperand<GradY> Tensor<weft::detail::operand_dtype_t<GradY>> adaptive_avg_pool2d_backward(
+    const GradY& dy, const Shape& input_shape) {
   using T = weft::detail::operand_dtype_t<GradY>;
   weft::detail::check_vision_dtype<T>();
   return weft::detail::adaptive_avg_pool2d_backward_impl<T>(weft::detail::materialize(dy), input_shape);
@@ -551,7 +565,7 @@ Tensor<weft::detail::operand_dtype_t<GradY>> adaptive_avg_pool2d_backward(const 
 /// max_pool2d over a Var: records the argmax indices; the backward scatter-adds the gradient
 /// there (max_pool2d_backward).
 template <class X>
-  requires ad::detail::AdOperands<X>
+requires ad::detail::AdOperands<X>
 auto max_pool2d(const X& x, Size2 kernel, std::optional<Size2> stride = {}, Size2 padding = 0, Size2 dilation = 1,
                 bool ceil_mode = false) {
   using T = ad::detail::input_dtype_t<X>;
@@ -567,24 +581,26 @@ auto max_pool2d(const X& x, Size2 kernel, std::optional<Size2> stride = {}, Size
 
 /// avg_pool2d over a Var; the backward is avg_pool2d_backward.
 template <class X>
-  requires ad::detail::AdOperands<X>
+requires ad::detail::AdOperands<X>
 auto avg_pool2d(const X& x, Size2 kernel, std::optional<Size2> stride = {}, Size2 padding = 0, bool ceil_mode = false,
                 bool count_include_pad = true) {
   using T = ad::detail::input_dtype_t<X>;
   weft::detail::check_vision_dtype<T>();
   const ad::detail::Input<T> in = ad::detail::input<T>(x);
   return ad::detail::record_op<T>(
-      "nn::avg_pool2d", weft::detail::avg_pool2d_impl<T>(in.value, kernel, stride, padding, ceil_mode, count_include_pad),
+      "nn::avg_pool2d",
+      weft::detail::avg_pool2d_impl<T>(in.value, kernel, stride, padding, ceil_mode, count_include_pad),
       std::array{in.node}, ad::detail::SavedTensors(),
-      [node = in.node, shape = in.value.shape(), kernel, stride, padding, ceil_mode, count_include_pad](const Tensor<T>& g) {
-        ad::detail::accumulate<T>(
-            node, weft::detail::avg_pool2d_backward_impl<T>(g, shape, kernel, stride, padding, ceil_mode, count_include_pad));
+      [node = in.node, shape = in.value.shape(), kernel, stride, padding, ceil_mode,
+       count_include_pad](const Tensor<T>& g) {
+        ad::detail::accumulate<T>(node, weft::detail::avg_pool2d_backward_impl<T>(g, shape, kernel, stride, padding,
+                                                                                  ceil_mode, count_include_pad));
       });
 }
 
 /// adaptive_avg_pool2d over a Var; the backward is adaptive_avg_pool2d_backward.
 template <class X>
-  requires ad::detail::AdOperands<X>
+requires ad::detail::AdOperands<X>
 auto adaptive_avg_pool2d(const X& x, Size2 output_size) {
   using T = ad::detail::input_dtype_t<X>;
   weft::detail::check_vision_dtype<T>();

@@ -17,7 +17,8 @@ inline namespace WEFT_BACKEND_ABI {
 /// The vision ops' compile-time dtype check: floating tensors (16-bit floats compute in float).
 template <class T>
 constexpr void check_vision_dtype() {
-  static_assert(is_floating_v<T>, "weft::nn pooling and interpolation need floating-point tensors; use weft::cast<float>(x)");
+  static_assert(is_floating_v<T>,
+                "weft::nn pooling and interpolation need floating-point tensors; use weft::cast<float>(x)");
 }
 
 /// An [N, C, H, W] input read in place: element (n, c, h, w) is

@@ -17,7 +17,10 @@ class MaxPool2d : public Module<T> {
  public:
   explicit MaxPool2d(Size2 kernel_size, std::optional<Size2> stride = std::nullopt, Size2 padding = 0,
                      Size2 dilation = 1, bool ceil_mode = false)
-      : kernel_(kernel_size), stride_(stride.value_or(kernel_size)), padding_(padding), dilation_(dilation),
+      : kernel_(kernel_size),
+        stride_(stride.value_or(kernel_size)),
+        padding_(padding),
+        dilation_(dilation),
         ceil_mode_(ceil_mode) {}
 
   ad::Var<T> forward(const ad::Var<T>& x) override {
@@ -37,7 +40,10 @@ class AvgPool2d : public Module<T> {
  public:
   explicit AvgPool2d(Size2 kernel_size, std::optional<Size2> stride = std::nullopt, Size2 padding = 0,
                      bool ceil_mode = false, bool count_include_pad = true)
-      : kernel_(kernel_size), stride_(stride.value_or(kernel_size)), padding_(padding), ceil_mode_(ceil_mode),
+      : kernel_(kernel_size),
+        stride_(stride.value_or(kernel_size)),
+        padding_(padding),
+        ceil_mode_(ceil_mode),
         count_include_pad_(count_include_pad) {}
 
   ad::Var<T> forward(const ad::Var<T>& x) override {
