@@ -177,6 +177,10 @@ TEST_SUITE("cpu") {
     m = error_of([&] { (void)weft::nn::interpolate_backward(weft::ones<float>({1, 2, 6, 5}), x.shape(), 2.0, 2.0); });
     CHECK(has(m, "nn::interpolate_backward"));
     CHECK(has(m, "dy of shape [1, 2, 6, 5] differs from the forward's output shape [1, 2, 6, 6]"));
+  float host[4] = {1, 2, 3, 4};
+  const auto on_cuda = weft::from_blob<const float>(host, Shape{1, 1, 2, 2}, Shape{4, 4, 2, 1}, weft::Device::cuda());
+  m = error_of([&] { (void)weft::nn::interpolate(on_cuda, 2.0, 2.0); });
+  CHECK(has(m, "is on cuda:0; this op runs on the CPU so far"));
   }
 
 }  // TEST_SUITE

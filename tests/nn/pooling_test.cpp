@@ -319,6 +319,11 @@ TEST_SUITE("cpu") {
     CHECK(has(m, "nn::adaptive_avg_pool2d_backward"));
     m = error_of([&] { (void)weft::nn::avg_pool2d_backward(weft::ones<float>({1, 2, 1, 1}), Shape{1, 2, 3}, 2); });
     CHECK(has(m, "input_shape [1, 2, 3] is not an [N, C, H, W] shape"));
+  // a CUDA tensor (a view of host memory labelled cuda: the check comes before any read)
+  float host[4] = {1, 2, 3, 4};
+  const auto on_cuda = weft::from_blob<const float>(host, Shape{1, 1, 2, 2}, Shape{4, 4, 2, 1}, weft::Device::cuda());
+  m = error_of([&] { (void)weft::nn::avg_pool2d(on_cuda, 2); });
+  CHECK(has(m, "nn::avg_pool2d: x (shape [1, 1, 2, 2]) is on cuda:0; this op runs on the CPU so far"));
   }
 
 }  // TEST_SUITE
