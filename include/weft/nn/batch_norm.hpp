@@ -134,7 +134,7 @@ nn::BatchNormGradients<T> batch_norm_backward_impl(const TensorView<const T>& dy
     out.dweight = zeros<T>({channels}), out.dbias = zeros<T>({channels});
     return out;
   }
-  const TensorView<const T> x3 = channel_view(x), dy3 = channel_view(dy);
+  const auto [x3, dy3] = channel_views_alike(x, dy);
   const ChannelMoments<A> stats = batch_norm_moments<T>(x3, running_mean, running_var, training);
   const Tensor<A> rstd = weft::eval(rsqrt(stats.var + A(eps)));
   const Tensor<A> sum_dy = weft::eval(sum(cast<A>(dy3), {0, 2}, true));

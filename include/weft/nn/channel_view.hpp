@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "weft/core/error.hpp"
 #include "weft/core/tensor.hpp"
@@ -40,6 +41,18 @@ TensorView<const T> channel_view(const TensorView<const T>& x) {
   }
   if (!merges) return channel_view<T>(TensorView<const T>(x.contiguous()));
   return TensorView<const T>(x.storage(), Shape{s[0], s[1], spatial_size(s)}, Strides{st[0], st[1], step}, x.offset());
+}
+
+/// x and dy (of one shape) as [N, C, S] views with one layout: both in place when their strides
+/// agree, else contiguous (copies of the one that is not). A backward reads both in each pass, and
+/// a channels-last x beside the NCHW dy of its output would make every pass read one of them
+/// strided (batch_norm_backward on [16, 64, 56, 56], one thread: 22 ms, 11-14 ms with the copy).
+template <class T>
+std::pair<TensorView<const T>, TensorView<const T>> channel_views_alike(const TensorView<const T>& x,
+                                                                        const TensorView<const T>& dy) {
+  TensorView<const T> x3 = channel_view(x), dy3 = channel_view(dy);
+  if (x3.strides() == dy3.strides()) return {x3, dy3};
+  return {channel_view(TensorView<const T>(x.contiguous())), channel_view(TensorView<const T>(dy.contiguous()))};
 }
 
 /// The checks of an [N, C, *] input: defined, rank >= 2, on the CPU (these ops run there so far).

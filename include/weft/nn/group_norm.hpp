@@ -112,7 +112,8 @@ nn::GroupNormGradients<T> group_norm_backward_impl(const TensorView<const T>& dy
   const std::int64_t channels = s[1];
   nn::GroupNormGradients<T> out{empty<T>(s), zeros<T>({channels}), zeros<T>({channels})};
   if (out.dx.numel() == 0) return out;
-  const TensorView<const T> x4 = group_view(channel_view(x), groups), dy4 = group_view(channel_view(dy), groups);
+  const auto [x3, dy3] = channel_views_alike(x, dy);
+  const TensorView<const T> x4 = group_view(x3, groups), dy4 = group_view(dy3, groups);
   const auto [mean, var] = group_moments<T>(x4);
   const Tensor<A> rstd = weft::eval(rsqrt(var + A(eps)));
   const auto centered = cast<A>(x4) - mean;
