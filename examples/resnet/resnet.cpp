@@ -32,8 +32,9 @@ const char* const kUsage = R"(usage:
       int64 labels [N] in [0, 10). Step k copies rows k B ... k B + B - 1, wrapping around, into an NCHW batch. Prints each step's loss and
       time, then the median step time over the steps after the first (warm-up).
   resnet infer [--batch 1] [--steps 20] [--threads K] [--seed S]
-      eval-mode forward passes (running statistics, nothing recorded for autograd) on random images; prints each
-      pass's time and the median time per image over the passes after the first.
+      eval-mode forward passes (running statistics, nothing recorded for autograd, the convolutions' weights
+      prepacked) on random images; prints each pass's time and the median time per image over the passes after
+      the first.
   resnet check --weights W.safetensors --images X.npy --logits L.npy [--state-out S.safetensors]
       loads a ResNet-18 checkpoint (strict: every key of the model, shapes and dtypes as its), runs it in eval
       mode on the images (as --data reads them) and compares the logits with L.npy (float32 [N, 10]); exit
@@ -216,6 +217,7 @@ int infer(const Options& o) {
   weft::manual_seed(seed);
   resnet::ResNet<float> model;
   model.eval();
+  weft::nn::prepack(model);  // the convolutions' weights in the GEMM's packed panels, once: they stay fixed
   const weft::ad::NoGrad no_tape;
   std::vector<double> ms;
   bool ok = true;
