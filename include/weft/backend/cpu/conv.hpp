@@ -474,11 +474,17 @@ void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x,
     const PatchOperand<T>& patch = patches[g];
     // A(o, p) = dy[n, g og + o, i, j] for the chunk's positions p, k-major panels of kRows rows.
     auto pack_a = [&](std::int64_t i0, std::int64_t steps, T* dst) {
+      const std::int64_t live = std::min<std::int64_t>(K::kRows, og - i0);
+      const T* channel0 = dy.data + (g * og + i0) * dy.sc;
+      // positions stepped in order (n, i, j), no division per element
+      std::int64_t n = p0 / plane, oi = (p0 - n * plane) / geo.out_w, oj = p0 - n * plane - oi * geo.out_w;
       for (std::int64_t p = 0; p < steps; ++p) {
-        const std::int64_t q = p0 + p, n = q / plane, oi = (q - n * plane) / geo.out_w;
-        const std::int64_t oj = q - n * plane - oi * geo.out_w;
-        for (std::int64_t r = 0; r < K::kRows; ++r)
-          dst[p * K::kRows + r] = i0 + r < og ? dy.data[dy.offset(n, g * og + i0 + r, oi, oj)] : T(0);
+        const T* at = channel0 + n * dy.sn + oi * dy.sh + oj * dy.sw;
+        for (std::int64_t r = 0; r < K::kRows; ++r) dst[p * K::kRows + r] = r < live ? at[r * dy.sc] : T(0);
+        if (++oj == geo.out_w) {
+          oj = 0;
+          if (++oi == geo.out_h) oi = 0, ++n;
+        }
       }
     };
     auto pack_b = [&](std::int64_t j0, std::int64_t steps, T* dst) {
