@@ -10,19 +10,19 @@
 namespace weft::nn {
 inline namespace WEFT_BACKEND_ABI {
 
-/// Prepacks every Conv2d in `module` and below it (Conv2d::prepack): each later forward skips
+/// Prepacks every Conv2d in `model` and below it (Conv2d::prepack): each later forward skips
 /// packing those weights, with bit-identical results. A snapshot for inference: prepack again
 /// after the weights change (nn::unpack drops the panels).
 template <class T>
-void prepack(Module<T>& module) {
-  module.apply([](Module<T>& m) {
+void prepack(Module<T>& model) {
+  model.apply([](Module<T>& m) {
     if (auto* conv = dynamic_cast<Conv2d<T>*>(&m)) conv->prepack();
   });
 }
 /// Drops what nn::prepack kept.
 template <class T>
-void unpack(Module<T>& module) {
-  module.apply([](Module<T>& m) {
+void unpack(Module<T>& model) {
+  model.apply([](Module<T>& m) {
     if (auto* conv = dynamic_cast<Conv2d<T>*>(&m)) conv->unpack();
   });
 }
