@@ -87,25 +87,25 @@ void check_close(const Tensor<double>& got, const Tensor<double>& want) {
 }  // namespace
 
 TEST_SUITE("cpu") {
-  TEST_CASE("nn pooling and interpolate against torch: random and edge configurations, NCHW and channels-last") {
-    const int cases = std::stoi(golden().metadata().at("cases"));
-    CHECK(cases >= 50);
-    for (int i = 0; i < cases; ++i) {
-      const std::string name = "c" + std::to_string(i);
-      const GoldenCase c = decode(weft_test::golden_double(golden(), name + ".args").to_vector());
-      const Tensor<double> x = weft_test::golden_double(golden(), name + ".x");
-      const Tensor<double> dy = weft_test::golden_double(golden(), name + ".dy");
-      const Tensor<double> nhwc = weft::eval(x.permute({0, 2, 3, 1}));
-      const TensorView<const double> channels_last = nhwc.permute({0, 3, 1, 2});
-      for (const TensorView<const double>& in : {x.view(), channels_last}) {
-        INFO("case ", name, " kind ", c.kind, " x ", weft_test::shape_str(x.shape()), " channels-last ",
-             in.strides()[1] == 1);
-        const Run r = run(c, in, dy);
-        check_close(r.y, weft_test::golden_double(golden(), name + ".y"));
-        if (c.kind == 0) CHECK(r.indices.to_vector() == golden().get<std::int64_t>(name + ".indices").to_vector());
-        if (golden().contains(name + ".dx")) check_close(r.dx, weft_test::golden_double(golden(), name + ".dx"));
-      }
+TEST_CASE("nn pooling and interpolate against torch: random and edge configurations, NCHW and channels-last") {
+  const int cases = std::stoi(golden().metadata().at("cases"));
+  CHECK(cases >= 50);
+  for (int i = 0; i < cases; ++i) {
+    const std::string name = "c" + std::to_string(i);
+    const GoldenCase c = decode(weft_test::golden_double(golden(), name + ".args").to_vector());
+    const Tensor<double> x = weft_test::golden_double(golden(), name + ".x");
+    const Tensor<double> dy = weft_test::golden_double(golden(), name + ".dy");
+    const Tensor<double> nhwc = weft::eval(x.permute({0, 2, 3, 1}));
+    const TensorView<const double> channels_last = nhwc.permute({0, 3, 1, 2});
+    for (const TensorView<const double>& in : {x.view(), channels_last}) {
+      INFO("case ", name, " kind ", c.kind, " x ", weft_test::shape_str(x.shape()), " channels-last ",
+           in.strides()[1] == 1);
+      const Run r = run(c, in, dy);
+      check_close(r.y, weft_test::golden_double(golden(), name + ".y"));
+      if (c.kind == 0) CHECK(r.indices.to_vector() == golden().get<std::int64_t>(name + ".indices").to_vector());
+      if (golden().contains(name + ".dx")) check_close(r.dx, weft_test::golden_double(golden(), name + ".dx"));
     }
   }
+}
 
-}  // TEST_SUITE
+}  // TEST_SUITE("cpu")
