@@ -405,6 +405,9 @@ TEST_CASE("convolutions: bad input names the op, the shapes and the fix") {
   TensorView<float> out = weft::channels_last(weft::zeros<float>(Shape{1, 4, 4, 4}));
   msg = error_of([&] { nn::conv2d_out<float>(out, x, weft::ones<float>(Shape{4, 6, 3, 3}), TensorView<const float>()); });
   CHECK(has(msg, "the destination [1, 4, 4, 4] does not match the output [1, 4, 3, 3]"));
+  Tensor<float> both = weft::zeros<float>(Shape{1, 6, 5, 5});
+  msg = error_of([&] { nn::conv2d_out<float>(both.view(), both, weft::ones<float>(Shape{6, 6, 1, 1}), TensorView<const float>()); });
+  CHECK(has(msg, "the destination [1, 6, 5, 5] overlaps x [1, 6, 5, 5]: the convolution reads x while it writes"));
   msg = error_of([&] { nn::Conv2d<float> bad(6, 4, 3, {.groups = 4}); });
   CHECK(has(msg, "nn::Conv2d: in_channels 6 and out_channels 4 must both be divisible by groups 4"));
 }
@@ -444,6 +447,10 @@ TEST_CASE("Conv2d::prepack: the weight kept in the GEMM's panels gives bit-ident
     conv.prepack();
     CHECK(conv.prepacked());
     CHECK(same_bits(conv(x).value(), plain));
+    // into a channels-last destination, through the panels: the same values
+    TensorView<float> into = weft::channels_last(weft::full<float>(plain.shape(), std::nanf("")));
+    conv.forward_into(into, x.value());
+    CHECK(same_bits(Tensor<float>(into), plain));
     conv.unpack();
     CHECK(!conv.prepacked());
     CHECK(same_bits(conv(x).value(), plain));

@@ -25,6 +25,7 @@
 #include "weft/nn/vision_options.hpp"
 #include "weft/ops/factories.hpp"
 #include "weft/ops/reduce.hpp"
+#include "weft/plan/kernel_operands.hpp"
 
 namespace weft::nn {
 
@@ -403,24 +404,48 @@ ConvGradients<T> conv2d_backward(const TensorView<const T>& dy, const TensorView
   return detail::conv_backward<T>(c, dy, x.shape(), w.shape(), mask);
 }
 
+/// What conv2d_out applies after the sum: no relu, relu(conv + b) + residual, or
+/// relu(conv + b + residual).
+enum class ConvRelu { none, before_residual, after_residual };
+
+}  // namespace WEFT_BACKEND_ABI
+
+namespace detail {
+inline namespace WEFT_BACKEND_ABI {
+/// conv2d_out with the weight's prepacked panels when they fit x's layout (Conv2d::forward_into).
+template <class T>
+void conv_out(const TensorView<T>& out, const TensorView<const T>& x, const TensorView<const T>& w,
+              const TensorView<const T>& b, const ConvOptions& o, const TensorView<const T>& residual, ConvRelu relu,
+              const PrepackedConv<conv_compute_t<T>>* prepacked) {
+  check_conv_dtype<T>();
+  const bool has_bias = b.defined(), has_residual = residual.defined();
+  const ConvCall<T> c = conv_call<T>("nn::conv2d", false, x, w, has_bias ? &b : nullptr, o);
+  if (out.shape() != c.out_shape)
+    fail("nn::conv2d", "the destination ", out.shape(), " does not match the output ", c.out_shape);
+  if (has_residual && residual.shape() != c.out_shape)
+    fail("nn::conv2d", "the residual ", residual.shape(), " does not match the output ", c.out_shape);
+  using weft::detail::byte_range, weft::detail::tensor_ref;
+  if (weft::detail::overlaps(byte_range(tensor_ref(out)), byte_range(tensor_ref(x))))
+    fail("nn::conv2d", "the destination ", out.shape(), " overlaps x ", x.shape(),
+         ": the convolution reads x while it writes; write into another tensor");
+  conv_forward_into<T>(c, has_bias ? &b : nullptr, prepacked, has_residual ? &residual : nullptr,
+                       relu == ConvRelu::before_residual, relu == ConvRelu::after_residual, out);
+}
+}  // namespace WEFT_BACKEND_ABI
+}  // namespace detail
+
+inline namespace WEFT_BACKEND_ABI {
+
 /// out = relu(conv2d(x, w) + b) + residual or relu(conv2d(x, w) + b + residual), as `relu`
 /// says, written into `out` (any layout: channels-last included) by ONE convolution whose
 /// epilogue applies bias, relu and residual while the output block is in cache. b and residual
-/// may be empty (no bias, no residual). Tensors only (inference: no tape).
-enum class ConvRelu { none, before_residual, after_residual };
+/// may be empty (no bias, no residual); the residual may be `out` itself, x may not overlap it.
+/// Tensors only (inference: no tape).
 template <class T>
 void conv2d_out(const TensorView<T>& out, const TensorView<const T>& x, const TensorView<const T>& w,
                 const TensorView<const T>& b, const ConvOptions& o = {},
                 const TensorView<const T>& residual = TensorView<const T>(), ConvRelu relu = ConvRelu::none) {
-  detail::check_conv_dtype<T>();
-  const bool has_bias = b.defined(), has_residual = residual.defined();
-  const detail::ConvCall<T> c = detail::conv_call<T>("nn::conv2d", false, x, w, has_bias ? &b : nullptr, o);
-  if (out.shape() != c.out_shape)
-    weft::detail::fail("nn::conv2d", "the destination ", out.shape(), " does not match the output ", c.out_shape);
-  if (has_residual && residual.shape() != c.out_shape)
-    weft::detail::fail("nn::conv2d", "the residual ", residual.shape(), " does not match the output ", c.out_shape);
-  detail::conv_forward_into<T>(c, has_bias ? &b : nullptr, nullptr, has_residual ? &residual : nullptr,
-                               relu == ConvRelu::before_residual, relu == ConvRelu::after_residual, out);
+  detail::conv_out<T>(out, x, w, b, o, residual, relu, nullptr);
 }
 
 }  // namespace WEFT_BACKEND_ABI

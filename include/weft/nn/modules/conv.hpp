@@ -70,6 +70,14 @@ class Conv2d : public Module<T> {
   void unpack() { packed_.reset(); }
   bool prepacked() const { return bool(packed_); }
 
+  /// Inference into a destination: out = conv(x) + bias, then the relu and residual of
+  /// nn::conv2d_out, in one pass (the prepacked panels when they fit x's layout). No tape.
+  void forward_into(const TensorView<T>& out, const TensorView<const T>& x,
+                    const TensorView<const T>& residual = TensorView<const T>(), ConvRelu relu = ConvRelu::none) const {
+    const TensorView<const T> b = bias.defined() ? TensorView<const T>(bias.value().view()) : TensorView<const T>();
+    detail::conv_out<T>(out, x, weight.value().view(), b, options_, residual, relu, packed_.get());
+  }
+
   ad::Var<T> weight;
   ad::Var<T> bias;
 
