@@ -37,10 +37,12 @@ def rnd(*shape, lo=-1.0, hi=1.0):
 
 
 def bn_call(training, momentum, eps):
-    """batch_norm as weft's call: inputs x, weight, bias; running stats given apart (updated in place)."""
+    """batch_norm as weft's call: inputs x and (if given) weight, bias; running stats given apart
+    (updated in place)."""
     def call(x, stats):
         rm, rv = stats
-        return F.batch_norm(x[0], rm, rv, x[1], x[2], training=training, momentum=momentum, eps=eps)
+        weight, bias = (x[1], x[2]) if len(x) == 3 else (None, None)
+        return F.batch_norm(x[0], rm, rv, weight, bias, training=training, momentum=momentum, eps=eps)
     return call
 
 
@@ -137,6 +139,8 @@ def cases():
     yield "batch_norm_train_momentum", [rnd(2, 4, 3, 3), rnd(4, lo=0.5, hi=1.5), rnd(4)], \
         [rnd(4), rnd(4, lo=0.5, hi=2)], bn_call(True, 0.3, 1e-3), \
         "batch_norm(x, running_mean, running_var, w, b, training=True, momentum=0.3, eps=1e-3)"
+    yield "batch_norm_train_no_affine", [rnd(3, 2, 3, 4, lo=-2, hi=1)], [rnd(2), rnd(2, lo=0.5, hi=2)], \
+        bn_call(True, 0.1, 1e-5), "batch_norm(x, running_mean, running_var, None, None, training=True)"
     yield "batch_norm_eval", [rnd(2, 3, 4, 5), rnd(3, lo=0.5, hi=1.5), rnd(3)], \
         [rnd(3), rnd(3, lo=0.5, hi=2)], bn_call(False, 0.1, 1e-5), \
         "batch_norm(x, running_mean, running_var, w, b, training=False, eps=1e-5)"
@@ -147,11 +151,15 @@ def cases():
         lambda x, s: F.group_norm(x[0], 1, x[1], x[2], eps=1e-5), "group_norm(x, 1, w, b, eps=1e-5)"
     yield "group_norm_instance", [rnd(2, 4, 3, 5), rnd(4, lo=0.5, hi=1.5), rnd(4)], None, \
         lambda x, s: F.group_norm(x[0], 4, x[1], x[2], eps=1e-3), "group_norm(x, 4, w, b, eps=1e-3)"
+    yield "group_norm_no_affine", [rnd(2, 4, 3, 3, lo=-1, hi=2)], None, \
+        lambda x, s: F.group_norm(x[0], 2, eps=1e-5), "group_norm(x, 2, eps=1e-5)"
     # rms_norm: over the last dims (normalized_shape), weight of that shape
     yield "rms_norm_last", [rnd(2, 3, 4, 5), rnd(5, lo=0.5, hi=1.5)], None, \
         lambda x, s: F.rms_norm(x[0], (5,), x[1], eps=1e-6), "rms_norm(x, (5,), w, eps=1e-6)"
     yield "rms_norm_last_two", [rnd(2, 3, 4, 5), rnd(4, 5, lo=0.5, hi=1.5)], None, \
         lambda x, s: F.rms_norm(x[0], (4, 5), x[1], eps=1e-5), "rms_norm(x, (4, 5), w, eps=1e-5)"
+    yield "rms_norm_no_weight", [rnd(2, 3, 4, 6)], None, \
+        lambda x, s: F.rms_norm(x[0], (6,), eps=1e-6), "rms_norm(x, (6,), eps=1e-6)"
 
 
 def ones(*shape):

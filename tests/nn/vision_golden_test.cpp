@@ -277,7 +277,8 @@ void check_interpolate() {
           Tensor<T> y = c.size ? nn::interpolate(x[0], *c.size, c.mode, c.align_corners)
                                : nn::interpolate(x[0], c.scale_h, c.scale_w, c.mode, c.align_corners);
           Tensor<T> dx = c.size ? nn::interpolate_backward(dy, x[0].shape(), c.mode, c.align_corners)
-                                : nn::interpolate_backward(dy, x[0].shape(), c.scale_h, c.scale_w, c.mode, c.align_corners);
+                                : nn::interpolate_backward(dy, x[0].shape(), c.scale_h, c.scale_w, c.mode,
+                                                           c.align_corners);
           return Results<T>{std::move(y), {std::move(dx)}, {}, {}};
         });
   }
@@ -301,9 +302,12 @@ void check_pooling() {
     const auto& p = named.second;
     check_case<T>(
         name,
-        [&](const Vars& x, Stats<T>&) { return nn::max_pool2d(x[0], p.kernel, p.stride, p.padding, p.dilation, p.ceil_mode); },
+        [&](const Vars& x, Stats<T>&) {
+          return nn::max_pool2d(x[0], p.kernel, p.stride, p.padding, p.dilation, p.ceil_mode);
+        },
         [&](const Views& x, const TensorView<const T>& dy, Stats<T>&) {
-          nn::MaxPool2dResult<T> y = nn::max_pool2d_with_indices(x[0], p.kernel, p.stride, p.padding, p.dilation, p.ceil_mode);
+          nn::MaxPool2dResult<T> y =
+              nn::max_pool2d_with_indices(x[0], p.kernel, p.stride, p.padding, p.dilation, p.ceil_mode);
           CHECK(nn::max_pool2d(x[0], p.kernel, p.stride, p.padding, p.dilation, p.ceil_mode).to_vector() ==
                 y.values.to_vector());
           Tensor<T> dx = nn::max_pool2d_backward(dy, y.indices.view(), x[0].shape());
@@ -330,13 +334,15 @@ void check_pooling() {
         },
         [&](const Views& x, const TensorView<const T>& dy, Stats<T>&) {
           Tensor<T> y = nn::avg_pool2d(x[0], p.kernel, p.stride, p.padding, p.ceil_mode, p.count_include_pad);
-          Tensor<T> dx =
-              nn::avg_pool2d_backward(dy, x[0].shape(), p.kernel, p.stride, p.padding, p.ceil_mode, p.count_include_pad);
+          Tensor<T> dx = nn::avg_pool2d_backward(dy, x[0].shape(), p.kernel, p.stride, p.padding, p.ceil_mode,
+                                                 p.count_include_pad);
           return Results<T>{std::move(y), {std::move(dx)}, {}, {}};
         });
   }
   for (const auto& named : std::vector<std::pair<std::string, nn::Size2>>{
-           {"adaptive_avg_pool2d_global", 1}, {"adaptive_avg_pool2d_uneven", {3, 4}}, {"adaptive_avg_pool2d_up", {5, 4}}}) {
+           {"adaptive_avg_pool2d_global", 1},
+           {"adaptive_avg_pool2d_uneven", {3, 4}},
+           {"adaptive_avg_pool2d_up", {5, 4}}}) {
     const std::string& name = named.first;
     const auto& size = named.second;
     check_case<T>(
@@ -347,6 +353,20 @@ void check_pooling() {
           return Results<T>{std::move(y), {std::move(dx)}, {}, {}};
         });
   }
+}
+
+/// Input k of a case, or an empty one (torch's None) where the case has fewer: the
+/// normalizations' optional weight and bias.
+template <class V>
+V optional_input(const std::vector<V>& inputs, std::size_t k) {
+  return k < inputs.size() ? inputs[k] : V();
+}
+
+/// The gradients a backward function returned, kept for the inputs the case has.
+template <class T>
+std::vector<Tensor<T>> gradients_of_inputs(std::vector<Tensor<T>> all, std::size_t inputs) {
+  all.resize(inputs);
+  return all;
 }
 
 template <class T>
@@ -360,21 +380,26 @@ void check_batch_norm() {
   for (const auto& named : std::vector<std::pair<std::string, Options>>{
            {"batch_norm_train", {true, 0.1, 1e-5}},
            {"batch_norm_train_momentum", {true, 0.3, 1e-3}},
+           {"batch_norm_train_no_affine", {true, 0.1, 1e-5}},
            {"batch_norm_eval", {false, 0.1, 1e-5}}}) {
     const std::string& name = named.first;
     const auto& o = named.second;
     check_case<T>(
         name,
         [&](const Vars& x, Stats<T>& s) {
-          return nn::batch_norm(x[0], s.mean.view(), s.var.view(), x[1], x[2], o.training, o.momentum, o.eps);
+          return nn::batch_norm(x[0], s.mean.view(), s.var.view(), optional_input(x, 1), optional_input(x, 2),
+                                o.training, o.momentum, o.eps);
         },
         [&](const Views& x, const TensorView<const T>& dy, Stats<T>& s) {
           // the backward reads the statistics the forward used: eval's running ones, unchanged
           const Stats<T> before{weft::eval(s.mean), weft::eval(s.var)};
-          Tensor<T> y = nn::batch_norm(x[0], s.mean.view(), s.var.view(), x[1], x[2], o.training, o.momentum, o.eps);
-          nn::BatchNormGradients<T> d =
-              nn::batch_norm_backward(dy, x[0], before.mean.view(), before.var.view(), x[1], o.training, o.eps);
-          return Results<T>{std::move(y), {std::move(d.dx), std::move(d.dweight), std::move(d.dbias)}, {}, {}};
+          Tensor<T> y = nn::batch_norm(x[0], s.mean.view(), s.var.view(), optional_input(x, 1), optional_input(x, 2),
+                                       o.training, o.momentum, o.eps);
+          nn::BatchNormGradients<T> d = nn::batch_norm_backward(dy, x[0], before.mean.view(), before.var.view(),
+                                                                optional_input(x, 1), o.training, o.eps);
+          std::vector<Tensor<T>> grads =
+              gradients_of_inputs<T>({std::move(d.dx), std::move(d.dweight), std::move(d.dbias)}, x.size());
+          return Results<T>{std::move(y), std::move(grads), {}, {}};
         });
   }
 }
@@ -388,15 +413,23 @@ void check_group_norm() {
     double eps;
   };
   for (const auto& named : std::vector<std::pair<std::string, Options>>{
-           {"group_norm", {3, 1e-5}}, {"group_norm_one_group", {1, 1e-5}}, {"group_norm_instance", {4, 1e-3}}}) {
+           {"group_norm", {3, 1e-5}},
+           {"group_norm_one_group", {1, 1e-5}},
+           {"group_norm_instance", {4, 1e-3}},
+           {"group_norm_no_affine", {2, 1e-5}}}) {
     const std::string& name = named.first;
     const auto& o = named.second;
     check_case<T>(
-        name, [&](const Vars& x, Stats<T>&) { return nn::group_norm(x[0], o.groups, x[1], x[2], o.eps); },
+        name,
+        [&](const Vars& x, Stats<T>&) {
+          return nn::group_norm(x[0], o.groups, optional_input(x, 1), optional_input(x, 2), o.eps);
+        },
         [&](const Views& x, const TensorView<const T>& dy, Stats<T>&) {
-          Tensor<T> y = nn::group_norm(x[0], o.groups, x[1], x[2], o.eps);
-          nn::GroupNormGradients<T> d = nn::group_norm_backward(dy, x[0], o.groups, x[1], o.eps);
-          return Results<T>{std::move(y), {std::move(d.dx), std::move(d.dweight), std::move(d.dbias)}, {}, {}};
+          Tensor<T> y = nn::group_norm(x[0], o.groups, optional_input(x, 1), optional_input(x, 2), o.eps);
+          nn::GroupNormGradients<T> d = nn::group_norm_backward(dy, x[0], o.groups, optional_input(x, 1), o.eps);
+          std::vector<Tensor<T>> grads =
+              gradients_of_inputs<T>({std::move(d.dx), std::move(d.dweight), std::move(d.dbias)}, x.size());
+          return Results<T>{std::move(y), std::move(grads), {}, {}};
         });
   }
 }
@@ -410,15 +443,20 @@ void check_rms_norm() {
     double eps;
   };
   for (const auto& named : std::vector<std::pair<std::string, Options>>{
-           {"rms_norm_last", {Shape{5}, 1e-6}}, {"rms_norm_last_two", {Shape{4, 5}, 1e-5}}}) {
+           {"rms_norm_last", {Shape{5}, 1e-6}},
+           {"rms_norm_last_two", {Shape{4, 5}, 1e-5}},
+           {"rms_norm_no_weight", {Shape{6}, 1e-6}}}) {
     const std::string& name = named.first;
     const auto& o = named.second;
     check_case<T>(
-        name, [&](const Vars& x, Stats<T>&) { return nn::rms_norm(x[0], o.normalized_shape, x[1], o.eps); },
+        name,
+        [&](const Vars& x, Stats<T>&) { return nn::rms_norm(x[0], o.normalized_shape, optional_input(x, 1), o.eps); },
         [&](const Views& x, const TensorView<const T>& dy, Stats<T>&) {
-          Tensor<T> y = nn::rms_norm(x[0], o.normalized_shape, x[1], o.eps);
-          nn::RmsNormGradients<T> d = nn::rms_norm_backward(dy, x[0], o.normalized_shape, x[1], o.eps);
-          return Results<T>{std::move(y), {std::move(d.dx), std::move(d.dweight)}, {}, {}};
+          Tensor<T> y = nn::rms_norm(x[0], o.normalized_shape, optional_input(x, 1), o.eps);
+          nn::RmsNormGradients<T> d =
+              nn::rms_norm_backward(dy, x[0], o.normalized_shape, optional_input(x, 1), o.eps);
+          return Results<T>{std::move(y), gradients_of_inputs<T>({std::move(d.dx), std::move(d.dweight)}, x.size()), {},
+                            {}};
         });
   }
 }
@@ -475,17 +513,18 @@ TEST_CASE_TEMPLATE("nn vision goldens: max_pool2d, avg_pool2d, adaptive_avg_pool
   vision_golden_test::check_pooling<T>();
 }
 
-TEST_CASE_TEMPLATE("nn vision goldens: batch_norm (training: output, gradients, running stats; eval)", T, double,
-                   float) {
+TEST_CASE_TEMPLATE("nn vision goldens: batch_norm (training: output, gradients, running stats; no affine; eval)", T,
+                   double, float) {
   vision_golden_test::check_batch_norm<T>();
 }
 
-TEST_CASE_TEMPLATE("nn vision goldens: group_norm (groups of several channels, one group, one channel a group)", T,
-                   double, float) {
+TEST_CASE_TEMPLATE("nn vision goldens: group_norm (groups of several channels, one group, one channel a group, "
+                   "no affine)", T, double, float) {
   vision_golden_test::check_group_norm<T>();
 }
 
-TEST_CASE_TEMPLATE("nn vision goldens: rms_norm (over the last dim, over the last two)", T, double, float) {
+TEST_CASE_TEMPLATE("nn vision goldens: rms_norm (over the last dim, the last two; with and without weight)", T, double,
+                   float) {
   vision_golden_test::check_rms_norm<T>();
 }
 

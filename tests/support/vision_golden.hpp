@@ -20,7 +20,8 @@ inline const weft::io::SafeTensors& vision_golden(const std::string& name) {
   static std::map<std::string, std::unique_ptr<const weft::io::SafeTensors>> files;
   std::unique_ptr<const weft::io::SafeTensors>& file = files[name];
   if (!file)
-    file = std::make_unique<const weft::io::SafeTensors>(std::string(WEFT_GOLDEN_DIR) + "/vision/" + name + ".safetensors");
+    file = std::make_unique<const weft::io::SafeTensors>(std::string(WEFT_GOLDEN_DIR) + "/vision/" + name +
+                                                         ".safetensors");
   return *file;
 }
 
