@@ -393,6 +393,20 @@ Tensor<detail::conv_dtype_t<X>> conv1d(const X& x, const W& w, const ConvOptions
   return detail::conv_plain<T>("nn::conv1d", true, x, w, nullptr, o);
 }
 
+/// The shape of conv2d(x, w, options) for x [N, C, H, W] and w [O, C/groups, kH, kW] (conv1d's
+/// for 3-D shapes), checked as the convolution checks them: where a destination for conv2d_out
+/// or Conv2d::forward_into comes from.
+inline Shape conv2d_output_shape(const Shape& x, const Shape& w, const ConvOptions& o = {}) {
+  const bool one_d = x.rank() == 3;
+  const char* op = one_d ? "nn::conv1d" : "nn::conv2d";
+  if (x.rank() != w.rank() || (x.rank() != 3 && x.rank() != 4))
+    weft::detail::fail(op, "needs x [N, C, (H,) W] and a weight of the same rank, got x ", x, " and weight ", w);
+  auto four = [&](const Shape& s) { return one_d ? Shape{s[0], s[1], 1, s[2]} : s; };
+  const weft::detail::ConvGeometry g =
+      detail::conv_geometry(op, x, w, four(x), four(w), one_d ? detail::conv1d_options(o) : o);
+  return one_d ? Shape{g.batch, g.out_channels, g.out_w} : Shape{g.batch, g.out_channels, g.out_h, g.out_w};
+}
+
 /// The gradients of conv2d (conv1d: 3-D x and w) for the output gradient dy: dx, dweight, dbias
 /// as `mask` asks.
 template <class T>
