@@ -284,8 +284,9 @@ class SafeTensors {
   /// A read-only view of the tensor `name`, whose dtype must be T. Zero-copy: the file format
   /// lets a tensor start at any byte, and one that does not start at a multiple of its element
   /// size (no writer that sorts by element size makes one) is copied to an aligned buffer.
+  /// WEFT_ABI_INLINE: that copy allocates through the backend (core/config.hpp, ODR safety).
   template <Element T>
-  TensorView<const T> get(const std::string& name) const {
+  WEFT_ABI_INLINE TensorView<const T> get(const std::string& name) const {
     const detail::SafetensorsEntry& e = entry(name);
     if (!e.dtype->dtype) unsupported_dtype(name, e);
     if (e.dtype->dtype != dtype_of<T>)

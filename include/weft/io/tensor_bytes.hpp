@@ -23,8 +23,10 @@ static_assert(std::endian::native == std::endian::little, "weft::io reads and wr
 /// object keeps. Type-erased, so that one writer serves every dtype.
 class TensorBytes {
  public:
+  /// WEFT_ABI_INLINE: it reaches the backend (the copy of a view), and nvcc and host files both
+  /// compile it (core/config.hpp, ODR safety).
   template <Element T>
-  TensorBytes(const TensorBase<T>& t) : dtype_(dtype_of<T>), shape_(t.shape()) {  // NOLINT: implicit, as a view
+  WEFT_ABI_INLINE TensorBytes(const TensorBase<T>& t) : dtype_(dtype_of<T>), shape_(t.shape()) {  // NOLINT: implicit, as a view
     if (!t.defined()) weft::detail::fail("io", "cannot write an undefined tensor (one that has no elements)");
     if (t.device().is_cpu() && t.is_contiguous()) {
       keep_ = t.storage();

@@ -69,9 +69,10 @@ struct CheckpointEntry {
   const io::TensorBytes* bytes = nullptr;
   const io::SafeTensors* file = nullptr;
 
-  /// The elements as U, in place; undefined when the checkpoint's dtype is not U.
+  /// The elements as U, in place; undefined when the checkpoint's dtype is not U. WEFT_ABI_INLINE:
+  /// a misaligned safetensors entry is copied through the backend (core/config.hpp, ODR safety).
   template <class U>
-  TensorView<const U> read() const {
+  WEFT_ABI_INLINE TensorView<const U> read() const {
     if constexpr (std::is_same_v<U, T>) {
       return values;
     } else if (bytes) {
