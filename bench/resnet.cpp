@@ -2,7 +2,8 @@
 /// @file ResNet-18 (CIFAR-10) training and inference on weft beside PyTorch eager and torch.compile, and the ResNet-18 (CIFAR) and ResNet-50 (ImageNet) convolutions, forward and backward, beside libtorch's in the same process, fp32 and bf16.
 //
 //   OMP_NUM_THREADS=2 chrt -f 1 build/release/bench/resnet [--batch 64] [--steps 3] [--infer-steps 20]
-//       [--rounds 2] [--threads 2] [--reps 5] [--no-model] [--no-layers] [--no-compile] [--quick] [--json FILE]
+//       [--rounds 2] [--threads 2] [--reps 5] [--no-model] [--no-layers] [--no-compile] [--channels-last] [--quick]
+//       [--json FILE]
 //
 // Built where Meson finds PyTorch's pip wheel (option torch_peer; bench/meson.build), as
 // bench/matmul_torch is: libtorch and weft share the process's libgomp and its threads.
@@ -21,7 +22,8 @@
 //
 // Part 2, the layers: each distinct convolution of ResNet-18 (CIFAR, batch --layer-batch) and
 // representative ones of ResNet-50 (ImageNet 224x224: the 7x7/2 stem, the bottlenecks' 1x1 and
-// 3x3 convolutions, the strided shortcuts; batch 1), NCHW, no bias: nn::conv2d against at::conv2d
+// 3x3 convolutions, the strided shortcuts; batch 1), NCHW (or with --channels-last the
+// activations in channels-last memory, torch's weights too), no bias: nn::conv2d against at::conv2d
 // and nn::conv2d_backward (dx and dw) against at::convolution_backward, on the same inputs,
 // interleaved round by round (which library goes first alternates), each timing >= ~20 ms of
 // repeated calls. Each result is checked against libtorch's: |weft - torch| over the bound of
@@ -51,7 +53,7 @@ using weft_bench::to_weft;
 
 struct Settings {
   std::int64_t batch = 64, layer_batch = 64, threads = 2, steps = 3, infer_steps = 20, rounds = 2, reps = 5;
-  bool model = true, layers = true, torch = true, compile = true, quick = false;
+  bool model = true, layers = true, torch = true, compile = true, quick = false, channels_last = false;
   std::string json;
 };
 
@@ -79,7 +81,8 @@ double forward_flops(const resnet::ResNetConfig& c, double N, std::int64_t H, st
 /// The model in this process: its training steps and inference passes, a median per round.
 class WeftModel {
  public:
-  WeftModel(std::int64_t batch, std::int64_t steps, std::int64_t infer_steps) : batch_(batch), steps_(steps), infer_steps_(infer_steps) {
+  WeftModel(std::int64_t batch, std::int64_t steps, std::int64_t infer_steps)
+      : batch_(batch), steps_(steps), infer_steps_(infer_steps) {
     weft::manual_seed(0);
     model_ = std::make_unique<resnet::ResNet<float>>();
     weft::optim::SGDOptions o;
@@ -262,17 +265,26 @@ struct LayerResult {
 /// max |weft - torch| / bound over the elements.
 template <class T>
 double bounded_error(const weft::Tensor<T>& got, const torch::Tensor& want, const torch::Tensor& bound) {
-  const torch::Tensor g = torch::from_blob(const_cast<T*>(got.data()), want.sizes(), want.scalar_type()).to(torch::kFloat);
+  const torch::Tensor g =
+      torch::from_blob(const_cast<T*>(got.data()), want.sizes(), want.scalar_type()).to(torch::kFloat);
   return ((g - want.to(torch::kFloat)).abs() / bound.clamp_min(1e-30)).max().item<double>();
 }
 
 template <class T>
-LayerResult run_layer(const ConvShape& s, torch::ScalarType dtype, std::int64_t reps) {
+LayerResult run_layer(const ConvShape& s, torch::ScalarType dtype, std::int64_t reps, bool channels_last) {
   torch::manual_seed(0);
-  const torch::Tensor x = torch::randn({s.n, s.c, s.h, s.w}).to(dtype);
-  const torch::Tensor w = (torch::randn({s.o, s.c, s.k, s.k}) / std::sqrt(double(s.c * s.k * s.k))).to(dtype);
-  const torch::Tensor dy = torch::randn({s.n, s.o, s.out_h(), s.out_w()}).to(dtype);
-  const weft::Tensor<T> wx = to_weft<T>(x), ww = to_weft<T>(w), wdy = to_weft<T>(dy);
+  // Channels-last: torch's tensors (the weight too, as model.to(memory_format=...) makes it) and
+  // weft's activations in NHWC memory; weft's weight stays a (contiguous) Tensor, as a module holds it.
+  const auto format = channels_last ? torch::MemoryFormat::ChannelsLast : torch::MemoryFormat::Contiguous;
+  const torch::Tensor x = torch::randn({s.n, s.c, s.h, s.w}).to(dtype).contiguous(format);
+  const torch::Tensor w =
+      (torch::randn({s.o, s.c, s.k, s.k}) / std::sqrt(double(s.c * s.k * s.k))).to(dtype).contiguous(format);
+  const torch::Tensor dy = torch::randn({s.n, s.o, s.out_h(), s.out_w()}).to(dtype).contiguous(format);
+  const weft::Tensor<T> ww = to_weft<T>(w), x_nchw = to_weft<T>(x), dy_nchw = to_weft<T>(dy);
+  const weft::TensorView<const T> wx =
+      channels_last ? weft::TensorView<const T>(weft::channels_last(x_nchw)) : x_nchw.view();
+  const weft::TensorView<const T> wdy =
+      channels_last ? weft::TensorView<const T>(weft::channels_last(dy_nchw)) : dy_nchw.view();
   const weft::nn::ConvOptions o{.stride = s.stride, .padding = s.padding};
   const std::vector<std::int64_t> stride{s.stride, s.stride}, padding{s.padding, s.padding}, dilation{1, 1};
 
@@ -285,7 +297,9 @@ LayerResult run_layer(const ConvShape& s, torch::ScalarType dtype, std::int64_t 
     std::tie(dx, dw, std::ignore) = at::convolution_backward(dy, x, w, std::nullopt, stride, padding, dilation, false,
                                                              {0, 0}, 1, {true, true, false});
   };
-  auto weft_bwd = [&] { wg = weft::nn::conv2d_backward<T>(wdy, wx, ww, o, {.input = true, .weight = true, .bias = false}); };
+  auto weft_bwd = [&] {
+    wg = weft::nn::conv2d_backward<T>(wdy, wx, ww, o, {.input = true, .weight = true, .bias = false});
+  };
   torch_fwd(), weft_fwd(), torch_bwd(), weft_bwd();
 
   LayerResult r;
@@ -327,8 +341,9 @@ double speedup(const std::vector<double>& torch_ms, const std::vector<double>& w
 }
 
 int run_layers(const Settings& s, const weft_bench::Peaks& peak, weft_bench::Report& report) {
-  std::printf("\nconvolutions, NCHW, no bias: weft::nn::conv2d / conv2d_backward (dx, dw) vs libtorch %s; %lld rounds\n",
-              TORCH_VERSION, (long long)s.reps);
+  const char* layout = s.channels_last ? "channels-last" : "NCHW";
+  std::printf("\nconvolutions, %s, no bias: weft::nn::conv2d / conv2d_backward (dx, dw) vs libtorch %s; %lld rounds\n",
+              layout, TORCH_VERSION, (long long)s.reps);
   std::printf("%-5s %-9s %-22s %-24s %8s %8s %7s %8s %8s %7s %6s %8s %s\n", "dtype", "net", "layer",
               "N C HxW -> O k/s", "fwd", "torch", "weft/", "bwd", "torch", "weft/", "fwd", "error /", "check");
   std::printf("%-5s %-9s %-22s %-24s %8s %8s %7s %8s %8s %7s %6s %8s\n", "", "", "", "", "GFLOP/s", "GFLOP/s", "torch",
@@ -340,10 +355,11 @@ int run_layers(const Settings& s, const weft_bench::Peaks& peak, weft_bench::Rep
     const std::vector<double> zeros(std::size_t(s.reps), 0.0);
     LayerResult totals{zeros, zeros, zeros, zeros};
     for (const ConvShape& c : conv_shapes(s.layer_batch)) {
-      const LayerResult r = bf16 ? run_layer<weft::bfloat16>(c, torch::kBFloat16, s.reps)
-                                 : run_layer<float>(c, torch::kFloat32, s.reps);
+      const LayerResult r = bf16 ? run_layer<weft::bfloat16>(c, torch::kBFloat16, s.reps, s.channels_last)
+                                 : run_layer<float>(c, torch::kFloat32, s.reps, s.channels_last);
       const double fwd = c.flops() / (median(r.weft_fwd) * 1e6), bwd = 2 * c.flops() / (median(r.weft_bwd) * 1e6);
-      const double torch_fwd = c.flops() / (median(r.torch_fwd) * 1e6), torch_bwd = 2 * c.flops() / (median(r.torch_bwd) * 1e6);
+      const double torch_fwd = c.flops() / (median(r.torch_fwd) * 1e6);
+      const double torch_bwd = 2 * c.flops() / (median(r.torch_bwd) * 1e6);
       const bool ok = r.error <= r.tolerance;
       failures += !ok;
       const std::string dims = std::to_string(c.n) + " " + std::to_string(c.c) + " " + std::to_string(c.h) + "x" +
@@ -353,7 +369,7 @@ int run_layers(const Settings& s, const weft_bench::Peaks& peak, weft_bench::Rep
                   c.net, c.role, dims.c_str(), fwd, torch_fwd, speedup(r.torch_fwd, r.weft_fwd), bwd, torch_bwd,
                   speedup(r.torch_bwd, r.weft_bwd), 100 * fwd / roof, r.error, ok ? "ok" : "FAIL");
       std::fflush(stdout);
-      const std::string workload = std::string(c.net) + " " + c.role + " " + (bf16 ? "bf16" : "fp32");
+      const std::string workload = std::string(c.net) + " " + c.role + " " + (bf16 ? "bf16 " : "fp32 ") + layout;
       for (const auto& [variant, ms, flops] :
            {std::tuple{"weft forward", &r.weft_fwd, c.flops()}, std::tuple{"torch forward", &r.torch_fwd, c.flops()},
             std::tuple{"weft backward", &r.weft_bwd, 2 * c.flops()},
@@ -369,7 +385,7 @@ int run_layers(const Settings& s, const weft_bench::Peaks& peak, weft_bench::Rep
     }
     // One target per dtype and direction: the layers' times summed per round (each layer once, as
     // a network runs them), so the layers weigh by their time, not one vote each.
-    const std::string dtype = bf16 ? "bf16" : "fp32";
+    const std::string dtype = std::string(bf16 ? "bf16 " : "fp32 ") + layout;
     report.targets.push_back(weft_bench::make_target(dtype + " convolutions forward vs libtorch (summed)", 1.0, "x",
                                                      totals.torch_fwd, totals.weft_fwd));
     report.targets.push_back(weft_bench::make_target(dtype + " convolutions backward vs libtorch (summed)", 1.0, "x",
@@ -384,9 +400,11 @@ int run_layers(const Settings& s, const weft_bench::Peaks& peak, weft_bench::Rep
 
 void usage() {
   std::printf("usage: resnet [--batch 64] [--layer-batch 64] [--steps 3] [--infer-steps 20] [--rounds 2] [--threads 2]\n"
-              "              [--reps 5] [--no-model] [--no-layers] [--no-torch] [--no-compile] [--quick] [--json FILE]\n"
+              "              [--reps 5] [--no-model] [--no-layers] [--no-torch] [--no-compile] [--channels-last] [--quick]\n"
+              "              [--json FILE]\n"
               "  --batch        the training batch (part 1); --layer-batch: ResNet-18's batch in part 2\n"
               "  --no-compile   no torch.compile peer (its compilation takes minutes on 2 cores)\n"
+              "  --channels-last  part 2's activations (and torch's weights) in channels-last memory\n"
               "  --quick        batch 8, 1 round of 1 step and 3 passes, no torch.compile, 1 layer round\n"
               "Run it as `OMP_NUM_THREADS=2 chrt -f 1 resnet ...` on a shared machine.\n");
 }
@@ -409,6 +427,8 @@ int parse_settings(int argc, char** argv, Settings& s) {
       }
     } else if (switches_off.count(a)) {
       *switches_off.at(a) = false;
+    } else if (a == "--channels-last") {
+      s.channels_last = true;
     } else if (a == "--json" && has_value) {
       s.json = argv[++i];
     } else if (a == "--quick") {
@@ -453,7 +473,8 @@ int main(int argc, char** argv) {
   }
   weft_bench::print_targets(report.targets);
   if (!s.json.empty()) {
-    if (!weft_bench::write_json(s.json, "resnet", "cpu", int(s.threads), int(s.rounds), s.quick, weft::kCpuPacketIsa, report)) {
+    const int threads = int(s.threads), rounds = int(s.rounds);
+    if (!weft_bench::write_json(s.json, "resnet", "cpu", threads, rounds, s.quick, weft::kCpuPacketIsa, report)) {
       std::fprintf(stderr, "cannot write %s\n", s.json.c_str());
       return 1;
     }

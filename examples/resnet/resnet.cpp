@@ -29,8 +29,9 @@ const char* const kUsage = R"(usage:
       training mode. Without --data: random images (standard normal) and random labels, a fresh batch per step,
       from --seed (default 0). X.npy: uint8 (scaled to [0, 1] and normalized with CIFAR-10's channel mean and std)
       or float32 images, [N, 32, 32, 3] (a channels-last view, normalized in place) or [N, 3, 32, 32]; Y.npy:
-      int64 labels [N] in [0, 10). Step k copies rows k B ... k B + B - 1, wrapping around, into an NCHW batch. Prints each step's loss and
-      time, then the median step time over the steps after the first (warm-up).
+      int64 labels [N] in [0, 10). Step k copies rows k B ... k B + B - 1, wrapping around, into an NCHW
+      batch. Prints each step's loss and time, then the median step time over the steps after the first
+      (warm-up).
   resnet infer [--batch 1] [--steps 20] [--threads K] [--seed S]
       eval-mode forward passes (running statistics, nothing recorded for autograd, the convolutions' weights
       prepacked) on random images; prints each pass's time and the median time per image over the passes after
@@ -155,7 +156,8 @@ struct Batch {
 };
 Batch batch_of(const Dataset& d, std::int64_t step, std::int64_t B) {
   const std::int64_t n = d.images.shape()[0];
-  if (n < B) throw std::invalid_argument("the data has " + std::to_string(n) + " images, fewer than --batch " + std::to_string(B));
+  if (n < B)
+    throw std::invalid_argument("the data has " + std::to_string(n) + " images, fewer than --batch " + std::to_string(B));
   std::int64_t start = (step * B) % n;
   if (start + B > n) start = 0;
   return {weft::eval(d.images.narrow(0, start, B)), weft::eval(d.labels.narrow(0, start, B))};

@@ -92,7 +92,9 @@ class ResNet : public nn::Module<T> {
       }
       // A stage is reached through its index, not its address: the module stays movable.
       this->register_module("layer" + std::to_string(k + 1),
-                            [k](nn::Module<T>& self) -> nn::Module<T>& { return static_cast<ResNet&>(self).layers_[k]; });
+                            [k](nn::Module<T>& self) -> nn::Module<T>& {
+                              return static_cast<ResNet&>(self).layers_[k];
+                            });
     }
     this->register_module("linear", &ResNet::linear);
   }
