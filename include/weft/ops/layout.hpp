@@ -34,6 +34,16 @@ bool is_channels_last(const Tensor<T>& t) {
   return is_channels_last(t.view());
 }
 
+/// A view of shape [N, C, H, W] over a new uninitialized NHWC allocation (torch's
+/// empty(..., memory_format=channels_last)): a destination for ops that write either layout.
+template <class T>
+TensorView<T> empty_channels_last(const Shape& s, Device device = Device::cpu()) {
+  if (s.rank() != 4)
+    detail::fail("empty_channels_last", "needs a 4-D [N, C, H, W] shape, got ", s);
+  Tensor<T> nhwc = weft::empty<T>(Shape{s[0], s[2], s[3], s[1]}, device);
+  return nhwc.permute({0, 3, 1, 2});
+}
+
 /// x (a 4-D tensor, view or expression) with channels-last memory: a view of shape [N, C, H, W]
 /// over a new NHWC allocation holding x's values (one copy).
 template <Operand X>
@@ -44,9 +54,7 @@ TensorView<detail::operand_dtype_t<X>> channels_last(const X& x) {
   if (v.dim() != 4)
     detail::fail("channels_last", "needs a 4-D [N, C, H, W] tensor, got shape ", v.shape(),
                  "; for other ranks permute the dims yourself");
-  const Shape& s = v.shape();
-  Tensor<T> nhwc = weft::empty<T>(Shape{s[0], s[2], s[3], s[1]}, v.device());
-  TensorView<T> view = nhwc.permute({0, 3, 1, 2});
+  TensorView<T> view = empty_channels_last<T>(v.shape(), v.device());
   view = v;
   return view;
 }

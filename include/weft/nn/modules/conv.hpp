@@ -61,11 +61,12 @@ class Conv2d : public Module<T> {
   /// Keeps the weight in the convolution GEMM's packed panels: each forward then skips packing
   /// it. The panels are a snapshot for inference (torch's weight prepacking): after the weight
   /// changes, call prepack() again, or unpack(). Results are bit-identical to the unpacked call
-  /// (the same GEMM on the same panels). A module's input is a Var, whose value is contiguous
-  /// (NCHW): the panels are packed for that layout.
-  void prepack() {
+  /// (the same GEMM on the same panels). The panels serve inputs of one layout: NCHW (a
+  /// module's input is a Var, whose value is contiguous) or, with `channels_last`, the
+  /// channels-last views forward_into reads; an input of the other layout packs as before.
+  void prepack(bool channels_last = false) {
     packed_ = std::make_shared<const detail::PrepackedConv<detail::conv_compute_t<T>>>(
-        detail::prepack_conv<T>(weight.value().view(), options_, false));
+        detail::prepack_conv<T>(weight.value().view(), options_, channels_last));
   }
   void unpack() { packed_.reset(); }
   bool prepacked() const { return bool(packed_); }
