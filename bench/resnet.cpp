@@ -11,7 +11,7 @@
 // Part 1, the model: examples/resnet/resnet.hpp's ResNet-18 (CIFAR-10, 32x32 inputs), float32, in
 // this process: per round, --steps training steps (forward, backward, SGD with momentum 0.9 and
 // weight decay 5e-4) at --batch, and --infer-steps eval-mode forward passes at batch 1 under
-// ad::NoGrad with the convolutions' weights prepacked (nn::prepack, as `resnet infer`); then
+// ad::NoGrad through resnet::FoldedResNet (as `resnet infer`); then
 // bench/resnet_torch.py (the same architecture in PyTorch) run eagerly and under torch.compile,
 // each a child process that prints one line per timed step (its warm-up steps, torch.compile's
 // compilation among them, are not timed). A round's time of each peer is the
@@ -40,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "../examples/resnet/folded.hpp"
 #include "../examples/resnet/resnet.hpp"
 #include "bench_common.hpp"
 #include "peak.hpp"
@@ -106,15 +107,16 @@ class WeftModel {
       }));
     return median(ms);
   }
-  /// As `resnet infer` runs: eval mode, the weights prepacked (untimed: once per trained model),
-  /// unpacked again afterwards for the next training steps.
+  /// As `resnet infer` runs: eval mode, every BatchNorm folded into its convolution, prepacked,
+  /// relu and residual in the epilogues, channels-last activations (resnet::FoldedResNet, built
+  /// untimed: once per trained model); the model itself is left as it was for the next steps.
   double infer_round(std::int64_t passes) {
     model_->eval();
-    weft::nn::prepack(*model_);
+    const resnet::FoldedResNet<float> folded(*model_);
+    model_->train();
     const weft::ad::NoGrad no_tape;
     std::vector<double> ms;
-    for (std::int64_t s = 0; s < passes; ++s) ms.push_back(time_ms([&] { (*model_)(weft::ad::Var<float>(image_)); }));
-    weft::nn::unpack(*model_);
+    for (std::int64_t s = 0; s < passes; ++s) ms.push_back(time_ms([&] { (void)folded(image_); }));
     return median(ms);
   }
   double train_round() { return train_round(steps_); }

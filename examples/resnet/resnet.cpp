@@ -16,6 +16,7 @@
 
 #include <weft/io.hpp>
 
+#include "folded.hpp"
 #include "resnet.hpp"
 
 namespace {
@@ -32,10 +33,11 @@ const char* const kUsage = R"(usage:
       int64 labels [N] in [0, 10). Step k copies rows k B ... k B + B - 1, wrapping around, into an NCHW
       batch. Prints each step's loss and time, then the median step time over the steps after the first
       (warm-up).
-  resnet infer [--batch 1] [--steps 20] [--threads K] [--seed S]
-      eval-mode forward passes (running statistics, nothing recorded for autograd, the convolutions' weights
-      prepacked) on random images; prints each pass's time and the median time per image over the passes after
-      the first.
+  resnet infer [--batch 1] [--steps 20] [--threads K] [--seed S] [--mode folded|modules]
+      eval-mode forward passes (running statistics, nothing recorded for autograd) on random images; prints each
+      pass's time and the median time per image over the passes after the first. folded (the default): every
+      BatchNorm folded into its convolution, the blocks' relu and residual in the convolutions' epilogues,
+      prepacked weights, channels-last activations; modules: the modules' forward, weights prepacked.
   resnet check --weights W.safetensors --images X.npy --logits L.npy [--state-out S.safetensors]
       loads a ResNet-18 checkpoint (strict: every key of the model, shapes and dtypes as its), runs it in eval
       mode on the images (as --data reads them) and compares the logits with L.npy (float32 [N, 10]); exit
@@ -219,16 +221,23 @@ int infer(const Options& o) {
   weft::manual_seed(seed);
   resnet::ResNet<float> model;
   model.eval();
-  weft::nn::prepack(model);  // the convolutions' weights in the GEMM's packed panels, once: they stay fixed
+  // --mode folded: BatchNorm folded into the convolutions, prepacked, relu and residual in their
+  // epilogues, channels-last activations (examples/resnet/folded.hpp); --mode modules: the
+  // modules' own forward, their convolutions' weights prepacked.
+  const std::string mode = o.has("mode") ? o.text("mode") : "folded";
+  if (mode != "folded" && mode != "modules") throw std::invalid_argument("--mode is folded or modules, got '" + mode + "'");
+  const bool plain = mode == "modules";
+  if (plain) weft::nn::prepack(model);
+  const resnet::FoldedResNet<float> folded(model);
   const weft::ad::NoGrad no_tape;
   std::vector<double> ms;
   bool ok = true;
   for (std::int64_t step = 0; step < steps; ++step) {
     const Tensor<float> images = synthetic_batch(seed, step, B).images;
     const auto t0 = std::chrono::steady_clock::now();
-    const Var logits = model(Var(images));
+    const Tensor<float> logits = plain ? model(Var(images)).value() : folded(images);
     ms.push_back(milliseconds_since(t0));
-    ok = ok && finite(logits.value());
+    ok = ok && finite(logits);
     std::printf("pass %lld: (took %f ms)\n", (long long)step, ms.back());
   }
   const double median = median_after_first(ms);
@@ -277,7 +286,7 @@ int main(int argc, char** argv) {
     const std::string command = argv[1];
     const std::map<std::string, std::vector<std::string>> names = {
         {"train", {"batch", "steps", "lr", "data", "labels", "threads", "seed"}},
-        {"infer", {"batch", "steps", "threads", "seed"}},
+        {"infer", {"batch", "steps", "threads", "seed", "mode"}},
         {"check", {"weights", "images", "logits", "state-out", "threads"}}};
     if (names.count(command)) {
       const Options o(argc, argv, names.at(command));
