@@ -18,7 +18,10 @@
 using namespace weft;
 using namespace weft_test;
 
-namespace {
+// A named namespace, not an anonymous one: meson's unity build puts several test files in one
+// translation unit, where another file's helpers of the same names would collide.
+namespace conv_test {
+
 
 /// One convolution's sizes and options, as the reference reads them.
 struct Config {
@@ -189,7 +192,6 @@ void check_random_convolutions(int cases) {
   }
 }
 
-}  // namespace
 
 TEST_CASE("conv2d forward and backward: the GEMM's task splits (many rows, many columns), both layouts") {
   // Rows (batch x output positions) past one 256-row block split into row chunks; few rows with
@@ -223,7 +225,6 @@ TEST_CASE("conv2d forward and backward: random configurations, both layouts, aga
   check_random_convolutions<bfloat16>(15);
 }
 
-namespace {
 
 /// conv_transpose2d's reference: y, dx, dw for x [n, c, h, w], weight [c, o / groups, kh, kw].
 struct TransposeConfig {
@@ -300,7 +301,6 @@ void check_random_transposed(int cases) {
   }
 }
 
-}  // namespace
 
 TEST_CASE("conv_transpose2d forward and backward: random configurations against a double sum") {
   check_random_transposed<float>(25);
@@ -508,3 +508,5 @@ TEST_CASE("nn::fold_batch_norm of modules and nn::prepack of a model: the same o
   CHECK(std::memcmp(packed.data(), before.data(), std::size_t(before.numel()) * sizeof(double)) == 0);
   nn::unpack(net);
 }
+
+}  // namespace conv_test

@@ -23,7 +23,7 @@ namespace nn = weft::nn;
 
 namespace {
 
-const std::string kGolden = std::string(WEFT_GOLDEN_DIR) + "/nn/";
+const std::string kNormGolden = std::string(WEFT_GOLDEN_DIR) + "/nn/";
 
 std::vector<std::string> keys_of(const nn::StateDict& state) {
   std::vector<std::string> keys;
@@ -56,8 +56,8 @@ Tensor<double> channels_last_copy(const TensorView<const double>& x) {
 
 TEST_CASE("nn::BatchNorm2d: torch's state_dict loads, three training steps give torch's state, eval gives torch's output") {
   nn::BatchNorm2d<double> bn(3);
-  const io::SafeTensors initial(kGolden + "batch_norm2d_initial.safetensors"),
-      trained(kGolden + "batch_norm2d_trained.safetensors"), data(kGolden + "batch_norm2d_io.safetensors");
+  const io::SafeTensors initial(kNormGolden + "batch_norm2d_initial.safetensors"),
+      trained(kNormGolden + "batch_norm2d_trained.safetensors"), data(kNormGolden + "batch_norm2d_io.safetensors");
   CHECK(keys_of(bn.state_dict()) == split_commas(trained.metadata().at("keys")));
   const nn::LoadResult loaded = bn.load_state_dict(initial);
   CHECK(loaded.missing_keys.empty());
