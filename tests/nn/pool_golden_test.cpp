@@ -18,7 +18,7 @@ using weft::nn::Size2;
 
 namespace {
 
-const weft::io::SafeTensors& golden() { return weft_test::vision_golden("pool_random"); }
+const weft::io::SafeTensors& pool_golden() { return weft_test::vision_golden("pool_random"); }
 
 /// One case's call, decoded from its args (make_pool_golden.py's order).
 struct GoldenCase {
@@ -88,22 +88,22 @@ void check_close(const Tensor<double>& got, const Tensor<double>& want) {
 
 TEST_SUITE("cpu") {
 TEST_CASE("nn pooling and interpolate against torch: random and edge configurations, NCHW and channels-last") {
-  const int cases = std::stoi(golden().metadata().at("cases"));
+  const int cases = std::stoi(pool_golden().metadata().at("cases"));
   CHECK(cases >= 50);
   for (int i = 0; i < cases; ++i) {
     const std::string name = "c" + std::to_string(i);
-    const GoldenCase c = decode(weft_test::golden_double(golden(), name + ".args").to_vector());
-    const Tensor<double> x = weft_test::golden_double(golden(), name + ".x");
-    const Tensor<double> dy = weft_test::golden_double(golden(), name + ".dy");
+    const GoldenCase c = decode(weft_test::golden_double(pool_golden(), name + ".args").to_vector());
+    const Tensor<double> x = weft_test::golden_double(pool_golden(), name + ".x");
+    const Tensor<double> dy = weft_test::golden_double(pool_golden(), name + ".dy");
     const Tensor<double> nhwc = weft::eval(x.permute({0, 2, 3, 1}));
     const TensorView<const double> channels_last = nhwc.permute({0, 3, 1, 2});
     for (const TensorView<const double>& in : {x.view(), channels_last}) {
       INFO("case ", name, " kind ", c.kind, " x ", weft_test::shape_str(x.shape()), " channels-last ",
            in.strides()[1] == 1);
       const Run r = run(c, in, dy);
-      check_close(r.y, weft_test::golden_double(golden(), name + ".y"));
-      if (c.kind == 0) CHECK(r.indices.to_vector() == golden().get<std::int64_t>(name + ".indices").to_vector());
-      if (golden().contains(name + ".dx")) check_close(r.dx, weft_test::golden_double(golden(), name + ".dx"));
+      check_close(r.y, weft_test::golden_double(pool_golden(), name + ".y"));
+      if (c.kind == 0) CHECK(r.indices.to_vector() == pool_golden().get<std::int64_t>(name + ".indices").to_vector());
+      if (pool_golden().contains(name + ".dx")) check_close(r.dx, weft_test::golden_double(pool_golden(), name + ".dx"));
     }
   }
 }
