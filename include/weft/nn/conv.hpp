@@ -149,7 +149,7 @@ struct PrepackedConv {
   /// The panels for the call with geometry g and input x4, when they were packed for x4's layout.
   template <class T>
   const C* for_input(const ConvGeometry& g, const TensorView<const T>& x4) const {
-    const bool inner = x4.strides()[1] == 1 && g.in_per_group() > 1;
+    const bool inner = weft::detail::cpu::patches_channel_runs(x4.strides()[1], g.in_per_group());
     return inner == channels_inner && !panels.empty() ? panels.data() : nullptr;
   }
 };
@@ -164,6 +164,13 @@ TensorView<const C> in_compute(const TensorView<const T>& v, Tensor<C>& holder) 
     holder = weft::cast<C>(v);
     return holder.view();
   }
+}
+
+/// A result computed in C as a T tensor: itself, or rounded once to the 16-bit T.
+template <class T, class C>
+Tensor<T> from_compute(Tensor<C>&& t) {
+  if constexpr (std::is_same_v<C, T>) return std::move(t);
+  else return Tensor<T>(weft::cast<T>(t));
 }
 
 /// v contiguous (the weight operand of the kernels): v, or a copy in `holder`.
@@ -194,7 +201,7 @@ void conv_forward_into(const ConvCall<T>& c, const TensorView<const T>* bias,
   epilogue.relu_after_residual = relu_after_residual;
   if (weft::log_enabled(LogComponent::vision, LogLevel::info)) {
     const ConvGeometry& g = c.geo;
-    const bool channels_last = weft::is_channels_last(c.x4) && g.in_per_group() > 1;
+    const bool channels_last = weft::detail::cpu::patches_channel_runs(c.x4.strides()[1], g.in_per_group());
     weft::log_message(LogComponent::vision, LogLevel::info, c.op, " x ", c.x4.shape(), channels_last ? " channels-last" : " NCHW",
                 " * w ", c.w4.shape(), " -> ", out.shape(), weft::is_channels_last(out) ? " channels-last" : " NCHW",
                 ": implicit GEMM ", g.groups > 1 ? weft::detail::cat(g.groups, " groups x ") : std::string(),
@@ -240,7 +247,7 @@ PrepackedConv<conv_compute_t<T>> prepack_conv(const TensorView<const T>& w, cons
   const TensorView<const C> wc = contiguous_in<C>(in_compute<C>(w, hw), hw2);
   PrepackedConv<C> p;
   p.panels = weft::detail::conv2d_prepack<C>(g, x, wc);
-  p.channels_inner = channels_last && g.in_per_group() > 1;
+  p.channels_inner = weft::detail::cpu::patches_channel_runs(x.sc, g.in_per_group());
   return p;
 }
 
@@ -256,20 +263,16 @@ ConvGradients<T> conv_backward(const ConvCall<T>& c, const TensorView<const T>& 
   Tensor<C> hdy, hx, hw, hw2;
   const TensorView<const C> g = in_compute<C>(dy.dim() == 3 ? dy.unsqueeze(2) : dy, hdy);
   ConvGradients<T> r;
-  auto to_t = [](Tensor<C>&& t) {
-    if constexpr (std::is_same_v<C, T>) return std::move(t);
-    else return Tensor<T>(weft::cast<T>(t));
-  };
   if (mask.input) {
     const TensorView<const C> w = contiguous_in<C>(in_compute<C>(c.w4, hw), hw2);
     Tensor<C> dx = weft::empty<C>(c.x4.shape(), dy.device());
     weft::detail::conv2d_backward_input<C>(c.geo, g, w, dx.view());
-    r.dx = ad::detail::reshaped(to_t(std::move(dx)), x_shape);
+    r.dx = ad::detail::reshaped(from_compute<T>(std::move(dx)), x_shape);
   }
   if (mask.weight) {
     Tensor<C> dw = weft::empty<C>(c.w4.shape(), dy.device());
     weft::detail::conv2d_backward_weight<C>(c.geo, in_compute<C>(c.x4, hx), g, dw.view());
-    r.dweight = ad::detail::reshaped(to_t(std::move(dw)), w_shape);
+    r.dweight = ad::detail::reshaped(from_compute<T>(std::move(dw)), w_shape);
   }
   if (mask.bias) r.dbias = Tensor<T>(weft::cast<T>(weft::sum(g, {0, 2, 3})));
   return r;

@@ -94,21 +94,17 @@ ConvGradients<T> conv_transpose_backward(const ConvTransposeCall<T>& c, const Te
     fail("nn::conv_transpose2d", "the output gradient ", dy.shape(), " does not match the output ", c.out_shape);
   Tensor<C> hdy, hx, hw, hw2;
   const TensorView<const C> g = in_compute<C>(dy, hdy);
-  auto to_t = [](Tensor<C>&& t) {
-    if constexpr (std::is_same_v<C, T>) return std::move(t);
-    else return Tensor<T>(weft::cast<T>(t));
-  };
   ConvGradients<T> r;
   if (mask.input) {
     const TensorView<const C> w = contiguous_in<C>(in_compute<C>(c.w, hw), hw2);
     Tensor<C> dx = weft::empty<C>(c.x.shape(), dy.device());
     weft::detail::conv2d_forward<C>(c.geo, g, w, nullptr, {}, dx.view());
-    r.dx = to_t(std::move(dx));
+    r.dx = from_compute<T>(std::move(dx));
   }
   if (mask.weight) {
     Tensor<C> dw = weft::empty<C>(c.w.shape(), dy.device());
     weft::detail::conv2d_backward_weight<C>(c.geo, g, in_compute<C>(c.x, hx), dw.view());
-    r.dweight = to_t(std::move(dw));
+    r.dweight = from_compute<T>(std::move(dw));
   }
   if (mask.bias) r.dbias = Tensor<T>(weft::cast<T>(weft::sum(g, {0, 2, 3})));
   return r;

@@ -46,6 +46,13 @@ struct Strided4 {
   }
 };
 
+/// Whether a patch operand gathers its columns tap-major, each tap's channels one contiguous run:
+/// where the source's channels are adjacent (channel stride 1, channels-last) and more than one.
+/// The weight panels, prepacked ones included, and the log follow the same rule.
+inline bool patches_channel_runs(std::int64_t channel_stride, std::int64_t channels) {
+  return channel_stride == 1 && channels > 1;
+}
+
 /// What a convolution's forward writes after its product: y = acc + bias[o] (bias may be null),
 /// then max(y, 0) if relu_before_residual, + residual[n, o, i, j] if residual.data, then max(y, 0)
 /// if relu_after_residual: torch's relu(conv(x) + b) + r, and a ResNet block's relu(conv + b + r).
@@ -96,7 +103,7 @@ struct PatchOperand {
     max_h = nt ? *std::max_element(tap_h.begin(), tap_h.end()) : 0;
     min_w = nt ? *std::min_element(tap_w.begin(), tap_w.end()) : 0;
     max_w = nt ? *std::max_element(tap_w.begin(), tap_w.end()) : 0;
-    channels_inner = src.sc == 1 && channels > 1;
+    channels_inner = patches_channel_runs(src.sc, channels);
     for (auto* v : {&column_channel, &column_tap, &column_offset, &column_h, &column_w}) v->resize(std::size_t(columns()));
     for (std::int64_t c = 0; c < channels; ++c)
       for (std::int64_t t = 0; t < nt; ++t) {
