@@ -11,6 +11,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -162,6 +165,120 @@ void run_matmul(const TensorView<const T>& a, const TensorView<const T>& b, cons
     fail_no_cuda("matmul");
 #endif
   }
+}
+
+/// The right operand b (k x m) of products a b kept in the panels of the packed GEMM that CPU
+/// matmul runs for T (float and double: the FMA kernel; bfloat16: the native kernel), packed once
+/// (a linear layer's weight for inference: each product then reads the panels instead of packing
+/// b). No panels (null) where T has no packed kernel here: integers, 16-bit floats computed in
+/// float, CUDA tensors. The panels are the kernel's Packed elements in one aligned host buffer.
+template <class T>
+struct PrepackedMatmul {
+  std::shared_ptr<const void> panels;
+  std::int64_t k = 0, m = 0;
+};
+
+#if !defined(__CUDA_ARCH__)
+/// The packed kernel whose panels PrepackedMatmul<T> holds in this build (void: none).
+template <class T>
+struct PrepackedKernel {
+  using type = void;
+};
+template <class T>
+  requires std::is_same_v<T, float> || std::is_same_v<T, double>
+struct PrepackedKernel<T> {
+  using type = cpu::GemmFmaKernel<T>;
+};
+#if WEFT_GEMM_BF16_NATIVE
+template <>
+struct PrepackedKernel<bfloat16> {
+  using type = cpu::GemmBf16Kernel;
+};
+#endif
+#endif
+
+/// b (k x m on any device, any strides: a weight [out, in] transposed) as a PrepackedMatmul.
+template <class T>
+PrepackedMatmul<T> prepack_matmul_b(const TensorView<const T>& b) {
+  PrepackedMatmul<T> p;
+  p.k = b.shape()[0], p.m = b.shape()[1];
+#if !defined(__CUDA_ARCH__)
+  using K = typename PrepackedKernel<T>::type;
+  if constexpr (!std::is_void_v<K>) {
+    if (!b.device().is_cpu() || (std::is_same_v<T, bfloat16> && !gemm_bf16_native<T>())) return p;
+    using Packed = typename K::Packed;
+    const std::size_t bytes = (std::size_t(cpu::packed_panels_size<K>(p.k, p.m)) * sizeof(Packed) + 63) / 64 * 64;
+    void* panels = cpu::packed_gemm_kept_alloc(std::max<std::size_t>(bytes, 64));
+    if (!panels) throw std::bad_alloc();
+    p.panels = std::shared_ptr<const void>(panels, [](const void* q) { std::free(const_cast<void*>(q)); });
+    if constexpr (std::is_same_v<T, bfloat16>) {
+      // the native kernel reads rows, as matmul hands it b: a copy where b's rows are not contiguous
+      const TensorView<const T> rows = b.strides()[1] == 1 ? b : b.contiguous();
+      const std::int64_t ldb = rows.strides()[0];
+      auto pack_b = [&](std::int64_t j0, std::int64_t steps, Packed* dst) {
+        K::pack_b(rows.data(), ldb, p.k, p.m, j0, steps, dst);
+      };
+      cpu::pack_all_panels<K>(pack_b, p.k, p.m, static_cast<Packed*>(panels));
+    } else {
+      const cpu::StridedMatrix<T> strided{b.data(), b.strides()[0], b.strides()[1]};
+      auto pack_b = [&](std::int64_t j0, std::int64_t steps, Packed* dst) {
+        K::pack_b(strided, p.k, p.m, j0, steps, dst);
+      };
+      cpu::pack_all_panels<K>(pack_b, p.k, p.m, static_cast<Packed*>(panels));
+    }
+  }
+#endif
+  return p;
+}
+
+/// Whether the product of an n x k operand on `device` and b reads b's panels
+/// (matmul_prepacked): where matmul itself (with or without a bias in its epilogue) runs the same
+/// packed kernel, so that the result has its bits: every output is the same sum in the same order,
+/// whatever the blocking. float and double where the FMA GEMM pays (cpu::gemm_fma_pays),
+/// bfloat16 on the native kernel. Elsewhere (small float products run on Eigen's GEMM) the
+/// caller runs the unpacked product.
+template <class T>
+bool matmul_prepacked_applies(const PrepackedMatmul<T>& b, std::int64_t n, Device device) {
+  if (!b.panels || !device.is_cpu() || n == 0) return false;
+#if !defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<T, bfloat16>) return gemm_bf16_native<T>();
+  else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) return cpu::gemm_fma_pays<T>(n, b.k, b.m);
+#endif
+  return false;
+}
+
+/// out (n x m, contiguous) = a b + bias for a (n x k, contiguous) and b's panels, where
+/// matmul_prepacked_applies. `bias`: m contiguous elements, or null for none.
+template <class T>
+void matmul_prepacked(const TensorView<const T>& a, const PrepackedMatmul<T>& b, const T* bias, T* out) {
+#if !defined(__CUDA_ARCH__)
+  using K = typename PrepackedKernel<T>::type;
+  if constexpr (!std::is_void_v<K>) {
+    using Packed = typename K::Packed;
+    const std::int64_t n = a.shape()[0], k = b.k, m = b.m;
+    const cpu::PrepackedPanels<Packed> panels{static_cast<const Packed*>(b.panels.get())};
+    const T* const x = a.data();
+    auto pack_a = [&](std::int64_t, std::int64_t i0, std::int64_t steps, Packed* dst) {
+      if constexpr (std::is_same_v<T, bfloat16>) K::pack_a(x, k, n, k, i0, steps, dst);
+      else K::pack_a(cpu::StridedMatrix<T>{x, k, 1}, n, k, i0, steps, dst);
+    };
+    if (!bias) {
+      cpu::gemm_packed_batched<K>(Shape{}, n, k, m, pack_a, panels, out);
+      return;
+    }
+    // the epilogue of matmul(a, b) + bias: each output rounded from the product, plus the bias
+    // (16-bit floats: added in float, rounded once, as the expression computes them)
+    auto add_bias = [&](std::int64_t, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1,
+                        const T* block, std::int64_t ld) {
+      for (std::int64_t i = i0; i < i1; ++i)
+        for (std::int64_t j = j0; j < j1; ++j)
+          out[i * m + j] = T(math_t<T>(block[(i - i0) * ld + j - j0]) + math_t<T>(bias[j]));
+    };
+    cpu::gemm_packed_blocks<K>(Shape{}, n, k, m, pack_a, panels, add_bias);
+  }
+#else
+  (void)a, (void)b, (void)bias, (void)out;
+#endif
 }
 
 /// c[b] = a[b] b[b] for b < batch on host buffers: a (n x k), b (k x m), c (n x m), each dense and

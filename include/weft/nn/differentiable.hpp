@@ -9,6 +9,7 @@
 #include "weft/ad/operators.hpp"
 #include "weft/ad/record.hpp"
 #include "weft/ad/reduce.hpp"
+#include "weft/backend/gemm.hpp"
 #include "weft/core/generator.hpp"
 #include "weft/nn/cross_entropy.hpp"
 #include "weft/nn/dropout.hpp"
@@ -23,10 +24,29 @@ namespace weft::nn {
 namespace detail {
 inline namespace WEFT_BACKEND_ABI {
 
-/// x w^T (+ b): the GEMM over x's rows with w read transposed, the bias in its epilogue.
+/// x's rows xr [n, in] times weight^T (+ bias) on the weight's prepacked panels, where they serve
+/// the product (weft::detail::matmul_prepacked_applies: then the bits are the unpacked call's);
+/// an undefined tensor where they do not, and the unpacked product runs.
+template <class T>
+Tensor<T> linear_on_panels(const TensorView<const T>& xr, const weft::detail::PrepackedMatmul<T>& packed,
+                           const Shape& ws, const TensorView<const T>* bias) {
+  if (packed.k != ws[1] || packed.m != ws[0])
+    weft::detail::fail("nn::linear", "the prepacked weight [", packed.m, ", ", packed.k, "] is not the weight ", ws,
+                       ": prepack this weight (nn::prepack_linear) and pass its panels");
+  if (!weft::detail::matmul_prepacked_applies(packed, xr.shape()[0], xr.device()) ||
+      (bias && !bias->is_contiguous()))
+    return {};
+  Tensor<T> y = weft::empty<T>(Shape{xr.shape()[0], packed.m}, xr.device());
+  weft::detail::matmul_prepacked<T>(xr, packed, bias ? bias->data() : nullptr, y.data());
+  return y;
+}
+
+/// x w^T (+ b): the GEMM over x's rows with w read transposed, the bias in its epilogue; with
+/// `prepacked` (w's panels), the GEMM reads those where they serve the product.
 template <class T>
 ad::Var<T> linear_recorded(const ad::detail::Input<T>& in, const ad::detail::Input<T>& weight,
-                           const ad::detail::Input<T>* bias) {
+                           const ad::detail::Input<T>* bias,
+                           const weft::detail::PrepackedMatmul<T>* prepacked = nullptr) {
   const char* op = "nn::linear";
   const Shape xs = in.value.shape();
   const Shape ws = weight.value.shape();
@@ -40,8 +60,9 @@ ad::Var<T> linear_recorded(const ad::detail::Input<T>& in, const ad::detail::Inp
   if (!in.value.is_contiguous()) copied = in.value.reshape(rows);
   const TensorView<const T> xr = in.value.is_contiguous() ? in.value.view(rows) : TensorView<const T>(copied.view());
   Tensor<T> y;
-  if (bias) y = weft::matmul(xr, weight.value.transpose(0, 1)) + bias->value;
-  else y = weft::matmul(xr, weight.value.transpose(0, 1));
+  if (prepacked) y = linear_on_panels<T>(xr, *prepacked, ws, bias ? &bias->value : nullptr);
+  if (!y.defined() && bias) y = weft::matmul(xr, weight.value.transpose(0, 1)) + bias->value;
+  else if (!y.defined()) y = weft::matmul(xr, weight.value.transpose(0, 1));
   Shape ys = xs;
   ys[ys.rank() - 1] = outs;
   Tensor<T> value = ad::detail::reshaped(std::move(y), ys);
@@ -83,6 +104,43 @@ template <class X, class W>
 auto linear(const X& x, const W& w) {
   using T = ad::detail::input_dtype_t<X>;
   return detail::linear_recorded<T>(ad::detail::input<T>(x), ad::detail::input<T>(w), nullptr);
+}
+
+/// A linear layer's weight [out, in] kept in the panels of the GEMM that nn::linear runs
+/// (weft::detail::PrepackedMatmul; none for 16-bit floats computed in float, integers, CUDA
+/// tensors): the calls given it read the panels instead of packing the weight, with bit-identical
+/// results. A snapshot for inference (torch's weight prepacking): prepack again after the weight
+/// changes.
+template <class T>
+using PrepackedLinear = weft::detail::PrepackedMatmul<T>;
+
+/// The panels of `w` [out, in] (a Var or a tensor) for nn::linear(x, w, b, panels).
+template <class W>
+  requires ad::detail::AdOperand<W>
+auto prepack_linear(const W& w) {
+  using T = ad::detail::input_dtype_t<W>;
+  const ad::detail::Input<T> weight = ad::detail::input<T>(w);
+  if (weight.value.dim() != 2)
+    weft::detail::fail("nn::prepack_linear", "the weight ", weight.value.shape(), " is not [out, in]");
+  return weft::detail::prepack_matmul_b<T>(weight.value.view().transpose(0, 1));
+}
+
+/// linear(x, w, b) reading w's prepacked panels (nn::prepack_linear(w)) where the GEMM that the
+/// call runs is theirs (float and double from 2^21 multiply-adds, bfloat16 on its native kernel):
+/// the same bits, without packing w per call. Products the panels do not serve run unpacked.
+template <class X, class W, class B>
+  requires ad::detail::AdOperands<X, W, B>
+auto linear(const X& x, const W& w, const B& b, const PrepackedLinear<ad::detail::input_dtype_t<X>>& panels) {
+  using T = ad::detail::input_dtype_t<X>;
+  const ad::detail::Input<T> bias = ad::detail::input<T>(b);
+  return detail::linear_recorded<T>(ad::detail::input<T>(x), ad::detail::input<T>(w), &bias, &panels);
+}
+/// linear(x, w) reading w's prepacked panels.
+template <class X, class W>
+  requires ad::detail::AdOperands<X, W>
+auto linear(const X& x, const W& w, const PrepackedLinear<ad::detail::input_dtype_t<X>>& panels) {
+  using T = ad::detail::input_dtype_t<X>;
+  return detail::linear_recorded<T>(ad::detail::input<T>(x), ad::detail::input<T>(w), nullptr, &panels);
 }
 
 }  // namespace WEFT_BACKEND_ABI

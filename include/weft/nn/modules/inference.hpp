@@ -1,22 +1,24 @@
 // SPDX-License-Identifier: MIT
-/// @file Preparing a trained module for inference: nn::prepack (every convolution's weight kept in the GEMM's packed panels) and nn::fold_batch_norm (a convolution and the eval-mode batch norm after it as one convolution).
+/// @file Preparing a trained module for inference: nn::prepack (every convolution's and linear layer's weight kept in the GEMM's packed panels) and nn::fold_batch_norm (a convolution and the eval-mode batch norm after it as one convolution).
 #pragma once
 
 #include "weft/nn/fold_batch_norm.hpp"
 #include "weft/nn/modules/batch_norm.hpp"
 #include "weft/nn/modules/conv.hpp"
+#include "weft/nn/modules/linear.hpp"
 #include "weft/nn/modules/module.hpp"
 
 namespace weft::nn {
 inline namespace WEFT_BACKEND_ABI {
 
-/// Prepacks every Conv2d in `model` and below it (Conv2d::prepack): each later forward skips
-/// packing those weights, with bit-identical results. A snapshot for inference: prepack again
+/// Prepacks every Conv2d and Linear in `model` and below it (Conv2d::prepack, Linear::prepack):
+/// each later forward skips packing those weights, with bit-identical results. A snapshot for inference: prepack again
 /// after the weights change (nn::unpack drops the panels).
 template <class T>
 void prepack(Module<T>& model) {
   model.apply([](Module<T>& m) {
     if (auto* conv = dynamic_cast<Conv2d<T>*>(&m)) conv->prepack();
+    if (auto* linear = dynamic_cast<Linear<T>*>(&m)) linear->prepack();
   });
 }
 /// Drops what nn::prepack kept.
@@ -24,6 +26,7 @@ template <class T>
 void unpack(Module<T>& model) {
   model.apply([](Module<T>& m) {
     if (auto* conv = dynamic_cast<Conv2d<T>*>(&m)) conv->unpack();
+    if (auto* linear = dynamic_cast<Linear<T>*>(&m)) linear->unpack();
   });
 }
 

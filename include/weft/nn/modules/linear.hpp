@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 #include "weft/nn/differentiable.hpp"
@@ -35,11 +36,30 @@ class Linear : public Module<T> {
     this->register_parameter("bias", &Linear::bias);
   }
 
-  /// y = x W^T + b over the last dim of x [..., in_features]: one GEMM, the bias in its epilogue.
+  /// y = x W^T + b over the last dim of x [..., in_features]: one GEMM, the bias in its epilogue;
+  /// with prepacked panels, the GEMM reads those where they serve the product.
   ad::Var<T> forward(const ad::Var<T>& x) override {
-    return bias.defined() ? nn::linear(x, weight, bias) : nn::linear(x, weight);
+    const ad::detail::Input<T> in = ad::detail::input<T>(x), w = ad::detail::input<T>(weight);
+    if (!bias.defined()) return detail::linear_recorded<T>(in, w, nullptr, packed_.get());
+    const ad::detail::Input<T> b = ad::detail::input<T>(bias);
+    return detail::linear_recorded<T>(in, w, &b, packed_.get());
   }
   using Module<T>::operator();
+
+  /// Keeps the weight in the GEMM's packed panels (nn::prepack_linear): each forward then skips
+  /// packing it where the product runs on those panels (float and double from 2^21 multiply-adds,
+  /// bfloat16 on its native kernel; smaller products run on Eigen's GEMM, which packs its own).
+  /// A snapshot for inference (torch's weight prepacking): after the weight changes, call
+  /// prepack() again, or unpack(). Results are bit-identical to the unpacked call (the same GEMM
+  /// on the same panels). Nothing is kept where the GEMM has no panels (16-bit floats computed in
+  /// float, CUDA tensors): prepacked() then stays false.
+  void prepack() {
+    PrepackedLinear<T> panels = nn::prepack_linear(weight);
+    if (panels.panels) packed_ = std::make_shared<const PrepackedLinear<T>>(std::move(panels));
+    else packed_.reset();
+  }
+  void unpack() { packed_.reset(); }
+  bool prepacked() const { return bool(packed_); }
 
   std::int64_t in_features() const { return in_features_; }
   std::int64_t out_features() const { return out_features_; }
@@ -49,6 +69,7 @@ class Linear : public Module<T> {
 
  private:
   std::int64_t in_features_, out_features_;
+  std::shared_ptr<const PrepackedLinear<T>> packed_;
 };
 
 }  // namespace WEFT_BACKEND_ABI

@@ -310,9 +310,17 @@ void gemm_packed(const PackA& pack_a, const PackB& pack_b, std::int64_t n, std::
                           out);
 }
 
+/// The pack_b of batch index bi for gemm_packed: pack_b(bi, j0, steps, dst) bound to bi, or
+/// prepacked panels themselves, which serve every index (a weight broadcast over the batch).
+template <class PackB>
+auto packer_b_at(const PackB& pack_b, std::int64_t bi) {
+  if constexpr (is_prepacked_v<PackB>) return pack_b;
+  else return [&pack_b, bi](std::int64_t j0, std::int64_t steps, auto* dst) { pack_b(bi, j0, steps, dst); };
+}
+
 /// For every batch index bi of `batch`, the n x k x m product whose panels pack_a(bi, i0, steps,
-/// dst) and pack_b(bi, j0, steps, dst) write (kernel K's layout), in blocks: finish(bi, i0, i1,
-/// j0, j1, block, ld) gets rows [i0, i1) x columns [j0, j1) of it (block(i - i0, j - j0) at
+/// dst) and pack_b(bi, j0, steps, dst) write (kernel K's layout; or PrepackedPanels), in blocks:
+/// finish(bi, i0, i1, j0, j1, block, ld) gets rows [i0, i1) x columns [j0, j1) of it (block(i - i0, j - j0) at
 /// block[(i - i0) ld + j - j0], K::Elem) once they are complete, on the thread that computed them,
 /// while they are in cache: the driver of every GEMM epilogue.
 template <class K, class PackA, class PackB, class Finish>
@@ -322,14 +330,13 @@ void gemm_packed_blocks(const Shape& batch, std::int64_t n, std::int64_t k, std:
     auto done = [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const typename K::Elem* block,
                     std::int64_t ld) { finish(bi, i0, i1, j0, j1, block, ld); };
     gemm_packed<K>([&](std::int64_t i0, std::int64_t steps, auto* dst) { pack_a(bi, i0, steps, dst); },
-                   [&](std::int64_t j0, std::int64_t steps, auto* dst) { pack_b(bi, j0, steps, dst); }, n, k, m,
-                   threads, GemmBlockEpilogue<decltype(done)>{done});
+                   packer_b_at(pack_b, bi), n, k, m, threads, GemmBlockEpilogue<decltype(done)>{done});
   });
 }
 
 /// c[bi] = the n x k x m product whose panels pack_a(bi, i0, steps, dst) and pack_b(bi, j0, steps,
-/// dst) write (kernel K's layout), for every batch index bi of `batch`; c contiguous (batch..., n,
-/// m). Large outputs stream out through the thread's block buffer (GemmStreamStore).
+/// dst) write (kernel K's layout; or PrepackedPanels), for every batch index bi of `batch`; c
+/// contiguous (batch..., n, m). Large outputs stream out through the thread's block buffer (GemmStreamStore).
 template <class K, class PackA, class PackB>
 void gemm_packed_batched(const Shape& batch, std::int64_t n, std::int64_t k, std::int64_t m, const PackA& pack_a,
                          const PackB& pack_b, typename K::Elem* c) {
@@ -337,8 +344,7 @@ void gemm_packed_batched(const Shape& batch, std::int64_t n, std::int64_t k, std
   for_each_packed_product(batch.numel(), n, k, m, [&](std::int64_t bi, int threads) {
     auto run = [&](const auto& out) {
       gemm_packed<K>([&](std::int64_t i0, std::int64_t steps, auto* dst) { pack_a(bi, i0, steps, dst); },
-                     [&](std::int64_t j0, std::int64_t steps, auto* dst) { pack_b(bi, j0, steps, dst); }, n, k, m,
-                     threads, out);
+                     packer_b_at(pack_b, bi), n, k, m, threads, out);
     };
     if (stream) run(GemmStreamStore<typename K::Elem>{c + bi * n * m, m});
     else run(GemmStore<typename K::Elem>{c + bi * n * m, m});
