@@ -211,7 +211,7 @@ TEST_CASE("conv2d forward and backward: the GEMM's task splits (many rows, many 
       const TensorView<double> xv = in_layout<double>(x, xs, layout), wv = in_layout<double>(w, ws, 0);
       const Tensor<double> bv(in_layout<double>(b, Shape{k.o, 1, 1, 1}, 0).view(Shape{k.o}));
       const std::vector<double> tight(ref.y.size(), 1e-12), tight_x(ref.dx.size(), 1e-12), tight_w(ref.dw.size(), 1e-11);
-      check_close("y", nn::conv2d(xv, wv, bv, k.options()), ref.y, tight);
+      check_close("y", Tensor<double>(nn::conv2d(xv, wv, bv, k.options())), ref.y, tight);
       const nn::ConvGradients<double> d = nn::conv2d_backward<double>(in_layout<double>(dy, ys, layout), xv, wv, k.options());
       check_close("dx", d.dx, ref.dx, tight_x);
       check_close("dw", d.dweight, ref.dw, tight_w);
@@ -422,7 +422,7 @@ TEST_CASE("WEFT_LOGS=vision: each convolution's GEMM, the layout of its patches 
   const TensorView<float> x_last = weft::channels_last(x);
   weft::set_logs("vision");
   LogCapture capture;
-  (void)nn::conv2d(x, w, b, {.padding = 1});
+  (void)Tensor<float>(nn::conv2d(x, w, b, {.padding = 1}));  // the node runs when assigned
   nn::conv2d_out<float>(out, x_last, w, b, {.padding = 1}, r, nn::ConvRelu::before_residual);
   const std::string log = capture.text();
   capture.restore();
@@ -434,27 +434,52 @@ TEST_CASE("WEFT_LOGS=vision: each convolution's GEMM, the layout of its patches 
                 log);
 }
 
-TEST_CASE("Conv2d::prepack: the weight kept in the GEMM's panels gives bit-identical results") {
+TEST_CASE("WEFT_LOGS=vision: a bfloat16 convolution names its GEMM and its one rounding") {
   WEFT_TEST_RNG(rng);
-  auto same_bits = [](const Tensor<float>& a, const Tensor<float>& b) {
-    return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), std::size_t(a.numel()) * sizeof(float)) == 0;
+  const Tensor<bfloat16> x = random_contiguous<bfloat16>(rng, Shape{1, 4, 5, 5}, Domain{});
+  const Tensor<bfloat16> w = random_contiguous<bfloat16>(rng, Shape{2, 4, 3, 3}, Domain{});
+  weft::set_logs("vision");
+  LogCapture capture;
+  (void)Tensor<bfloat16>(nn::conv2d(x, w));
+  const std::string log = capture.text();
+  capture.restore();
+  weft::set_logs("");
+  const std::string rounding = weft::detail::conv_native<bfloat16>()
+                                   ? weft::detail::cat(", bfloat16 products on ", weft::detail::conv_bf16_path(),
+                                                       ", fp32 sums rounded once\n")
+                                   : std::string(", in float, rounded once\n");
+  CHECK_MESSAGE(has(log, "implicit GEMM 9 x 36 x 2, patches channel-major" + rounding), log);
+}
+
+/// Conv2d<T>::prepack gives the bits of the unpacked module (float: FMA panels; bfloat16: the
+/// native bfloat16 kernel's pair panels where built, else float panels).
+template <class T>
+void check_prepack_bits() {
+  WEFT_TEST_RNG(rng);
+  auto same_bits = [](const Tensor<T>& a, const Tensor<T>& b) {
+    return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), std::size_t(a.numel()) * sizeof(T)) == 0;
   };
   for (const nn::ConvOptions& o : {nn::ConvOptions{.stride = {1, 2}, .padding = 1, .groups = 2}, nn::ConvOptions{}}) {
-    nn::Conv2d<float> conv(6, 10, {3, 2}, o, true, rng.bits());
-    const ad::Var<float> x(random_contiguous<float>(rng, Shape{3, 6, 7, 9}, Domain{}));
+    nn::Conv2d<T> conv(6, 10, {3, 2}, o, true, rng.bits());
+    const ad::Var<T> x(random_contiguous<T>(rng, Shape{3, 6, 7, 9}, Domain{}));
     ad::NoGrad no_grad;
-    const Tensor<float> plain = conv(x).value();
+    const Tensor<T> plain = conv(x).value();
     conv.prepack();
     CHECK(conv.prepacked());
     CHECK(same_bits(conv(x).value(), plain));
     // into a channels-last destination, through the panels: the same values
-    TensorView<float> into = weft::channels_last(weft::full<float>(plain.shape(), std::nanf("")));
+    TensorView<T> into = weft::channels_last(weft::full<T>(plain.shape(), T(std::nanf(""))));
     conv.forward_into(into, x.value());
-    CHECK(same_bits(Tensor<float>(into), plain));
+    CHECK(same_bits(Tensor<T>(into), plain));
     conv.unpack();
     CHECK(!conv.prepacked());
     CHECK(same_bits(conv(x).value(), plain));
   }
+}
+
+TEST_CASE("Conv2d::prepack: the weight kept in the GEMM's panels gives bit-identical results") {
+  check_prepack_bits<float>();
+  check_prepack_bits<bfloat16>();
 }
 
 TEST_CASE("fold_batch_norm: conv2d with the folded weight and bias equals batch_norm(conv2d) in eval") {

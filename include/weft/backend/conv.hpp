@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file Convolutions handed to the kernels of the data's device: the CPU's implicit GEMMs (cpu/conv.hpp) for float and double; other devices fail with the fix.
+/// @file Convolutions handed to the kernels of the data's device: the CPU's implicit GEMMs (cpu/conv.hpp) for float and double, and bfloat16 where a native bfloat16 GEMM is built; other devices fail with the fix.
 #pragma once
 
 #include <cstdint>
@@ -25,10 +25,49 @@ cpu::Strided4<T> strided4(const TensorView<U>& v) {
   return cpu::Strided4<T>{v.data(), s[0], s[1], s[2], s[3]};
 }
 
+#if !defined(__CUDA_ARCH__)
+/// The elements of a convolution's packed weight panels in T (cpu::ConvKernel's).
+template <class T>
+using conv_packed_t = typename cpu::ConvKernel<T>::Packed;
+#else
+template <class T>
+using conv_packed_t = T;  // nvcc's device pass runs no CPU kernel
+#endif
+
+/// Whether this build can run convolutions with T operands (cpu::conv_native_built_v).
+template <class T>
+inline constexpr bool conv_native_built_v =
+#if !defined(__CUDA_ARCH__)
+    cpu::conv_native_built_v<T>;
+#else
+    !is_16bit_float_v<T>;
+#endif
+
+/// Whether convolutions in T run with T operands (cpu::conv_native: float, double, and bfloat16
+/// where a native bfloat16 GEMM is built and permitted); otherwise the caller computes in float.
+template <class T>
+bool conv_native() {
+#if !defined(__CUDA_ARCH__)
+  return cpu::conv_native<T>();
+#else
+  return !is_16bit_float_v<T>;
+#endif
+}
+
+/// The bfloat16 GEMM a native bfloat16 convolution runs on, for logs (cpu::bf16_gemm_path).
+inline const char* conv_bf16_path() {
+#if !defined(__CUDA_ARCH__)
+  return cpu::bf16_gemm_path();
+#else
+  return "none";
+#endif
+}
+
 /// The prepacked forward weights of a convolution (the GEMM's panels, per group) for inputs with
 /// x's strides (the panels' column order follows the input's layout).
 template <class T>
-std::vector<T> conv2d_prepack(const ConvGeometry& geo, const cpu::Strided4<const T>& x, const TensorView<const T>& w) {
+std::vector<conv_packed_t<T>> conv2d_prepack(const ConvGeometry& geo, const cpu::Strided4<const T>& x,
+                                             const TensorView<const T>& w) {
 #if !defined(__CUDA_ARCH__)
   return cpu::conv_forward_weights(geo, cpu::conv_forward_patches(geo, x, 0), w.data());
 #else
@@ -38,10 +77,11 @@ std::vector<T> conv2d_prepack(const ConvGeometry& geo, const cpu::Strided4<const
 }
 
 /// out = conv(x, w) (w contiguous [O, C/g, kH, kW]; or its panels, `prepacked`) followed by the
-/// epilogue (bias, relu, residual: cpu::ConvEpilogue), float or double, any layouts of x and out.
+/// epilogue (bias, relu, residual: cpu::ConvEpilogue), any layouts of x and out; T with
+/// conv_native<T>().
 template <class T>
 void conv2d_forward(const ConvGeometry& geo, const TensorView<const T>& x, const TensorView<const T>& w,
-                    const T* prepacked, const cpu::ConvEpilogue<T>& epilogue, const TensorView<T>& out) {
+                    const conv_packed_t<T>* prepacked, const cpu::ConvEpilogue<T>& epilogue, const TensorView<T>& out) {
 #if !defined(__CUDA_ARCH__)
   cpu::conv2d_forward(geo, strided4<const T>(x), w.data(), prepacked, epilogue, strided4<T>(out));
 #else

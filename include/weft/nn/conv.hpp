@@ -9,8 +9,9 @@
 /// n, i, j. conv_transpose2d(x, w) is the input gradient of a convolution whose output is x and
 /// whose weight is w [C_in, O/groups, kH, kW]; its backward is that convolution (dx) and its
 /// weight gradient (dw). All three run as implicit GEMMs (backend/cpu/conv.hpp); x is read in
-/// place in any layout (NCHW, channels-last: weft::channels_last). bfloat16 and half compute in
-/// float and round once.
+/// place in any layout (NCHW, channels-last: weft::channels_last). bfloat16 runs on the build's
+/// native bfloat16 GEMM (AVX512-BF16, AMX, BFMMLA) with fp32 sums rounded once; half, and
+/// bfloat16 without one, compute in float and round once.
 #pragma once
 
 #include <array>
@@ -136,21 +137,36 @@ ConvCall<T> conv_call(const char* op, bool one_d, const TensorView<const T>& x, 
   return c;
 }
 
-/// The type the kernels compute in: float for 16-bit floats (rounded once at the end), else T.
+/// The type the kernels compute in where T has no native kernel (weft::detail::conv_native):
+/// float for 16-bit floats (rounded once at the end), else T.
 template <class T>
 using conv_compute_t = std::conditional_t<weft::is_16bit_float_v<T>, float, T>;
 
-/// A convolution weight kept in the GEMM's packed panels (in the compute type), for inputs whose
-/// channels are adjacent (channels-last) or not: the panels' column order follows the input.
-template <class C>
+/// Calls run.template operator()<C>() with C the type a convolution in T computes in: T where it
+/// runs natively (float, double; bfloat16 on a native bfloat16 GEMM), else conv_compute_t<T>.
+template <class T, class Run>
+decltype(auto) with_conv_compute_type(const Run& run) {
+  if constexpr (weft::detail::conv_native_built_v<T> && !std::is_same_v<T, conv_compute_t<T>>)
+    if (weft::detail::conv_native<T>()) return run.template operator()<T>();
+  return run.template operator()<conv_compute_t<T>>();
+}
+
+/// A convolution weight of type T kept in the GEMM's packed panels of the type it computes in,
+/// for inputs whose channels are adjacent (channels-last) or not: the panels' column order
+/// follows the input.
+template <class T>
 struct PrepackedConv {
-  std::vector<C> panels;
+  std::vector<weft::detail::conv_packed_t<T>> panels;                    // computing in T
+  std::vector<weft::detail::conv_packed_t<conv_compute_t<T>>> compute_panels;  // in float (16-bit T)
   bool channels_inner = false;
-  /// The panels for the call with geometry g and input x4, when they were packed for x4's layout.
-  template <class T>
-  const C* for_input(const ConvGeometry& g, const TensorView<const T>& x4) const {
+  /// The panels for a call computing in C with geometry g and input x4, when they were packed for
+  /// it and x4's layout; null otherwise (the call packs its own).
+  template <class C, class X>
+  const weft::detail::conv_packed_t<C>* for_input(const ConvGeometry& g, const TensorView<const X>& x4) const {
     const bool inner = weft::detail::cpu::patches_channel_runs(x4.strides()[1], g.in_per_group());
-    return inner == channels_inner && !panels.empty() ? panels.data() : nullptr;
+    if (inner != channels_inner) return nullptr;
+    if constexpr (std::is_same_v<C, T>) return panels.empty() ? nullptr : panels.data();
+    else return compute_panels.empty() ? nullptr : compute_panels.data();
   }
 };
 
@@ -181,15 +197,23 @@ TensorView<const C> contiguous_in(const TensorView<const C>& v, Tensor<C>& holde
   return holder.view();
 }
 
+/// How a convolution in T computing in C rounds, for the log: nothing to say for float and
+/// double, the bfloat16 GEMM and its one rounding, or the float detour.
+template <class T, class C>
+std::string conv_precision() {
+  if constexpr (!weft::is_16bit_float_v<T>) return "";
+  else if constexpr (std::is_same_v<C, T>) return weft::detail::cat(", bfloat16 products on ", weft::detail::conv_bf16_path(), ", fp32 sums rounded once");
+  else return ", in float, rounded once";
+}
+
 /// The convolution of a checked call written into `out` (a 4-D view of the output, any layout):
 /// out = epilogue(conv(x, w)) (bias, relu, residual as cpu::ConvEpilogue says; the residual a
-/// view of out's shape), computed in conv_compute_t<T>.
+/// view of out's shape), computed in T or conv_compute_t<T> (with_conv_compute_type).
 template <class T>
-void conv_forward_into(const ConvCall<T>& c, const TensorView<const T>* bias,
-                       const PrepackedConv<conv_compute_t<T>>* prepacked,
+void conv_forward_into(const ConvCall<T>& c, const TensorView<const T>* bias, const PrepackedConv<T>* prepacked,
                        const TensorView<const T>* residual, bool relu_before_residual, bool relu_after_residual,
                        const TensorView<T>& out) {
-  using C = conv_compute_t<T>;
+  with_conv_compute_type<T>([&]<class C>() {
   Tensor<C> hx, hw, hw2, hb, hr;
   const TensorView<const C> x = in_compute<C>(c.x4, hx);
   const TensorView<const C> w = contiguous_in<C>(in_compute<C>(c.w4, hw), hw2);
@@ -208,9 +232,9 @@ void conv_forward_into(const ConvCall<T>& c, const TensorView<const T>* bias,
                 g.out_positions(), " x ", g.reduction(), " x ", g.out_per_group(),
                 channels_last ? ", patches tap-major (each tap's channels one run)" : ", patches channel-major",
                 bias ? ", epilogue + bias" : "", relu_before_residual ? ", relu" : "", residual ? ", + residual" : "",
-                relu_after_residual ? ", relu" : "", std::is_same_v<C, T> ? "" : ", in float, rounded once");
+                relu_after_residual ? ", relu" : "", conv_precision<T, C>());
   }
-  const C* panels = prepacked ? prepacked->for_input(c.geo, x) : nullptr;
+  const auto* panels = prepacked ? prepacked->template for_input<C>(c.geo, x) : nullptr;
   if constexpr (std::is_same_v<C, T>) {
     weft::detail::conv2d_forward<C>(c.geo, x, w, panels, epilogue, out);
   } else {
@@ -219,12 +243,13 @@ void conv_forward_into(const ConvCall<T>& c, const TensorView<const T>* bias,
     TensorView<T> dst = out;
     dst = weft::cast<T>(result);
   }
+  });
 }
 
 /// A new contiguous output of conv(x, w) + bias.
 template <class T>
 Tensor<T> conv_forward(const ConvCall<T>& c, const TensorView<const T>* bias,
-                       const PrepackedConv<conv_compute_t<T>>* prepacked = nullptr) {
+                       const PrepackedConv<T>* prepacked = nullptr) {
   Tensor<T> out = weft::empty<T>(c.out_shape, c.x4.device());
   const Shape out4{c.geo.batch, c.geo.out_channels, c.geo.out_h, c.geo.out_w};
   conv_forward_into<T>(c, bias, prepacked, nullptr, false, false, out.view().view(out4));
@@ -234,8 +259,8 @@ Tensor<T> conv_forward(const ConvCall<T>& c, const TensorView<const T>* bias,
 /// The weight w [O, C/groups, kH, kW] of a convolution with options o packed for inputs of the
 /// given layout (channels-last or not): what a later call reads instead of packing w anew.
 template <class T>
-PrepackedConv<conv_compute_t<T>> prepack_conv(const TensorView<const T>& w, const ConvOptions& o, bool channels_last) {
-  using C = conv_compute_t<T>;
+PrepackedConv<T> prepack_conv(const TensorView<const T>& w, const ConvOptions& o, bool channels_last) {
+  return with_conv_compute_type<T>([&]<class C>() {
   const Shape& ws = w.shape();
   ConvGeometry g;
   g.in_channels = ws[1] * o.groups, g.out_channels = ws[0], g.kernel_h = ws[2], g.kernel_w = ws[3];
@@ -245,21 +270,22 @@ PrepackedConv<conv_compute_t<T>> prepack_conv(const TensorView<const T>& w, cons
   weft::detail::cpu::Strided4<const C> x{probe.data(), g.in_channels, channels_last ? 1 : 2, 1, 1};
   Tensor<C> hw, hw2;
   const TensorView<const C> wc = contiguous_in<C>(in_compute<C>(w, hw), hw2);
-  PrepackedConv<C> p;
-  p.panels = weft::detail::conv2d_prepack<C>(g, x, wc);
+  PrepackedConv<T> p;
+  if constexpr (std::is_same_v<C, T>) p.panels = weft::detail::conv2d_prepack<C>(g, x, wc);
+  else p.compute_panels = weft::detail::conv2d_prepack<C>(g, x, wc);
   p.channels_inner = weft::detail::cpu::patches_channel_runs(x.sc, g.in_per_group());
   return p;
+  });
 }
 
 /// The gradients of the checked call c for dy (shape c.out_shape, any layout): dx (c.x4's shape,
-/// or the caller's), dw, db, computed in conv_compute_t<T>.
+/// or the caller's), dw, db, computed in T or conv_compute_t<T> (with_conv_compute_type).
 template <class T>
 ConvGradients<T> conv_backward(const ConvCall<T>& c, const TensorView<const T>& dy, const Shape& x_shape,
                                const Shape& w_shape, ConvGradientMask mask) {
-  using C = conv_compute_t<T>;
-  const Shape dy4{c.geo.batch, c.geo.out_channels, c.geo.out_h, c.geo.out_w};
   if (dy.shape() != c.out_shape)
     fail(c.op, "the output gradient ", dy.shape(), " does not match the output ", c.out_shape);
+  return with_conv_compute_type<T>([&]<class C>() {
   Tensor<C> hdy, hx, hw, hw2;
   const TensorView<const C> g = in_compute<C>(dy.dim() == 3 ? dy.unsqueeze(2) : dy, hdy);
   ConvGradients<T> r;
@@ -276,6 +302,7 @@ ConvGradients<T> conv_backward(const ConvCall<T>& c, const TensorView<const T>& 
   }
   if (mask.bias) r.dbias = Tensor<T>(weft::cast<T>(weft::sum(g, {0, 2, 3})));
   return r;
+  });
 }
 
 /// conv1d / conv2d over any operands (Vars, tensors, expressions): the value, and where an
@@ -283,7 +310,7 @@ ConvGradients<T> conv_backward(const ConvCall<T>& c, const TensorView<const T>& 
 template <class T>
 ad::Var<T> conv_recorded(const char* op, bool one_d, const ad::detail::Input<T>& x, const ad::detail::Input<T>& w,
                          const ad::detail::Input<T>* b, const ConvOptions& o,
-                         const PrepackedConv<conv_compute_t<T>>* prepacked = nullptr) {
+                         const PrepackedConv<T>* prepacked = nullptr) {
   const ConvCall<T> c = conv_call<T>(op, one_d, x.value, w.value, b ? &b->value : nullptr, o);
   Tensor<T> value = conv_forward<T>(c, b ? &b->value : nullptr, prepacked);
   ad::detail::SavedTensors saved;
@@ -433,7 +460,7 @@ inline namespace WEFT_BACKEND_ABI {
 template <class T>
 void conv_out(const TensorView<T>& out, const TensorView<const T>& x, const TensorView<const T>& w,
               const TensorView<const T>& b, const ConvOptions& o, const TensorView<const T>& residual, ConvRelu relu,
-              const PrepackedConv<conv_compute_t<T>>* prepacked) {
+              const PrepackedConv<T>* prepacked) {
   check_conv_dtype<T>();
   const bool has_bias = b.defined(), has_residual = residual.defined();
   const ConvCall<T> c = conv_call<T>("nn::conv2d", false, x, w, has_bias ? &b : nullptr, o);

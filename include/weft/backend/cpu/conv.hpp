@@ -29,8 +29,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
+#include "weft/backend/cpu/gemm/bf16.hpp"
 #include "weft/backend/cpu/gemm/fma.hpp"
 #include "weft/plan/conv_geometry.hpp"
 
@@ -69,6 +71,43 @@ struct ConvEpilogue {
 #if !defined(__CUDA_ARCH__)
 
 namespace weft::detail::cpu {
+
+/// The GEMM kernel a convolution in T runs on: FMA packets for float and double; for bfloat16 the
+/// build's native kernel (AVX512-BF16, AMX or BFMMLA: cpu/gemm/bf16.hpp), its finished blocks the
+/// fp32 sums (GemmFloatBlocks) so that the epilogue and the weight gradient's partial sums work on
+/// them before the one rounding; 16-bit floats without one compute in float (the nn layer casts).
+template <class T>
+struct conv_kernel {
+  using type = GemmFmaKernel<T>;
+};
+template <>
+struct conv_kernel<weft::half> {
+  using type = GemmFmaKernel<float>;
+};
+template <>
+struct conv_kernel<weft::bfloat16> {
+#if WEFT_GEMM_BF16_NATIVE
+  using type = GemmFloatBlocks<GemmBf16Kernel>;
+#else
+  using type = GemmFmaKernel<float>;
+#endif
+};
+template <class T>
+using ConvKernel = typename conv_kernel<T>::type;
+
+/// Whether this build has a kernel for convolutions with T operands (float, double; bfloat16
+/// where a native bfloat16 GEMM is built).
+template <class T>
+inline constexpr bool conv_native_built_v =
+    !weft::is_16bit_float_v<T> || (std::is_same_v<T, weft::bfloat16> && WEFT_GEMM_BF16_NATIVE);
+
+/// Whether convolutions in T run on ConvKernel<T> with T operands in this process (built, and for
+/// AMX the OS grants tiles), rather than in float.
+template <class T>
+bool conv_native() {
+  if constexpr (std::is_same_v<T, weft::bfloat16>) return conv_native_built_v<T> && bf16_gemm_native();
+  else return conv_native_built_v<T>;
+}
 
 /// The patch operand of an implicit GEMM: row i = (n, a, b) of a [batch, grid_h, grid_w] grid,
 /// column s = (c, t) (channel c, tap t):
@@ -191,6 +230,37 @@ struct PatchOperand {
         for (std::int64_t r = 0; r < R; ++r) dst[(c * nt + t) * R + r] = start[r * nt + t][c * step[r * nt + t]];
   }
 
+  /// Rows i0 .. i0 + R - 1 row-major, row r at dst + r columns(): what the packers of kernels
+  /// whose panels are not k-major (the bfloat16 ones) read. Returns how many rows exist (those
+  /// past rows() are not written).
+  std::int64_t gather_rows(std::int64_t i0, std::int64_t R, T* dst) const {
+    const std::int64_t live = std::min(R, rows() - i0), cols = columns(), nt = taps();
+    const T* s = src.data;
+    for (std::int64_t r = 0; r < live; ++r) {
+      std::int64_t base, h0, w0;
+      row_origin(i0 + r, base, h0, w0);
+      T* d = dst + r * cols;
+      const bool inside = window_inside(h0, w0);
+      if (channels_inner) {  // a tap's channels: one run to copy, or zeros in the padding
+        for (std::int64_t t = 0; t < nt; ++t) {
+          const bool valid = inside || (std::uint64_t(h0 + tap_h[t]) < std::uint64_t(src_h) &&
+                                        std::uint64_t(w0 + tap_w[t]) < std::uint64_t(src_w));
+          if (valid) std::memcpy(d + t * channels, s + base + channel0 + tap_offset[t], std::size_t(channels) * sizeof(T));
+          else std::fill(d + t * channels, d + (t + 1) * channels, T(0));
+        }
+      } else if (inside) {
+        for (std::int64_t col = 0; col < cols; ++col) d[col] = s[base + column_offset[col]];
+      } else {
+        for (std::int64_t col = 0; col < cols; ++col) {
+          const bool valid = std::uint64_t(h0 + column_h[col]) < std::uint64_t(src_h) &&
+                             std::uint64_t(w0 + column_w[col]) < std::uint64_t(src_w);
+          d[col] = valid ? s[base + column_offset[col]] : T(0);
+        }
+      }
+    }
+    return live;
+  }
+
   /// Columns j0 .. j0 + C - 1 of rows p0 .. p0 + count - 1, row-major: dst[p C + c] = A(p0 + p,
   /// j0 + c), zeros past columns() (the weight gradient's k x C panels).
   template <std::int64_t C>
@@ -215,13 +285,47 @@ struct PatchOperand {
   }
 };
 
+/// Whether K is an FMA kernel, whose a panels are k-major and hold the elements themselves
+/// (PatchOperand::pack_rows writes them directly); the bfloat16 kernels pack rows of their own.
+template <class K>
+inline constexpr bool is_fma_kernel_v = std::is_same_v<K, GemmFmaKernel<typename K::Packed>>;
+
+/// K's panel of rows i0 .. i0 + K::kRows - 1 of the patch operand a (`steps` steps of k).
+template <class K, class T>
+void pack_patch_panel(const PatchOperand<T>& a, std::int64_t i0, std::int64_t steps, typename K::Packed* dst) {
+  if constexpr (is_fma_kernel_v<K>) {
+    a.template pack_rows<K::kRows>(i0, dst);
+  } else {
+    thread_local std::vector<T> rows;
+    rows.resize(std::size_t(K::kRows * a.columns()));
+    const std::int64_t live = a.gather_rows(i0, K::kRows, rows.data());
+    K::pack_a(rows.data(), a.columns(), live, a.columns(), 0, steps, dst);
+  }
+}
+
+/// K's a panel of the rows i0 .. i0 + K::kRows - 1 of the row-major n x k matrix a (rows lda apart).
+template <class K, class T>
+void pack_rows_panel(const T* a, std::int64_t lda, std::int64_t n, std::int64_t k, std::int64_t i0, std::int64_t steps,
+                     typename K::Packed* dst) {
+  if constexpr (is_fma_kernel_v<K>) K::pack_a(StridedMatrix<T>{a, lda, 1}, n, k, i0, steps, dst);
+  else K::pack_a(a, lda, n, k, i0, steps, dst);
+}
+
+/// K's b panel of the columns j0 .. j0 + K::kCols - 1 of the row-major k x m matrix b (rows ldb apart).
+template <class K, class T>
+void pack_columns_panel(const T* b, std::int64_t ldb, std::int64_t k, std::int64_t m, std::int64_t j0,
+                        std::int64_t steps, typename K::Packed* dst) {
+  if constexpr (is_fma_kernel_v<K>) K::pack_b(StridedMatrix<T>{b, ldb, 1}, k, m, j0, steps, dst);
+  else K::pack_b(b, ldb, k, m, j0, steps, dst);
+}
+
 /// Rows per task of an implicit GEMM with `k`-long rows: about 1 MiB of packed patches (they stay
 /// in L2 while the task's output blocks run), at least one register block of rows, and small
 /// enough that `tasks_wanted` tasks exist where the rows allow.
-template <class T>
+template <class K>
 std::int64_t conv_rows_per_task(std::int64_t rows, std::int64_t k, std::int64_t other_tasks, int threads) {
-  using K = GemmFmaKernel<T>;
-  const std::int64_t cache_rows = std::max<std::int64_t>(K::kRows, (std::int64_t(1) << 20) / (std::max<std::int64_t>(k, 1) * std::int64_t(sizeof(T))));
+  const std::int64_t elem_bytes = std::int64_t(sizeof(typename K::Packed)) * K::kStepElemsA / (K::kRows * K::kStep);
+  const std::int64_t cache_rows = std::max<std::int64_t>(K::kRows, (std::int64_t(1) << 20) / (std::max<std::int64_t>(k, 1) * std::max<std::int64_t>(elem_bytes, 1)));
   const std::int64_t tasks_wanted = std::max<std::int64_t>(1, (4 * threads + other_tasks - 1) / other_tasks);
   std::int64_t chunk = std::min(cache_rows, (rows + tasks_wanted - 1) / tasks_wanted);
   chunk = std::max<std::int64_t>(chunk, K::kRows);
@@ -230,12 +334,12 @@ std::int64_t conv_rows_per_task(std::int64_t rows, std::int64_t k, std::int64_t 
 
 /// For each group g < groups: the rows x k x m product of the patch operand patches(g) and the
 /// prepacked panels at `weights` + g packed_panels_size(k, m), on up to `threads` threads in
-/// tasks of (group, row chunk, column chunk); finish(g, i0, i1, j0, j1, block, ld) receives
-/// every finished block (block(i - i0, j - j0) at block[(i - i0) ld + j - j0]).
-template <class T, class Patches, class Finish>
+/// tasks of (group, row chunk, column chunk), on kernel K; finish(g, i0, i1, j0, j1, block, ld)
+/// receives every finished block (block(i - i0, j - j0) at block[(i - i0) ld + j - j0], K::Elem).
+template <class K, class Patches, class Finish>
 void implicit_gemm(std::int64_t groups, std::int64_t rows, std::int64_t k, std::int64_t m, const Patches& patches,
-                   const T* weights, int threads, const Finish& finish) {
-  using K = GemmFmaKernel<T>;
+                   const typename K::Packed* weights, int threads, const Finish& finish) {
+  using Packed = typename K::Packed;
   if (rows == 0 || m == 0) return;
   // Few rows (a small batch's last layers): the weight, not the patches, is the large operand,
   // and every row chunk would stream it again (batch 1, ResNet-18's last stage: 16 rows and a
@@ -245,60 +349,80 @@ void implicit_gemm(std::int64_t groups, std::int64_t rows, std::int64_t k, std::
   const std::int64_t col_chunk =
       few_rows ? std::max<std::int64_t>(1, col_panels / (2 * threads)) * K::kCols : K::kBlockCols;
   const std::int64_t col_chunks = (m + col_chunk - 1) / col_chunk;
-  const std::int64_t row_chunk = few_rows ? rows : conv_rows_per_task<T>(rows, k, groups * col_chunks, threads);
+  const std::int64_t row_chunk = few_rows ? rows : conv_rows_per_task<K>(rows, k, groups * col_chunks, threads);
   const std::int64_t row_chunks = (rows + row_chunk - 1) / row_chunk;
   const std::int64_t tasks = groups * row_chunks * col_chunks, group_panels = packed_panels_size<K>(k, m);
-  const std::int64_t steps = k;  // kStep is 1
+  const std::int64_t steps = (k + K::kStep - 1) / K::kStep;
   // With several column chunks over few rows, the patches are gathered once per group (in
   // parallel) and each task copies its panels: gathering border windows again per chunk was a
   // quarter of a batch-1 inference pass.
   const std::int64_t row_panels = (rows + K::kRows - 1) / K::kRows, panel = steps * K::kStepElemsA;
-  std::vector<T> gathered;
+  std::vector<Packed> gathered;
   if (few_rows && col_chunks > 1) {
     gathered.resize(std::size_t(groups * row_panels * panel));
     const int gather_threads = int(std::min<std::int64_t>(threads, groups * row_panels));
     WEFT_PRAGMA_OMP(omp parallel for num_threads(gather_threads) schedule(dynamic, 1) if (gather_threads > 1))
     for (std::int64_t t = 0; t < groups * row_panels; ++t)
-      patches(t / row_panels).template pack_rows<K::kRows>(t % row_panels * K::kRows, gathered.data() + t * panel);
+      pack_patch_panel<K>(patches(t / row_panels), t % row_panels * K::kRows, steps, gathered.data() + t * panel);
   }
   threads = int(std::min<std::int64_t>(threads, tasks));
   WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1))
   for (std::int64_t task = 0; task < tasks; ++task) {
     const std::int64_t g = task / (row_chunks * col_chunks), rc = task / col_chunks % row_chunks, cc = task % col_chunks;
     const std::int64_t r0 = rc * row_chunk, c0 = cc * col_chunk;
-    const PatchOperand<T>& a = patches(g);
-    auto pack_a = [&](std::int64_t i0, std::int64_t /*steps*/, T* dst) {
-      if (gathered.empty()) a.template pack_rows<K::kRows>(r0 + i0, dst);
-      else std::memcpy(dst, gathered.data() + (g * row_panels + (r0 + i0) / K::kRows) * panel, std::size_t(panel) * sizeof(T));
+    const auto& a = patches(g);
+    auto pack_a = [&](std::int64_t i0, std::int64_t /*steps*/, Packed* dst) {
+      if (gathered.empty()) pack_patch_panel<K>(a, r0 + i0, steps, dst);
+      else std::memcpy(dst, gathered.data() + (g * row_panels + (r0 + i0) / K::kRows) * panel, std::size_t(panel) * sizeof(Packed));
     };
-    auto done = [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const T* block, std::int64_t ld) {
+    auto done = [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const typename K::Elem* block,
+                    std::int64_t ld) {
       finish(g, r0 + i0, r0 + i1, c0 + j0, c0 + j1, block, ld);
     };
-    gemm_packed<K>(pack_a, PrepackedPanels<T>{weights + g * group_panels + c0 / K::kCols * steps * K::kStepElemsB},
+    gemm_packed<K>(pack_a, PrepackedPanels<Packed>{weights + g * group_panels + c0 / K::kCols * steps * K::kStepElemsB},
                    std::min(row_chunk, rows - r0), k, std::min(col_chunk, m - c0), 1,
                    GemmBlockEpilogue<decltype(done)>{done});
   }
 }
 
-/// The weight operand of the forward for every group, prepacked: group g's k x m matrix is
-/// B(s, o) = w[g m + o, channel(s), tap(s)] (w contiguous [O, C/g, kH, kW]) in the column order
-/// of `patches` (the forward's patch operand: conv_forward_patches).
-template <class T>
-std::vector<T> conv_forward_weights(const ConvGeometry& geo, const PatchOperand<T>& patches, const T* w) {
-  using K = GemmFmaKernel<T>;
-  const std::int64_t k = geo.reduction(), m = geo.out_per_group(), size = packed_panels_size<K>(k, m);
-  const std::int64_t taps = geo.taps();
-  std::vector<T> panels(std::size_t(geo.groups * size));
-  for (std::int64_t g = 0; g < geo.groups; ++g) {
-    auto pack_b = [&](std::int64_t j0, std::int64_t steps, T* dst) {
-      for (std::int64_t s = 0; s < steps; ++s) {
-        const T* row = w + g * m * k + patches.column_channel[s] * taps + patches.column_tap[s];
-        for (std::int64_t c = 0; c < K::kCols; ++c) dst[s * K::kCols + c] = j0 + c < m ? row[(j0 + c) * k] : T(0);
-      }
-    };
-    pack_all_panels<K>(pack_b, k, m, panels.data() + g * size);
+/// Every group's k x m weight operand B_g(s, col) = weight(g, s, col) (col < m, s < k, in the
+/// patch operand's column order) packed for kernel K, the groups' panels back to back.
+template <class K, class T, class Weight>
+std::vector<typename K::Packed> pack_group_weights(std::int64_t groups, std::int64_t k, std::int64_t m,
+                                                   const Weight& weight) {
+  const std::int64_t size = packed_panels_size<K>(k, m);
+  std::vector<typename K::Packed> panels(std::size_t(groups * size));
+  std::vector<T> matrix;  // B_g row-major, for the kernels that pack rows of pairs (bfloat16)
+  if constexpr (!is_fma_kernel_v<K>) matrix.resize(std::size_t(k * m));
+  for (std::int64_t g = 0; g < groups; ++g) {
+    if constexpr (is_fma_kernel_v<K>) {  // k-major panels: each element written where it goes
+      pack_all_panels<K>([&](std::int64_t j0, std::int64_t steps, T* dst) {
+        for (std::int64_t s = 0; s < steps; ++s)
+          for (std::int64_t c = 0; c < K::kCols; ++c) dst[s * K::kCols + c] = j0 + c < m ? weight(g, s, j0 + c) : T(0);
+      }, k, m, panels.data() + g * size);
+    } else {
+      const int threads = threads_for(k * m);
+      WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(static) if (threads > 1))
+      for (std::int64_t s = 0; s < k; ++s)
+        for (std::int64_t col = 0; col < m; ++col) matrix[s * m + col] = weight(g, s, col);
+      pack_all_panels<K>([&](std::int64_t j0, std::int64_t steps, typename K::Packed* dst) {
+        pack_columns_panel<K>(matrix.data(), m, k, m, j0, steps, dst);
+      }, k, m, panels.data() + g * size);
+    }
   }
   return panels;
+}
+
+/// The weight operand of the forward for every group, prepacked for ConvKernel<T>: group g's k x
+/// m matrix is B(s, o) = w[g m + o, channel(s), tap(s)] (w contiguous [O, C/g, kH, kW]) in the
+/// column order of `patches` (the forward's patch operand: conv_forward_patches).
+template <class T>
+std::vector<typename ConvKernel<T>::Packed> conv_forward_weights(const ConvGeometry& geo, const PatchOperand<T>& patches,
+                                                                 const T* w) {
+  const std::int64_t k = geo.reduction(), m = geo.out_per_group(), taps = geo.taps();
+  return pack_group_weights<ConvKernel<T>, T>(geo.groups, k, m, [&](std::int64_t g, std::int64_t s, std::int64_t o) {
+    return w[(g * m + o) * k + patches.column_channel[s] * taps + patches.column_tap[s]];
+  });
 }
 
 /// The forward's patch operand of group g: x's windows at the output positions.
@@ -324,11 +448,12 @@ PatchOperand<T> conv_forward_patches(const ConvGeometry& geo, const Strided4<con
 /// its position's offset (n, h0 + a step_h, w0 + b step_w), column j at channel c0 + j, and
 /// value(v, i, j) is what is written. Rows go innermost where channels are not adjacent (NCHW:
 /// positions are), columns innermost where they are (channels-last): a block written across its
-/// rows into NCHW would touch a new line per element.
-template <class T, class Value>
+/// rows into NCHW would touch a new line per element. The block may be wider than T (bfloat16
+/// outputs from float sums): each value is rounded once, as it is written.
+template <class T, class B, class Value>
 void store_block(const Strided4<T>& dst, std::int64_t grid_h, std::int64_t grid_w, std::int64_t step_h,
                  std::int64_t step_w, std::int64_t h0, std::int64_t w0, std::int64_t c0, std::int64_t i0,
-                 std::int64_t i1, std::int64_t j0, std::int64_t j1, const T* block, std::int64_t ld,
+                 std::int64_t i1, std::int64_t j0, std::int64_t j1, const B* block, std::int64_t ld,
                  const Value& value) {
   constexpr std::int64_t kMaxRows = 512;  // a block's rows (kBlockRows) fit
   std::int64_t row_offset[kMaxRows];
@@ -340,58 +465,64 @@ void store_block(const Strided4<T>& dst, std::int64_t grid_h, std::int64_t grid_
   if (dst.sc == 1) {
     for (std::int64_t i = i0; i < i1; ++i) {
       T* out = dst.data + row_offset[i - i0] + c0;
-      const T* src = block + (i - i0) * ld - j0;
-      for (std::int64_t j = j0; j < j1; ++j) out[j] = value(src[j], i, j);
+      const B* src = block + (i - i0) * ld - j0;
+      for (std::int64_t j = j0; j < j1; ++j) out[j] = T(value(src[j], i, j));
     }
   } else {
     for (std::int64_t j = j0; j < j1; ++j) {
       T* out = dst.data + (c0 + j) * dst.sc;
-      const T* src = block + (j - j0) - i0 * ld;
-      for (std::int64_t i = i0; i < i1; ++i) out[row_offset[i - i0]] = value(src[i * ld], i, j);
+      const B* src = block + (j - j0) - i0 * ld;
+      for (std::int64_t i = i0; i < i1; ++i) out[row_offset[i - i0]] = T(value(src[i * ld], i, j));
     }
   }
 }
 
-/// out = conv(x, w) with the epilogue, for float or double (x, out any strides; w contiguous
+/// out = conv(x, w) with the epilogue, on ConvKernel<T> (float, double; bfloat16 where
+/// conv_native: the epilogue on the fp32 sums, rounded once) (x, out any strides; w contiguous
 /// [O, C/g, kH, kW], or prepacked by conv_forward_weights when `prepacked` is not null).
 template <class T>
-void conv2d_forward(const ConvGeometry& geo, const Strided4<const T>& x, const T* w, const T* prepacked,
-                    const ConvEpilogue<T>& epilogue, const Strided4<T>& out) {
+void conv2d_forward(const ConvGeometry& geo, const Strided4<const T>& x, const T* w,
+                    const typename ConvKernel<T>::Packed* prepacked, const ConvEpilogue<T>& epilogue,
+                    const Strided4<T>& out) {
+  using K = ConvKernel<T>;
+  using B = typename K::Elem;  // the finished blocks' type: T, or float for bfloat16
   std::vector<PatchOperand<T>> patches;
   for (std::int64_t g = 0; g < geo.groups; ++g) patches.push_back(conv_forward_patches(geo, x, g));
-  std::vector<T> own;
+  std::vector<typename K::Packed> own;
   if (!prepacked) own = conv_forward_weights(geo, patches[0], w), prepacked = own.data();
   const std::int64_t m = geo.out_per_group(), plane = geo.out_h * geo.out_w;
-  auto finish = [&](std::int64_t g, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const T* block,
+  auto finish = [&](std::int64_t g, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const B* block,
                     std::int64_t ld) {
     const ConvEpilogue<T>& e = epilogue;
     if (!e.bias && !e.residual.data && !e.relu_before_residual && !e.relu_after_residual) {
       store_block(out, geo.out_h, geo.out_w, 1, 1, 0, 0, g * m, i0, i1, j0, j1, block, ld,
-                  [](T v, std::int64_t, std::int64_t) { return v; });
+                  [](B v, std::int64_t, std::int64_t) { return v; });
       return;
     }
-    auto value = [&](T y, std::int64_t i, std::int64_t j) {
+    auto value = [&](B y, std::int64_t i, std::int64_t j) {
       const std::int64_t o = g * m + j;
-      if (e.bias) y += e.bias[o];
-      if (e.relu_before_residual) y = std::max(y, T(0));
+      if (e.bias) y += B(e.bias[o]);
+      if (e.relu_before_residual) y = std::max(y, B(0));
       if (e.residual.data) {
         const std::int64_t n = i / plane, oi = (i - n * plane) / geo.out_w, oj = i - n * plane - oi * geo.out_w;
-        y += e.residual.data[e.residual.offset(n, o, oi, oj)];
+        y += B(e.residual.data[e.residual.offset(n, o, oi, oj)]);
       }
-      if (e.relu_after_residual) y = std::max(y, T(0));
+      if (e.relu_after_residual) y = std::max(y, B(0));
       return y;
     };
     store_block(out, geo.out_h, geo.out_w, 1, 1, 0, 0, g * m, i0, i1, j0, j1, block, ld, value);
   };
-  implicit_gemm<T>(geo.groups, geo.out_positions(), geo.reduction(), m, [&](std::int64_t g) -> const PatchOperand<T>& { return patches[g]; },
-                   prepacked, threads_for(geo.macs() / 64), finish);
+  implicit_gemm<K>(geo.groups, geo.out_positions(), geo.reduction(), m,
+                   [&](std::int64_t g) -> const PatchOperand<T>& { return patches[g]; }, prepacked,
+                   threads_for(geo.macs() / 64), finish);
 }
 
 /// dx = the input gradient of conv(x, w) for dy (any strides; w contiguous [O, C/g, kH, kW]),
-/// written into dx (any strides), every element once.
+/// written into dx (any strides), every element once, on ConvKernel<T>.
 template <class T>
 void conv2d_backward_input(const ConvGeometry& geo, const Strided4<const T>& dy, const T* w, const Strided4<T>& dx) {
-  using K = GemmFmaKernel<T>;
+  using K = ConvKernel<T>;
+  using B = typename K::Elem;
   const std::int64_t cg = geo.in_per_group(), og = geo.out_per_group(), taps = geo.taps();
   const int threads = threads_for(geo.macs() / 64);
   auto floor_div = [](std::int64_t a, std::int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
@@ -429,75 +560,89 @@ void conv2d_backward_input(const ConvGeometry& geo, const Strided4<const T>& dy,
         continue;
       }
       std::vector<PatchOperand<T>> patches(std::size_t(geo.groups), base);
-      const std::int64_t size = packed_panels_size<K>(k, cg);
-      std::vector<T> panels(std::size_t(geo.groups * size));
       for (std::int64_t g = 0; g < geo.groups; ++g) {
         patches[g].channel0 = g * og;
         patches[g].finish();
-        // B(s = (o, t), c) = w[g og + o, c, tap t]
-        auto pack_b = [&](std::int64_t j0, std::int64_t steps, T* dst) {
-          for (std::int64_t s = 0; s < steps; ++s) {
-            const std::int64_t o = patches[g].column_channel[s], t = patches[g].column_tap[s];
-            const T* row = w + ((g * og + o) * cg) * taps + tap_index[t];
-            for (std::int64_t c = 0; c < K::kCols; ++c) dst[s * K::kCols + c] = j0 + c < cg ? row[(j0 + c) * taps] : T(0);
-          }
-        };
-        pack_all_panels<K>(pack_b, k, cg, panels.data() + g * size);
       }
+      // B_g(s = (o, t), c) = w[g og + o, c, tap t] (every group's patches share the column order)
+      const PatchOperand<T>& order = patches[0];
+      const std::vector<typename K::Packed> panels =
+          pack_group_weights<K, T>(geo.groups, k, cg, [&](std::int64_t g, std::int64_t s, std::int64_t c) {
+            return w[((g * og + order.column_channel[s]) * cg + c) * taps + tap_index[order.column_tap[s]]];
+          });
       auto finish = [&](std::int64_t g, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1,
-                        const T* block, std::int64_t ld) {
+                        const B* block, std::int64_t ld) {
         store_block(dx, base.grid_h, base.grid_w, geo.stride_h, geo.stride_w, ph, pw, g * cg, i0, i1, j0, j1, block, ld,
-                    [](T v, std::int64_t, std::int64_t) { return v; });
+                    [](B v, std::int64_t, std::int64_t) { return v; });
       };
-      implicit_gemm<T>(geo.groups, rows, k, cg, [&](std::int64_t g) -> const PatchOperand<T>& { return patches[g]; },
+      implicit_gemm<K>(geo.groups, rows, k, cg, [&](std::int64_t g) -> const PatchOperand<T>& { return patches[g]; },
                        panels.data(), threads, finish);
     }
 }
 
 /// dw = the weight gradient of conv(x, w) for dy (x, dy any strides), into dw contiguous
-/// [O, C/g, kH, kW] (overwritten).
+/// [O, C/g, kH, kW] (overwritten), on ConvKernel<T> (the threads' partial sums in its block type,
+/// rounded to T once).
 template <class T>
 void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x, const Strided4<const T>& dy, T* dw) {
-  using K = GemmFmaKernel<T>;
+  using K = ConvKernel<T>;
+  using B = typename K::Elem;
+  using Packed = typename K::Packed;
   const std::int64_t og = geo.out_per_group(), k = geo.reduction(), positions = geo.out_positions(), taps = geo.taps();
   const std::int64_t plane = geo.out_h * geo.out_w;
   std::vector<PatchOperand<T>> patches;
   for (std::int64_t g = 0; g < geo.groups; ++g) patches.push_back(conv_forward_patches(geo, x, g));
   int threads = threads_for(geo.macs() / 64);
   // Positions per task: the packed patch panels of a task (positions x k) about 1 MiB.
-  const std::int64_t chunk = conv_rows_per_task<T>(positions, k, geo.groups, threads);
+  const std::int64_t chunk = conv_rows_per_task<K>(positions, k, geo.groups, threads);
   const std::int64_t chunks = (positions + chunk - 1) / chunk, tasks = geo.groups * chunks;
   threads = int(std::min<std::int64_t>(threads, tasks));
   const std::int64_t size = geo.out_channels * k;
-  std::vector<T> partial(std::size_t(threads * size), T(0));
+  std::vector<B> partial(std::size_t(threads * size), B(0));
   WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1))
   for (std::int64_t task = 0; task < tasks; ++task) {
 #if defined(_OPENMP)
-    T* sum = partial.data() + omp_get_thread_num() * size;
+    B* sum = partial.data() + omp_get_thread_num() * size;
 #else
-    T* sum = partial.data();
+    B* sum = partial.data();
 #endif
     const std::int64_t g = task / chunks, p0 = task % chunks * chunk, count = std::min(chunk, positions - p0);
     const PatchOperand<T>& patch = patches[g];
-    // A(o, p) = dy[n, g og + o, i, j] for the chunk's positions p, k-major panels of kRows rows.
-    auto pack_a = [&](std::int64_t i0, std::int64_t steps, T* dst) {
+    // A(o, p) = dy[n, g og + o, i, j] for the chunk's positions p: kRows rows of `count`, gathered
+    // k-major into an FMA panel, or row-major for the other kernels' packers.
+    thread_local std::vector<T> staged;
+    auto pack_a = [&](std::int64_t i0, std::int64_t steps, Packed* dst) {
       const std::int64_t live = std::min<std::int64_t>(K::kRows, og - i0);
+      T* rows;
+      if constexpr (is_fma_kernel_v<K>) rows = dst;
+      else staged.resize(std::size_t(K::kRows * count)), rows = staged.data();
       const T* channel0 = dy.data + (g * og + i0) * dy.sc;
       // positions stepped in order (n, i, j), no division per element
       std::int64_t n = p0 / plane, oi = (p0 - n * plane) / geo.out_w, oj = p0 - n * plane - oi * geo.out_w;
-      for (std::int64_t p = 0; p < steps; ++p) {
+      for (std::int64_t p = 0; p < count; ++p) {
         const T* at = channel0 + n * dy.sn + oi * dy.sh + oj * dy.sw;
-        for (std::int64_t r = 0; r < K::kRows; ++r) dst[p * K::kRows + r] = r < live ? at[r * dy.sc] : T(0);
+        if constexpr (is_fma_kernel_v<K>)
+          for (std::int64_t r = 0; r < K::kRows; ++r) rows[p * K::kRows + r] = r < live ? at[r * dy.sc] : T(0);
+        else
+          for (std::int64_t r = 0; r < live; ++r) rows[r * count + p] = at[r * dy.sc];
         if (++oj == geo.out_w) {
           oj = 0;
           if (++oi == geo.out_h) oi = 0, ++n;
         }
       }
+      if constexpr (!is_fma_kernel_v<K>) pack_rows_panel<K>(rows, count, live, count, 0, steps, dst);
     };
-    auto pack_b = [&](std::int64_t j0, std::int64_t steps, T* dst) {
-      patch.template pack_columns<K::kCols>(p0, steps, j0, dst);
+    // B(p, s) = the patch column s at position p0 + p: kCols columns of `count` rows.
+    auto pack_b = [&](std::int64_t j0, std::int64_t steps, Packed* dst) {
+      if constexpr (is_fma_kernel_v<K>) {
+        patch.template pack_columns<K::kCols>(p0, steps, j0, dst);
+      } else {
+        staged.resize(std::size_t(count * K::kCols));
+        patch.template pack_columns<K::kCols>(p0, count, j0, staged.data());
+        pack_columns_panel<K>(staged.data(), K::kCols, count, K::kCols, 0, steps, dst);
+      }
     };
-    auto done = [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const T* block, std::int64_t ld) {
+    auto done = [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const B* block, std::int64_t ld) {
       for (std::int64_t i = i0; i < i1; ++i)
         for (std::int64_t j = j0; j < j1; ++j) sum[(g * og + i) * k + j] += block[(i - i0) * ld + (j - j0)];
     };
@@ -508,9 +653,9 @@ void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x,
   for (std::int64_t row = 0; row < geo.out_channels; ++row)
     for (std::int64_t j = 0; j < k; ++j) {
       const std::int64_t e = row * k + j;
-      T total = partial[e];
+      B total = partial[e];
       for (int t = 1; t < threads; ++t) total += partial[t * size + e];
-      dw[row * k + order.column_channel[j] * taps + order.column_tap[j]] = total;
+      dw[row * k + order.column_channel[j] * taps + order.column_tap[j]] = T(total);
     }
 }
 

@@ -65,7 +65,7 @@ class Conv2d : public Module<T> {
   /// module's input is a Var, whose value is contiguous) or, with `channels_last`, the
   /// channels-last views forward_into reads; an input of the other layout packs as before.
   void prepack(bool channels_last = false) {
-    packed_ = std::make_shared<const detail::PrepackedConv<detail::conv_compute_t<T>>>(
+    packed_ = std::make_shared<const detail::PrepackedConv<T>>(
         detail::prepack_conv<T>(weight.value().view(), options_, channels_last));
   }
   void unpack() { packed_.reset(); }
@@ -84,7 +84,7 @@ class Conv2d : public Module<T> {
 
  private:
   ConvOptions options_;
-  std::shared_ptr<const detail::PrepackedConv<detail::conv_compute_t<T>>> packed_;
+  std::shared_ptr<const detail::PrepackedConv<T>> packed_;
 };
 
 /// torch.nn.Conv1d: as Conv2d over x [N, in, L], weight [out, in / groups, K]; the options'

@@ -37,6 +37,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "weft/backend/cpu/gemm/packed.hpp"
 #include "weft/backend/cpu/simd/vec.hpp"
@@ -187,17 +189,21 @@ struct GemmAmxKernel {
   }
 
   /// Rounds the 2 x 2 tiles at acc (rows i0.., columns j0..) into c, within n x m: once to
-  /// bfloat16, round to nearest even, as weft::bfloat16(float).
-  static void store(const float* acc, weft::bfloat16* c, std::int64_t ldc, std::int64_t i0, std::int64_t j0,
-                    std::int64_t n, std::int64_t m) {
+  /// bfloat16, round to nearest even, as weft::bfloat16(float); or copies the fp32 sums where c
+  /// is float (GemmFloatBlocks).
+  template <class Out>
+  static void store(const float* acc, Out* c, std::int64_t ldc, std::int64_t i0, std::int64_t j0, std::int64_t n,
+                    std::int64_t m) {
     for (int q = 0; q < 4; ++q)
       for (std::int64_t r = 0; r < 16; ++r) {
         const std::int64_t i = i0 + q / 2 * 16 + r, j = j0 + q % 2 * 16;
         const std::int64_t lanes = std::min<std::int64_t>(16, m - j);
         if (i >= n || lanes <= 0) continue;
         const float* src = acc + q * 256 + r * 16;
-        weft::bfloat16* dst = c + i * ldc + j;
-        if (lanes == 16) {
+        Out* dst = c + i * ldc + j;
+        if constexpr (std::is_same_v<Out, float>) {
+          std::memcpy(dst, src, std::size_t(lanes) * sizeof(float));
+        } else if (lanes == 16) {
           simd::store_float<16>(dst, simd::Vec<float, 16>{(simd::Vec<float, 16>::Raw)_mm512_loadu_ps(src)});
         } else {
           for (std::int64_t l = 0; l < lanes; ++l) dst[l] = weft::bfloat16(src[l]);

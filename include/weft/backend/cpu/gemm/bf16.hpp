@@ -43,6 +43,18 @@ using GemmBf16Kernel = GemmDpbf16Kernel;
 using GemmBf16Kernel = GemmBfmmlaKernel;
 #endif
 
+/// Kernel K (a bfloat16 one) with its finished blocks as fp32 sums (Elem = float) rather than
+/// rounded to bfloat16: for products whose results take more arithmetic before their one rounding
+/// (a convolution's bias, relu and residual; the weight gradient's partial sums over threads).
+template <class K>
+struct GemmFloatBlocks : K {
+  using Elem = float;
+  static void store(const float* acc, float* c, std::int64_t ldc, std::int64_t i0, std::int64_t j0, std::int64_t n,
+                    std::int64_t m) {
+    K::template store<float>(acc, c, ldc, i0, j0, n, m);
+  }
+};
+
 /// The packers of the native kernel for a batch of row-major operands (a[bi] at a + sum_d
 /// coord_d a_batch[d], rows lda apart; likewise b): pack_a(bi, i0, steps, dst), pack_b(bi, j0,
 /// steps, dst), as gemm_packed_batched and gemm_packed_blocks take them.

@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "weft/backend/cpu/gemm/packed.hpp"
 #include "weft/backend/cpu/simd/vec.hpp"
@@ -118,9 +119,11 @@ struct GemmBfmmlaKernel {
   }
 
   /// Rounds the register block at acc (rows i0.., columns j0..) into c, within n x m: once to
-  /// bfloat16, round to nearest even (simd::store_float: BFCVTN, exact at the default FPCR).
-  static void store(const float* acc, weft::bfloat16* c, std::int64_t ldc, std::int64_t i0, std::int64_t j0,
-                    std::int64_t n, std::int64_t m) {
+  /// bfloat16, round to nearest even (simd::store_float: BFCVTN, exact at the default FPCR); or
+  /// copies the fp32 sums where c is float (GemmFloatBlocks).
+  template <class Out>
+  static void store(const float* acc, Out* c, std::int64_t ldc, std::int64_t i0, std::int64_t j0, std::int64_t n,
+                    std::int64_t m) {
     // Row-major 8 x 8: row 2r + h, columns 2c, 2c+1 are lanes 2h, 2h+1 of accumulator (r, c).
     alignas(16) float rows[kRows * kCols];
     for (int r = 0; r < 4; ++r)
@@ -131,8 +134,10 @@ struct GemmBfmmlaKernel {
       }
     const std::int64_t cols = std::min(kCols, m - j0);
     for (std::int64_t ri = 0; ri < kRows && i0 + ri < n; ++ri) {
-      weft::bfloat16* dst = c + (i0 + ri) * ldc + j0;
-      if (cols == kCols) {
+      Out* dst = c + (i0 + ri) * ldc + j0;
+      if constexpr (std::is_same_v<Out, float>) {
+        std::memcpy(dst, rows + ri * kCols, std::size_t(cols) * sizeof(float));
+      } else if (cols == kCols) {
         simd::store_float<8>(dst, simd::Vec<float, 8>::load(rows + ri * kCols));
       } else {
         for (std::int64_t l = 0; l < cols; ++l) dst[l] = weft::bfloat16(rows[ri * kCols + l]);

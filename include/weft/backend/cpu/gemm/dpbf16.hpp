@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "weft/backend/cpu/gemm/packed.hpp"
 #include "weft/backend/cpu/simd/vec.hpp"
@@ -158,16 +159,22 @@ struct GemmDpbf16Kernel {
   }
 
   /// Rounds the register block at acc (rows i0.., columns j0..) into c, within n x m: once to
-  /// bfloat16, round to nearest even, as weft::bfloat16(float).
-  static void store(const float* acc, weft::bfloat16* c, std::int64_t ldc, std::int64_t i0, std::int64_t j0,
-                    std::int64_t n, std::int64_t m) {
+  /// bfloat16, round to nearest even, as weft::bfloat16(float); or copies the fp32 sums where c
+  /// is float (GemmFloatBlocks).
+  template <class Out>
+  static void store(const float* acc, Out* c, std::int64_t ldc, std::int64_t i0, std::int64_t j0, std::int64_t n,
+                    std::int64_t m) {
     const std::int64_t cols = std::min(kCols, m - j0);
     for (std::int64_t r = 0; r < kRows && i0 + r < n; ++r) {
       const float* src = acc + r * kCols;
-      weft::bfloat16* dst = c + (i0 + r) * ldc + j0;
-      std::int64_t j = 0;
-      for (; j + 16 <= cols; j += 16) simd::store_float<16>(dst + j, simd::Vec<float, 16>::load(src + j));
-      for (; j < cols; ++j) dst[j] = weft::bfloat16(src[j]);
+      Out* dst = c + (i0 + r) * ldc + j0;
+      if constexpr (std::is_same_v<Out, float>) {
+        std::memcpy(dst, src, std::size_t(cols) * sizeof(float));
+      } else {
+        std::int64_t j = 0;
+        for (; j + 16 <= cols; j += 16) simd::store_float<16>(dst + j, simd::Vec<float, 16>::load(src + j));
+        for (; j < cols; ++j) dst[j] = weft::bfloat16(src[j]);
+      }
     }
   }
 };
