@@ -16,6 +16,7 @@
 #include "weft/nn/differentiable.hpp"
 #include "weft/nn/batch_norm.hpp"
 #include "weft/nn/conv.hpp"
+#include "weft/nn/conv_node.hpp"
 #include "weft/nn/conv_transpose.hpp"
 #include "weft/nn/fold_batch_norm.hpp"
 #include "weft/nn/group_norm.hpp"

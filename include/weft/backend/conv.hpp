@@ -1,13 +1,20 @@
 // SPDX-License-Identifier: MIT
-/// @file Convolutions handed to the kernels of the data's device: the CPU's implicit GEMMs (cpu/conv.hpp) for float and double, and bfloat16 where a native bfloat16 GEMM is built; other devices fail with the fix.
+/// @file Convolutions handed to the kernels of the data's device: the CPU's implicit GEMMs (cpu/conv.hpp) for float and double (and bfloat16 where a native bfloat16 GEMM is built), whole or as finished blocks for an expression's epilogue (ConvBlocks); other devices fail with the fix.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "weft/backend/cpu/conv.hpp"
+#include "weft/backend/result_block.hpp"
 #include "weft/core/tensor.hpp"
 #include "weft/plan/conv_geometry.hpp"
+#include "weft/plan/kernel_operands.hpp"
 
 namespace weft::detail {
 inline namespace WEFT_BACKEND_ABI {
@@ -109,6 +116,87 @@ void conv2d_backward_weight(const ConvGeometry& geo, const TensorView<const T>& 
 #else
   (void)geo, (void)x, (void)dy, (void)dw;
 #endif
+}
+
+/// A convolution on the CPU whose implicit GEMM hands out finished blocks: the epilogue path of
+/// backend/dense_statements.hpp (`relu(nn::conv2d(x, w) + b) + r` in one pass), float and double.
+/// The GEMM's rows are the output positions (n, i, j) of the whole batch and its columns a group's
+/// output channels, so a block is a run of positions times a run of channels: within one image a
+/// box of the result seen as [N, O, H' W'] (block_shape), a block that crosses images one box per
+/// image. With a bias, each block is handed out as acc + bias[o] (a copy of the block, in cache).
+template <class T>
+struct ConvBlocks {
+  ConvGeometry geo;
+  TensorView<const T> x, w, bias;  // w contiguous [O, C/g, kH, kW]; bias contiguous [O] or empty
+
+  Shape shape() const { return {geo.batch, geo.out_channels, geo.out_h, geo.out_w}; }
+  Shape block_shape() const { return {geo.batch, geo.out_channels, geo.out_h * geo.out_w}; }
+  /// Whether the convolution reads bytes of `range` (then it cannot write them while it runs).
+  bool reads(const ByteRange& range) const {
+    for (const TensorView<const T>* v : {&x, &w, &bias})
+      if (v->defined() && overlaps(byte_range(tensor_ref(*v)), range)) return true;
+    return false;
+  }
+  std::string describe() const {
+    const bool runs = cpu::patches_channel_runs(x.strides()[1], geo.in_per_group());
+    return cat("implicit GEMM ", geo.groups > 1 ? cat(geo.groups, " groups x ") : std::string(), geo.out_positions(),
+               " x ", geo.reduction(), " x ", geo.out_per_group(), " (", cpu::gemm_fma_isa(), " FMA), x ",
+               runs ? "channels-last" : "NCHW", bias.defined() ? ", + bias" : "");
+  }
+  /// f(ResultBlock) for every finished block of the convolution (+ bias). `destination`: the
+  /// destination's strides in the block shape; where its positions are nearer than its channels
+  /// (NCHW), each block is handed out transposed, positions innermost, as the kernel that reads it
+  /// walks the destination (the GEMM's blocks have channels innermost: read across them, each
+  /// element would be a gather).
+  template <class F>
+  void run(const F& f, const Strides& destination) const {
+#if !defined(__CUDA_ARCH__)
+    std::vector<cpu::PatchOperand<T>> patches;
+    for (std::int64_t g = 0; g < geo.groups; ++g) patches.push_back(cpu::conv_forward_patches(geo, strided4<const T>(x), g));
+    const auto panels = cpu::conv_forward_weights(geo, patches[0], w.data());
+    const std::int64_t m = geo.out_per_group(), plane = geo.out_h * geo.out_w;
+    const bool positions_inner = std::abs(destination[2]) < std::abs(destination[1]);
+    auto finish = [&](std::int64_t g, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1,
+                      const T* block, std::int64_t ld) {
+      const std::int64_t rows = i1 - i0, cols = j1 - j0;
+      const T* b = bias.defined() ? bias.data() + g * m + j0 : nullptr;
+      std::int64_t row_step = ld, col_step = 1;  // of the block handed out
+      thread_local std::vector<T> copy;
+      if (positions_inner || b) {  // a copy: transposed, or the bias added
+        copy.resize(std::size_t(rows * cols));
+        row_step = positions_inner ? 1 : cols, col_step = positions_inner ? rows : 1;
+        for (std::int64_t j = 0; j < cols; ++j) {
+          const T add = b ? b[j] : T(0);
+          for (std::int64_t i = 0; i < rows; ++i) copy[std::size_t(i * row_step + j * col_step)] = block[i * ld + j] + add;
+        }
+        block = copy.data();
+      }
+      for (std::int64_t n = i0 / plane; n * plane < i1; ++n) {  // one box per image the rows cover
+        const std::int64_t p0 = std::max(i0, n * plane) - n * plane, p1 = std::min(i1, (n + 1) * plane) - n * plane;
+        f(ResultBlock<T>{block + (n * plane + p0 - i0) * row_step, Shape{n, g * m + j0, p0},
+                         Shape{1, cols, p1 - p0}, Strides{0, col_step, row_step}});
+      }
+    };
+    cpu::implicit_gemm<cpu::ConvKernel<T>>(
+        geo.groups, geo.out_positions(), geo.reduction(), m,
+        [&](std::int64_t g) -> const cpu::PatchOperand<T>& { return patches[g]; }, panels.data(),
+        cpu::threads_for(geo.macs() / 64), finish);
+#else
+    (void)f;
+#endif
+  }
+};
+
+/// conv(x, w) + bias (checked geometry; x any strides, w contiguous, bias contiguous [O] or empty)
+/// as finished blocks for an epilogue: the CPU, float and double. Empty elsewhere (the
+/// convolution then runs first and the expression after it).
+template <class T>
+std::optional<ConvBlocks<T>> conv2d_epilogue_blocks(const ConvGeometry& geo, const TensorView<const T>& x,
+                                                    const TensorView<const T>& w, const TensorView<const T>& bias) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (x.device().is_cpu()) return ConvBlocks<T>{geo, x, w, bias};
+  }
+  return std::nullopt;
 }
 
 }  // namespace WEFT_BACKEND_ABI

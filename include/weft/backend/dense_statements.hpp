@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: MIT
-/// @file Runs statements that read a dense node (matmul): `y = matmul(a, b)` is the product itself, `y = gelu(matmul(a, b) + bias)` the product's epilogue, run on each output block as the GEMM completes it; anything else evaluates the dense nodes first.
+/// @file Runs statements that read a dense node (matmul, nn::conv2d): `y = matmul(a, b)` is the product itself, `y = gelu(matmul(a, b) + bias)` the product's epilogue, run on each output block as the GEMM completes it; anything else evaluates the dense nodes first.
 ///
 /// The epilogue path (CPU; a node with `epilogue_blocks()`, which says whether its GEMM can hand
-/// out finished blocks): the statement is checked once, whole, with a placeholder for the product
-/// (a broadcast scalar of its shape), then the GEMM runs and each finished block of the product,
+/// out finished blocks): the statement is checked once, whole, with a placeholder for the result
+/// (a broadcast scalar of its shape), then the GEMM runs and each finished block of the result,
 /// still in cache, goes through the statement restricted to that block: the destination, every
-/// other operand (broadcast to the product's shape) and the product block are views of the block,
-/// and one single-threaded pointwise kernel writes it on the thread that computed it. The output
-/// is written once; the product never goes to memory. The statement runs this way when its shape
-/// is the product's (the product is not broadcast further), nothing it reads overlaps the
-/// destination except elementwise, and the destination does not overlap the GEMM's operands.
+/// other operand (broadcast to the result's shape) and the result block are views of the block,
+/// and one single-threaded pointwise kernel writes it on the thread that computed it. A block is
+/// a box of the result seen in the node's block shape (backend/result_block.hpp: matmul's result
+/// as it is, a convolution's [N, C, H' W']), so every view is first seen in that shape. The output
+/// is written once; the result never goes to memory. The statement runs this way when its shape
+/// is the result's (the result is not broadcast further), nothing it reads overlaps the
+/// destination except elementwise, the destination does not overlap the GEMM's operands, and
+/// every view can be seen in the block shape without a copy (a convolution's destination or
+/// operand whose H and W strides do not chain cannot: then the node is evaluated first).
 #pragma once
 
 #include <algorithm>
@@ -21,6 +25,7 @@
 #include <vector>
 
 #include "weft/backend/cpu/pointwise.hpp"
+#include "weft/backend/result_block.hpp"
 #include "weft/expr/dense.hpp"
 #include "weft/log/log.hpp"
 #include "weft/plan/statements.hpp"
@@ -152,21 +157,6 @@ const auto& the_dense_node(const E& e) {
   return *found;
 }
 
-/// `view` (broadcast to `full`) restricted to the block: batch index `coords` (one element in each
-/// batch dim), rows [i0, i1), columns [j0, j1).
-template <class T>
-TensorView<T> block_of(const TensorView<T>& view, const Shape& full, const std::int64_t* coords, std::int64_t i0,
-                       std::int64_t i1, std::int64_t j0, std::int64_t j1) {
-  const TensorView<T> expanded = view.expand(full);
-  const int r = full.rank();
-  const Strides& strides = expanded.strides();
-  Shape shape = full;
-  std::int64_t offset = expanded.offset() + i0 * strides[r - 2] + j0 * strides[r - 1];
-  for (int d = 0; d + 2 < r; ++d) offset += coords[d] * strides[d], shape[d] = 1;
-  shape[r - 2] = i1 - i0, shape[r - 1] = j1 - j0;
-  return TensorView<T>(expanded.storage(), shape, strides, offset);
-}
-
 // nvcc's device pass has no CPU executor (backend/run.hpp): there every statement is staged.
 #if !defined(__CUDA_ARCH__)
 /// One statement over a block, on the calling thread: no checks (the whole statement passed
@@ -229,36 +219,45 @@ bool run_as_epilogue(const char* op, Stmt& stmt) {
         if (n.kind == ExprNode::Kind::tensor && overlaps(byte_range(k.tensor(n)), byte_range(dst)) &&
             !elementwise_identical(k.tensor(n), dst, shape))
           return false;
+      // Every operand and the destination seen in the node's block shape (a convolution's
+      // positions merged), else the blocks are no boxes of them: evaluate first.
+      const Shape block_space = blocks->block_shape();
+      bool boxes = bool(in_block_shape(stmt.dst, full, block_space));
+      for_each_leaf(stmt.rhs, [&](const auto& leaf) {
+        boxes = boxes && (!leaf.tensor.defined() || in_block_shape(leaf.tensor, full, block_space));
+      });
+      if (!boxes) {
+        log_message(LogComponent::fusion, LogLevel::debug, node.op_name(), " ", full,
+                    ": an operand's strides do not merge into the blocks' shape ", block_space,
+                    "; the result runs first, then the expression around it");
+        return false;
+      }
       if (log_enabled(LogComponent::fusion) || log_enabled(LogComponent::output_code)) {
         const IterationSpace space = plan_statements(k, shape, true).space;
         const std::vector<const void*> seen = printed_inputs(k);  // say which input is the product
         const auto product_index = std::find(seen.begin(), seen.end(), placeholder.data()) - seen.begin();
-        const std::string where = cat("cpu, ", blocks->describe(), ", epilogue on each output block; in",
-                                      product_index, " = the product's block");
+        const std::string where = cat("cpu, ", node.op_name(), ": ", blocks->describe(),
+                                      ", epilogue on each output block; in", product_index, " = ", node.op_name(),
+                                      "'s block");
         log_kernel<PointwiseKernel<false, decltype(whole)>>(space, where, whole);
       }
       if (shape.numel() == 0) return true;
       // A destination too large to stay in cache takes non-temporal stores: its lines are not read
       // before being overwritten (fp32 4096 x 4096 GELU epilogue: see docs/dense.md).
       const bool stream = shape.numel() * std::int64_t(sizeof(typename Stmt::dest_type)) >= kStreamingBytes;
-      blocks->run([&](const std::int64_t* coords, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1,
-                      const T* block, std::int64_t ld) {
-        const int r = full.rank();
-        Shape block_shape = full;
-        Strides block_strides = contiguous_strides(full);
-        for (int d = 0; d + 2 < r; ++d) block_shape[d] = 1, block_strides[d] = 0;
-        block_shape[r - 2] = i1 - i0, block_shape[r - 1] = j1 - j0;
-        block_strides[r - 2] = ld, block_strides[r - 1] = 1;
-        const std::size_t bytes = std::size_t((i1 - i0 - 1) * ld + (j1 - j0)) * sizeof(T);
-        const TensorView<const T> product(borrow(const_cast<T*>(block), bytes, Device::cpu(), [](void*) {}),
-                                          block_shape, block_strides, 0);
+      blocks->run([&](const ResultBlock<T>& block) {
+        std::int64_t last = 0;  // the block's last element, from its first
+        for (int d = 0; d < block.size.rank(); ++d) last += (block.size[d] - 1) * block.strides[d];
+        const TensorView<const T> result(
+            borrow(const_cast<T*>(block.data), std::size_t(last + 1) * sizeof(T), Device::cpu(), [](void*) {}),
+            block.size, block.strides, 0);
         auto block_rhs = rewrite_leaves(
-            stmt.rhs, [&](const auto& view) { return block_of(view, full, coords, i0, i1, j0, j1); },
-            [&](const auto&) { return product; });
-        Assignment<typename Stmt::dest_type, decltype(block_rhs)> part{
-            block_of(stmt.dst, full, coords, i0, i1, j0, j1), nullptr, block_rhs};
+            stmt.rhs, [&](const auto& view) { return block_of(view, full, block_space, block); },
+            [&](const auto&) { return result; });
+        Assignment<typename Stmt::dest_type, decltype(block_rhs)> part{block_of(stmt.dst, full, block_space, block), nullptr,
+                                                                        block_rhs};
         run_block_statement(part, stream);
-      });
+      }, in_block_shape(stmt.dst, full, block_space)->strides());
       return true;
     }
   }

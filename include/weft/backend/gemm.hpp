@@ -22,6 +22,7 @@
 #include "weft/backend/cpu/gemm/bf16.hpp"
 #include "weft/backend/cpu/gemm/eigen.hpp"
 #include "weft/backend/cpu/gemm/fma.hpp"
+#include "weft/backend/result_block.hpp"
 #include "weft/core/storage.hpp"
 #include "weft/core/tensor.hpp"
 #include "weft/expr/operators.hpp"
@@ -304,6 +305,8 @@ struct MatmulBlocks {
   std::int64_t lda = 0, ldb = 0;  // row strides of a and b, for the bfloat16 GEMMs (which read rows)
 
   Shape shape() const { return s.out; }
+  /// The shape whose boxes the blocks are (backend/result_block.hpp): the product's own.
+  Shape block_shape() const { return s.out; }
   /// Whether the GEMM reads bytes of `range` (then it cannot write them while it runs).
   bool reads(const ByteRange& range) const {
     return overlaps(byte_range(tensor_ref(a)), range) || overlaps(byte_range(tensor_ref(b)), range);
@@ -317,9 +320,10 @@ struct MatmulBlocks {
     return cat("GEMM ", s.batch.rank() ? cat(s.batch, " x ") : std::string(), s.n, " x ", s.k, " x ", s.m, " (", gemm,
                ")");
   }
-  /// f(batch coords, i0, i1, j0, j1, block, ld) for every finished block of the product.
+  /// f(ResultBlock) for every finished block of the product: one batch index, rows [i0, i1),
+  /// columns [j0, j1), rows ld apart (whatever the destination's strides).
   template <class F>
-  void run(const F& f) const {
+  void run(const F& f, const Strides& /*destination*/) const {
 #if !defined(__CUDA_ARCH__)
     const int r = a.dim();
     auto matrix = [&](const TensorView<const T>& v) {
@@ -328,9 +332,14 @@ struct MatmulBlocks {
     auto batch_strides = [&](const TensorView<const T>& v) { return Strides(v.strides().begin(), v.strides().end() - 2); };
     auto finish = [&](std::int64_t bi, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1,
                       const T* block, std::int64_t ld) {
+      const int batch_dims = s.batch.rank();
+      ResultBlock<T> box{block, s.out, s.out, contiguous_strides(s.out)};
       std::int64_t coords[kMaxRank] = {};
-      unravel(bi, s.batch.begin(), s.batch.rank(), coords);
-      f(coords, i0, i1, j0, j1, block, ld);
+      unravel(bi, s.batch.begin(), batch_dims, coords);
+      for (int d = 0; d < batch_dims; ++d) box.start[d] = coords[d], box.size[d] = 1, box.strides[d] = 0;
+      box.start[batch_dims] = i0, box.size[batch_dims] = i1 - i0, box.strides[batch_dims] = ld;
+      box.start[batch_dims + 1] = j0, box.size[batch_dims + 1] = j1 - j0, box.strides[batch_dims + 1] = 1;
+      f(box);
     };
     if constexpr (std::is_same_v<T, bfloat16>) {
 #if WEFT_GEMM_BF16_NATIVE
