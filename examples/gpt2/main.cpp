@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /// @file The gpt2 program: `test` checks a model against llm.c's debug state as llm.c's test_gpt2 does, `train` trains
-/// on a token file, `sample` generates tokens. With no arguments it runs `test` and a short `train` on the small model
-/// in tests/golden/gpt2 (the build passes its folder), with `check-backward` between them.
+/// on a token file, `sample` generates tokens, `generate` decodes greedily with a KV cache. With no arguments it runs
+/// `test` and a short `train` on the small model in tests/golden/gpt2 (the build passes its folder), with
+/// `check-backward` between them.
 
 #include <algorithm>
 #include <chrono>
@@ -10,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "data_parallel.hpp"
+#include "decode.hpp"
 #include "hand_written.hpp"
 #include "model.hpp"
 
@@ -42,6 +45,11 @@ const char* const kUsage = R"(usage:
       state, or with --zero1 its 1/R shard of it. FILE gets the loss of each step, one per line.
   gpt2 sample MODEL [--tokens N] [--seed S] [--prompt "ID ID ..."] [--tokenizer FILE]
       generates N tokens (default 32) after the prompt (default: token 0, or end-of-text).
+  gpt2 generate [MODEL] [--tokens N] [--batch B] [--prompt "ID ID ..."] [--prepack] [--seed S] [--tokenizer FILE]
+      greedy decoding with a KV cache (gpt2::Decoder): B sequences (default 1) of the prompt (default: token 0),
+      then N tokens (default 32) each, one step per token; prints the first sequence and the milliseconds per
+      step. --prepack keeps the Linear weights in the GEMM's packed panels (the same logits, bit for bit).
+      Without MODEL: GPT-2 small (124M: 12 layers, 768 channels) at a random initialization of seed S.
 Files are llm.c's: the float32 checkpoint (magic 20240326 v3), the debug state (20240327 v2),
 token files (20240520) and the tokenizer (20240328).
 )";
@@ -311,6 +319,76 @@ std::vector<float> run_train(const std::string& model_path, const std::string& d
   return losses;
 }
 
+/// Token ids separated by spaces, each < vocab; `fallback` when there are none.
+std::vector<std::int32_t> parse_prompt(const std::string& prompt, std::int64_t vocab, std::int32_t fallback) {
+  std::vector<std::int32_t> tokens;
+  for (const char* p = prompt.c_str(); *p;) {
+    char* end = nullptr;
+    const long v = std::strtol(p, &end, 10);
+    if (end == p) throw std::invalid_argument("--prompt takes token ids separated by spaces, got '" + prompt + "'");
+    if (v < 0 || v >= vocab)
+      throw std::invalid_argument("prompt token " + std::to_string(v) + " is outside the vocabulary of " +
+                                  std::to_string(vocab));
+    tokens.push_back(std::int32_t(v));
+    p = end;
+    while (*p == ' ') ++p;
+  }
+  if (tokens.empty()) tokens.push_back(fallback);
+  return tokens;
+}
+
+/// Prints token ids as the tokenizer's pieces (ids when there is none).
+void print_tokens(const std::vector<std::int32_t>& tokens, const std::optional<gpt2::Tokenizer>& tokenizer) {
+  for (std::int32_t id : tokens) {
+    if (tokenizer && std::size_t(id) < tokenizer->pieces.size())
+      std::fputs(tokenizer->pieces[std::size_t(id)].c_str(), stdout);
+    else
+      std::printf("%d ", id);
+  }
+  std::printf("\n");
+}
+
+/// Greedy decoding of `batch` copies of the prompt with a KV cache, `count` tokens each after it.
+int run_generate(const std::string& model_path, int count, std::int64_t batch, bool prepack, std::uint64_t seed,
+                 const std::string& prompt, const std::string& tokenizer_path) {
+  gpt2::Config small;  // GPT-2 small, as llm.c's checkpoint of it
+  small.max_seq_len = 1024, small.vocab_size = 50257, small.padded_vocab_size = 50304;
+  small.num_layers = 12, small.num_heads = 12, small.channels = 768;
+  Model model(model_path.empty() ? gpt2::initial_checkpoint(small, seed) : gpt2::read_checkpoint(model_path));
+  const gpt2::Config& cfg = model.config();
+  const auto tokenizer = tokenizer_path.empty() ? std::nullopt : gpt2::read_tokenizer(tokenizer_path);
+  std::vector<std::int32_t> tokens =
+      parse_prompt(prompt, cfg.vocab_size, tokenizer && tokenizer->end_of_text >= 0 ? tokenizer->end_of_text : 0);
+  const std::int64_t steps = std::int64_t(tokens.size()) + count - 1;
+  if (count < 1 || steps > cfg.max_seq_len)
+    throw std::invalid_argument("the prompt's " + std::to_string(tokens.size()) + " tokens and --tokens " +
+                                std::to_string(count) + " must fit the model's " + std::to_string(cfg.max_seq_len) +
+                                " positions, with --tokens >= 1");
+  const auto prepack_start = std::chrono::steady_clock::now();
+  gpt2::Decoder decoder(model.weights(), cfg, batch, steps, prepack);
+  const double prepack_ms = milliseconds_since(prepack_start);
+  // every sequence is the prompt, then its own greedy choices (the same ones: a batch measures throughput)
+  std::vector<std::int32_t> next(std::size_t(batch), tokens[0]);
+  const auto start = std::chrono::steady_clock::now();
+  for (std::int64_t t = 0; t < steps; ++t) {
+    const Tensor<float> logits = decoder.step(weft::from_vector(next, {batch}));  // [B, V]
+    for (std::int64_t b = 0; b < batch; ++b) {
+      const float* row = logits.data() + b * cfg.vocab_size;
+      next[std::size_t(b)] = std::size_t(t + 1) < tokens.size()
+                                 ? tokens[std::size_t(t + 1)]
+                                 : std::int32_t(std::max_element(row, row + cfg.vocab_size) - row);
+    }
+    if (std::size_t(t + 1) >= tokens.size()) tokens.push_back(next[0]);
+  }
+  const double ms = milliseconds_since(start);
+  print_tokens(tokens, tokenizer);
+  const std::string weights =
+      prepack ? "Linear weights prepacked in " + std::to_string(int(prepack_ms)) + " ms" : "Linear weights unpacked";
+  std::printf("generate: %lld steps at batch %lld, %.2f ms/token (%s), %lld parameters\n", (long long)steps,
+              (long long)batch, ms / double(steps), weights.c_str(), (long long)model.num_parameters());
+  return 0;
+}
+
 /// Samples from softmax(logits) of the last position, one token at a time (no cache: each step
 /// runs the whole window, the last max_seq_len tokens).
 int run_sample(const std::string& model_path, int count, std::uint64_t seed, const std::string& prompt,
@@ -318,19 +396,8 @@ int run_sample(const std::string& model_path, int count, std::uint64_t seed, con
   Model model(gpt2::read_checkpoint(model_path));
   const gpt2::Config& cfg = model.config();
   const auto tokenizer = tokenizer_path.empty() ? std::nullopt : gpt2::read_tokenizer(tokenizer_path);
-  std::vector<std::int32_t> tokens;
-  for (const char* p = prompt.c_str(); *p;) {
-    char* end = nullptr;
-    const long v = std::strtol(p, &end, 10);
-    if (end == p) throw std::invalid_argument("--prompt takes token ids separated by spaces, got '" + prompt + "'");
-    if (v < 0 || v >= cfg.vocab_size)
-      throw std::invalid_argument("prompt token " + std::to_string(v) + " is outside the vocabulary of " +
-                                  std::to_string(cfg.vocab_size));
-    tokens.push_back(std::int32_t(v));
-    p = end;
-    while (*p == ' ') ++p;
-  }
-  if (tokens.empty()) tokens.push_back(tokenizer && tokenizer->end_of_text >= 0 ? tokenizer->end_of_text : 0);
+  std::vector<std::int32_t> tokens =
+      parse_prompt(prompt, cfg.vocab_size, tokenizer && tokenizer->end_of_text >= 0 ? tokenizer->end_of_text : 0);
   std::mt19937_64 rng(seed);
   for (int i = 0; i < count; ++i) {
     const std::int64_t t = std::min<std::int64_t>(std::int64_t(tokens.size()), cfg.max_seq_len);
@@ -341,11 +408,7 @@ int run_sample(const std::string& model_path, int count, std::uint64_t seed, con
     std::discrete_distribution<std::int32_t> pick(p.begin(), p.end());
     tokens.push_back(pick(rng));
   }
-  for (std::int32_t id : tokens) {
-    if (tokenizer && std::size_t(id) < tokenizer->pieces.size()) std::fputs(tokenizer->pieces[std::size_t(id)].c_str(), stdout);
-    else std::printf("%d ", id);
-  }
-  std::printf("\n");
+  print_tokens(tokens, tokenizer);
   return 0;
 }
 
@@ -410,6 +473,13 @@ int main(int argc, char** argv) {
       if (o.positional.size() != 1) throw std::invalid_argument("gpt2 sample takes MODEL");
       return run_sample(o.positional[0], int(o.number("tokens", 32)), std::uint64_t(o.number("seed", 1337)),
                         o.text("prompt", ""), o.text("tokenizer", ""));
+    }
+    if (command == "generate") {
+      const Options o = parse(argc, argv, 2, {"tokens", "batch", "seed", "prompt", "tokenizer"}, {"prepack"});
+      if (o.positional.size() > 1) throw std::invalid_argument("gpt2 generate takes at most MODEL");
+      return run_generate(o.positional.empty() ? "" : o.positional[0], int(o.number("tokens", 32)),
+                          std::int64_t(o.number("batch", 1)), o.flags.count("prepack") != 0,
+                          std::uint64_t(o.number("seed", 1337)), o.text("prompt", ""), o.text("tokenizer", ""));
     }
     std::fputs(kUsage, stderr);
     return 2;
