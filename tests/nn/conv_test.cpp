@@ -67,6 +67,16 @@ Config random_config(Rng& rng) {
   }
 }
 
+/// A random configuration whose groups have 16 to 20 input and output channels: the width from
+/// which 16-bit NCHW inputs are gathered from a channels-last copy (cpu::kPatchCopyChannels).
+Config random_wide_config(Rng& rng) {
+  Config k = random_config(rng);
+  k.groups = rng.integer(1, 2);
+  k.c = k.groups * rng.integer(16, 20);
+  k.o = k.groups * rng.integer(16, 20);
+  return k;
+}
+
 /// Reference forward, input gradient and weight gradient, in double, by the definition.
 struct Reference {
   std::vector<double> y, dx, dw;
@@ -153,11 +163,11 @@ std::vector<double> bounds(const std::vector<double>& want, const std::vector<do
 }
 
 template <class T>
-void check_random_convolutions(int cases) {
+void check_random_convolutions(int cases, Config (*make_config)(Rng&) = random_config) {
   WEFT_TEST_RNG(rng);
   const bool bf16 = std::is_same_v<T, bfloat16>;
   for (int t = 0; t < cases; ++t) {
-    const Config k = random_config(rng);
+    const Config k = make_config(rng);
     const int layout = int(rng.integer(0, 2));
     const bool with_bias = rng.chance(0.5);
     INFO(type_name<T>(), " ", k.str(), ", layout ", layout, with_bias ? ", bias" : "");
@@ -223,6 +233,7 @@ TEST_CASE("conv2d forward and backward: random configurations, both layouts, aga
   check_random_convolutions<float>(40);
   check_random_convolutions<double>(25);
   check_random_convolutions<bfloat16>(15);
+  check_random_convolutions<bfloat16>(6, random_wide_config);
 }
 
 
@@ -438,17 +449,25 @@ TEST_CASE("WEFT_LOGS=vision: a bfloat16 convolution names its GEMM and its one r
   WEFT_TEST_RNG(rng);
   const Tensor<bfloat16> x = random_contiguous<bfloat16>(rng, Shape{1, 4, 5, 5}, Domain{});
   const Tensor<bfloat16> w = random_contiguous<bfloat16>(rng, Shape{2, 4, 3, 3}, Domain{});
+  const Tensor<bfloat16> wide_x = random_contiguous<bfloat16>(rng, Shape{1, 16, 3, 3}, Domain{});
+  const Tensor<bfloat16> wide_w = random_contiguous<bfloat16>(rng, Shape{2, 16, 1, 1}, Domain{});
   weft::set_logs("vision");
   LogCapture capture;
   (void)Tensor<bfloat16>(nn::conv2d(x, w));
+  (void)Tensor<bfloat16>(nn::conv2d(wide_x, wide_w));
   const std::string log = capture.text();
   capture.restore();
   weft::set_logs("");
-  const std::string rounding = weft::detail::conv_native<bfloat16>()
-                                   ? weft::detail::cat(", bfloat16 products on ", weft::detail::conv_bf16_path(),
-                                                       ", fp32 sums rounded once\n")
-                                   : std::string(", in float, rounded once\n");
+  const bool native = weft::detail::conv_native<bfloat16>();
+  const std::string rounding = native ? weft::detail::cat(", bfloat16 products on ", weft::detail::conv_bf16_path(),
+                                                          ", fp32 sums rounded once\n")
+                                      : std::string(", in float, rounded once\n");
   CHECK_MESSAGE(has(log, "implicit GEMM 9 x 36 x 2, patches channel-major" + rounding), log);
+  // 16 channels of NCHW: gathered from a channels-last copy on the bfloat16 GEMM, in place in float
+  const std::string wide = native ? ", patches tap-major from a channels-last copy of x (a run per tap beats single "
+                                    "16-bit elements)"
+                                  : ", patches channel-major";
+  CHECK_MESSAGE(has(log, "implicit GEMM 9 x 16 x 2" + wide + rounding), log);
 }
 
 /// Conv2d<T>::prepack gives the bits of the unpacked module (float: FMA panels; bfloat16: the
@@ -459,9 +478,11 @@ void check_prepack_bits() {
   auto same_bits = [](const Tensor<T>& a, const Tensor<T>& b) {
     return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), std::size_t(a.numel()) * sizeof(T)) == 0;
   };
-  for (const nn::ConvOptions& o : {nn::ConvOptions{.stride = {1, 2}, .padding = 1, .groups = 2}, nn::ConvOptions{}}) {
-    nn::Conv2d<T> conv(6, 10, {3, 2}, o, true, rng.bits());
-    const ad::Var<T> x(random_contiguous<T>(rng, Shape{3, 6, 7, 9}, Domain{}));
+  // 16 input channels: NCHW bfloat16 patches come from a channels-last copy (tap-major panels)
+  for (const auto& [channels, o] : {std::pair{6, nn::ConvOptions{.stride = {1, 2}, .padding = 1, .groups = 2}},
+                                    std::pair{6, nn::ConvOptions{}}, std::pair{16, nn::ConvOptions{.padding = 1}}}) {
+    nn::Conv2d<T> conv(channels, 10, {3, 2}, o, true, rng.bits());
+    const ad::Var<T> x(random_contiguous<T>(rng, Shape{3, channels, 7, 9}, Domain{}));
     ad::NoGrad no_grad;
     const Tensor<T> plain = conv(x).value();
     conv.prepack();

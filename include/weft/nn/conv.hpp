@@ -163,7 +163,7 @@ struct PrepackedConv {
   /// it and x4's layout; null otherwise (the call packs its own).
   template <class C, class X>
   const weft::detail::conv_packed_t<C>* for_input(const ConvGeometry& g, const TensorView<const X>& x4) const {
-    const bool inner = weft::detail::cpu::patches_channel_runs(x4.strides()[1], g.in_per_group());
+    const bool inner = weft::detail::cpu::patches_channel_runs<C>(x4.strides()[1], g.in_per_group());
     if (inner != channels_inner) return nullptr;
     if constexpr (std::is_same_v<C, T>) return panels.empty() ? nullptr : panels.data();
     else return compute_panels.empty() ? nullptr : compute_panels.data();
@@ -225,12 +225,15 @@ void conv_forward_into(const ConvCall<T>& c, const TensorView<const T>* bias, co
   epilogue.relu_after_residual = relu_after_residual;
   if (weft::log_enabled(LogComponent::vision, LogLevel::info)) {
     const ConvGeometry& g = c.geo;
-    const bool channels_last = weft::detail::cpu::patches_channel_runs(c.x4.strides()[1], g.in_per_group());
-    weft::log_message(LogComponent::vision, LogLevel::info, c.op, " x ", c.x4.shape(), channels_last ? " channels-last" : " NCHW",
+    const bool x_last = c.x4.strides()[1] == 1 && g.in_channels > 1;
+    const bool runs = weft::detail::cpu::patches_channel_runs<C>(c.x4.strides()[1], g.in_per_group());
+    weft::log_message(LogComponent::vision, LogLevel::info, c.op, " x ", c.x4.shape(), x_last ? " channels-last" : " NCHW",
                 " * w ", c.w4.shape(), " -> ", out.shape(), weft::is_channels_last(out) ? " channels-last" : " NCHW",
                 ": implicit GEMM ", g.groups > 1 ? weft::detail::cat(g.groups, " groups x ") : std::string(),
                 g.out_positions(), " x ", g.reduction(), " x ", g.out_per_group(),
-                channels_last ? ", patches tap-major (each tap's channels one run)" : ", patches channel-major",
+                !runs    ? ", patches channel-major"
+                : x_last ? ", patches tap-major (each tap's channels one run)"
+                         : ", patches tap-major from a channels-last copy of x (a run per tap beats single 16-bit elements)",
                 bias ? ", epilogue + bias" : "", relu_before_residual ? ", relu" : "", residual ? ", + residual" : "",
                 relu_after_residual ? ", relu" : "", conv_precision<T, C>());
   }
@@ -265,15 +268,17 @@ PrepackedConv<T> prepack_conv(const TensorView<const T>& w, const ConvOptions& o
   ConvGeometry g;
   g.in_channels = ws[1] * o.groups, g.out_channels = ws[0], g.kernel_h = ws[2], g.kernel_w = ws[3];
   g.dilation_h = o.dilation.h, g.dilation_w = o.dilation.w, g.groups = o.groups;
-  // Only the strides' pattern matters to the column order: channels adjacent or not.
+  // Only the column order matters: tap-major where the patches gather channel runs (from a
+  // channels-last input, or the channels-last copy of an NCHW one: cpu::PatchSource), else
+  // channel-major; a probe with adjacent channels or not gives it.
+  PrepackedConv<T> p;
+  p.channels_inner = weft::detail::cpu::patches_channel_runs<C>(channels_last ? 1 : 2, g.in_per_group());
   const Tensor<C> probe = weft::empty<C>(Shape{1, g.in_channels, 1, 1});
-  weft::detail::cpu::Strided4<const C> x{probe.data(), g.in_channels, channels_last ? 1 : 2, 1, 1};
+  const weft::detail::cpu::Strided4<const C> x{probe.data(), g.in_channels, p.channels_inner ? 1 : 2, 1, 1};
   Tensor<C> hw, hw2;
   const TensorView<const C> wc = contiguous_in<C>(in_compute<C>(w, hw), hw2);
-  PrepackedConv<T> p;
   if constexpr (std::is_same_v<C, T>) p.panels = weft::detail::conv2d_prepack<C>(g, x, wc);
   else p.compute_panels = weft::detail::conv2d_prepack<C>(g, x, wc);
-  p.channels_inner = weft::detail::cpu::patches_channel_runs(x.sc, g.in_per_group());
   return p;
   });
 }
@@ -373,7 +378,22 @@ ad::Var<detail::conv_dtype_t<X>> conv2d(const X& x, const W& w, const ConvOption
   detail::check_conv_dtype<T>();
   return detail::conv_recorded<T>("nn::conv2d", false, ad::detail::input<T>(x), ad::detail::input<T>(w), nullptr, o);
 }
-// conv2d on tensors, views or expressions: nn/conv_node.hpp (an expression node).
+/// conv2d on tensors, views or expressions: a new contiguous [N, O, H', W'] tensor.
+template <class X, class W, class B>
+  requires detail::PlainConvOperands<X, W, B>
+Tensor<detail::conv_dtype_t<X>> conv2d(const X& x, const W& w, const B& b, const ConvOptions& o = {}) {
+  using T = detail::conv_dtype_t<X>;
+  detail::check_conv_dtype<T>();
+  const ad::detail::Input<T> bias = ad::detail::input<T>(b);
+  return detail::conv_plain<T>("nn::conv2d", false, x, w, &bias, o);
+}
+template <class X, class W>
+  requires detail::PlainConvOperands<X, W>
+Tensor<detail::conv_dtype_t<X>> conv2d(const X& x, const W& w, const ConvOptions& o = {}) {
+  using T = detail::conv_dtype_t<X>;
+  detail::check_conv_dtype<T>();
+  return detail::conv_plain<T>("nn::conv2d", false, x, w, nullptr, o);
+}
 
 /// conv1d(x, w, b, options): torch.nn.functional.conv1d, x [N, C, L], w [O, C/groups, K], b [O];
 /// the options' width fields (stride.w, padding.size.w, dilation.w) apply.
