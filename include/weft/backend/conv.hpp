@@ -138,7 +138,7 @@ struct ConvBlocks {
     return false;
   }
   std::string describe() const {
-    const bool runs = cpu::patches_channel_runs(x.strides()[1], geo.in_per_group());
+    const bool runs = cpu::patches_channel_runs<T>(x.strides()[1], geo.in_per_group());
     return cat("implicit GEMM ", geo.groups > 1 ? cat(geo.groups, " groups x ") : std::string(), geo.out_positions(),
                " x ", geo.reduction(), " x ", geo.out_per_group(), " (", cpu::gemm_fma_isa(), " FMA), x ",
                runs ? "channels-last" : "NCHW", bias.defined() ? ", + bias" : "");

@@ -378,22 +378,7 @@ ad::Var<detail::conv_dtype_t<X>> conv2d(const X& x, const W& w, const ConvOption
   detail::check_conv_dtype<T>();
   return detail::conv_recorded<T>("nn::conv2d", false, ad::detail::input<T>(x), ad::detail::input<T>(w), nullptr, o);
 }
-/// conv2d on tensors, views or expressions: a new contiguous [N, O, H', W'] tensor.
-template <class X, class W, class B>
-  requires detail::PlainConvOperands<X, W, B>
-Tensor<detail::conv_dtype_t<X>> conv2d(const X& x, const W& w, const B& b, const ConvOptions& o = {}) {
-  using T = detail::conv_dtype_t<X>;
-  detail::check_conv_dtype<T>();
-  const ad::detail::Input<T> bias = ad::detail::input<T>(b);
-  return detail::conv_plain<T>("nn::conv2d", false, x, w, &bias, o);
-}
-template <class X, class W>
-  requires detail::PlainConvOperands<X, W>
-Tensor<detail::conv_dtype_t<X>> conv2d(const X& x, const W& w, const ConvOptions& o = {}) {
-  using T = detail::conv_dtype_t<X>;
-  detail::check_conv_dtype<T>();
-  return detail::conv_plain<T>("nn::conv2d", false, x, w, nullptr, o);
-}
+// conv2d on tensors, views or expressions: nn/conv_node.hpp (an expression node).
 
 /// conv1d(x, w, b, options): torch.nn.functional.conv1d, x [N, C, L], w [O, C/groups, K], b [O];
 /// the options' width fields (stride.w, padding.size.w, dilation.w) apply.
