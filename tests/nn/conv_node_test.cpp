@@ -234,6 +234,33 @@ TEST_CASE("conv2d epilogue: a bad operand throws in conv2d's words and writes no
                         "Tensor = conv2d(x * 2, w)");
   const auto node = nn::conv2d(x, w, g.options());
   CHECK(node.shape() == g.y_shape());
+  // A channels-last destination alone is written by the convolution itself (no copy: the vision
+  // log names the destination's layout).
+  TensorView<double> y_last = poisoned_destination<double>(g, true);
+  const std::string log = log_of("vision", [&] { y_last = nn::conv2d(x, w, g.options()); });
+  CHECK_MESSAGE(has(log, "-> [2, 6, 5, 5] channels-last"), log);
+  check_against<double>(y_last, g, d, 1, 0, [](double v, std::size_t) { return v; }, "channels-last y = conv2d(x, w)");
+}
+
+TEST_CASE("conv2d epilogue: the destination is the residual (a ResNet block's y = relu(conv2d(x, w) + b) + y)") {
+  WEFT_TEST_RNG(rng);
+  const Config g{2, 6, 8, 8, 6, 3, 1, 1, 1, 1};
+  const Tensor<float> x = random_contiguous<float>(rng, g.x_shape(), Domain{});
+  const Tensor<float> w = random_contiguous<float>(rng, g.w_shape(), Domain{});
+  const Tensor<float> b = random_contiguous<float>(rng, Shape{g.o, 1, 1}, Domain{});
+  const Direct d = direct(g, values_of(x), values_of(w));
+  const std::vector<double> bv = values_of(b);
+  for (const bool last : {false, true}) {
+    TensorView<float> y = poisoned_destination<float>(g, last);
+    write_values(y, values_of(random_contiguous<float>(rng, g.y_shape(), Domain{})));
+    const std::vector<double> before = values_of(y);
+    const std::string log = fusion_log_of([&] { y = weft::relu(nn::conv2d(x, w, g.options()) + b) + y; });
+    CHECK_MESSAGE(has(log, "epilogue on each output block"), log);
+    const std::size_t plane = std::size_t(g.oh() * g.ow());
+    check_against<float>(y, g, d, 1, 4, [&](double v, std::size_t i) {
+      return std::max(v + bv[i / plane % std::size_t(g.o)], 0.0) + before[i];
+    }, last ? "in place, channels-last" : "in place, NCHW");
+  }
 }
 
 }  // TEST_SUITE

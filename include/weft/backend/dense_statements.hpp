@@ -117,8 +117,10 @@ auto staged_statements(const Stmts&... stmts) {
 }
 
 /// `y = matmul(a, b)`: a Tensor that takes a new shape becomes the product's new tensor (no
-/// copy); a contiguous destination of the product's shape gets the GEMM's output directly. Returns
-/// whether it ran (not where the destination overlaps an operand, or is laid out otherwise).
+/// copy); a contiguous destination of the product's shape gets the GEMM's output directly (a
+/// destination of any strides where the node says its evaluate_into writes them: `kWritesAnyLayout`,
+/// a convolution's store). Returns whether it ran (not where the destination overlaps an operand,
+/// or is laid out otherwise).
 template <class Stmt>
 bool write_dense_result(Stmt& stmt) {
   using E = typename Stmt::expr_type;
@@ -128,7 +130,8 @@ bool write_dense_result(Stmt& stmt) {
       *stmt.owner = stmt.rhs.evaluate();
       return true;
     }
-    if (!stmt.dst.defined() || !(stmt.dst.shape() == shape) || !stmt.dst.is_contiguous()) return false;
+    constexpr bool any_layout = requires { requires E::kWritesAnyLayout; };
+    if (!stmt.dst.defined() || !(stmt.dst.shape() == shape) || !(any_layout || stmt.dst.is_contiguous())) return false;
     return stmt.rhs.evaluate_into(stmt.dst);
   } else {
     return false;

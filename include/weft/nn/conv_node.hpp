@@ -18,7 +18,7 @@ inline namespace WEFT_BACKEND_ABI {
 /// conv2d(x, w[, b], options) on tensors as an expression node (nn::conv2d builds it; the file
 /// nn/conv.hpp has the formula). x, w and b are read and checked when it is built (operand
 /// expressions are evaluated then; a bad shape throws there); the convolution runs when the node
-/// is assigned or evaluated. Assigned alone it writes its destination directly (contiguous) or
+/// is assigned or evaluated. Assigned alone it writes its destination directly (any layout) or
 /// becomes the new tensor; inside a pointwise expression the CPU runs float and double statements
 /// as the convolution's epilogue (backend/dense_statements.hpp, backend/conv.hpp: ConvBlocks),
 /// and everything else (16-bit floats, an operand whose H and W strides do not merge) evaluates the
@@ -28,6 +28,7 @@ struct Conv2dNode : Expr<Conv2dNode<T>> {
   using value_type = T;
   using children = weft::detail::TypeList<>;  // one operand to pointwise kernels (expr/dense.hpp)
   static constexpr bool kDense = true;
+  static constexpr bool kWritesAnyLayout = true;  // evaluate_into: NCHW, channels-last, any strides
   detail::ConvCall<T> call;  // x and w, checked, and the geometry
   TensorView<const T> bias;  // [O], or empty
 
@@ -36,7 +37,7 @@ struct Conv2dNode : Expr<Conv2dNode<T>> {
   Shape shape() const { return call.out_shape; }
   /// The convolution as a new contiguous tensor.
   Tensor<T> evaluate() const { return detail::conv_forward<T>(call, bias_or_null()); }
-  /// The convolution written into `out` (a contiguous view of its shape); false, with nothing
+  /// The convolution written into `out` (a view of its shape, any strides); false, with nothing
   /// written, where `out` is on another device or overlaps an operand (the caller then copies
   /// the result in).
   bool evaluate_into(const TensorView<T>& out) const {
