@@ -56,10 +56,11 @@ class BasicBlock : public nn::Module<T> {
     this->register_module("shortcut", &BasicBlock::shortcut);
   }
 
-  /// x [N, in_channels, H, W] -> [N, channels, H / stride, W / stride] (rounded up).
+  /// x [N, in_channels, H, W] -> [N, channels, H / stride, W / stride] (rounded up). Each relu
+  /// (and the residual's add) runs inside its BatchNorm's pass (forward_relu).
   ad::Var<T> forward(const ad::Var<T>& x) override {
-    const ad::Var<T> h = weft::relu(bn1(conv1(x)));
-    return weft::relu(bn2(conv2(h)) + shortcut(x));
+    const ad::Var<T> h = bn1.forward_relu(conv1(x));
+    return bn2.forward_relu(conv2(h), shortcut(x));
   }
   using nn::Module<T>::operator();
 
@@ -101,7 +102,7 @@ class ResNet : public nn::Module<T> {
 
   /// Stem, stages, global average pooling (adaptive_avg_pool2d to 1x1), then the linear classifier.
   ad::Var<T> forward(const ad::Var<T>& x) override {
-    ad::Var<T> h = weft::relu(bn1(conv1(x)));
+    ad::Var<T> h = bn1.forward_relu(conv1(x));
     for (nn::Sequential<T>& stage : layers_) h = stage(h);
     const ad::Var<T> pooled = nn::adaptive_avg_pool2d(h, 1);
     return linear(ad::reshape(pooled, {pooled.shape()[0], pooled.shape()[1]}));

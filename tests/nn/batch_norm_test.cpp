@@ -76,6 +76,10 @@ void check_forward_and_backward(Rng& rng, const Case& k) {
   write_values(rm, rm0), write_values(rv, rv0);
   const nn::BatchNormGradients<T> g = nn::batch_norm_backward(dy, x, rm, rv, weight, k.training, bn_eps);
   check_gradients(g, want);
+  // dy's values in x's layout: both read in place (NCHW planes, or channels-last's strided sums)
+  TensorView<T> dy_alike = channel_input<T>(rng, s, k.channels_last, 0.0);
+  dy_alike = dy;
+  check_gradients(nn::batch_norm_backward(dy_alike, x, rm, rv, weight, k.training, bn_eps), want);
 }
 
 }  // namespace

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
-/// @file nn::batch_norm over [N, C, *] (torch.nn.functional.batch_norm: batch statistics and running-stat updates in training, running statistics in eval), its backward on tensors, and its autograd form over Vars.
+/// @file nn::batch_norm over [N, C, *] (torch.nn.functional.batch_norm: batch statistics and running-stat updates in training, running statistics in eval), its backward on tensors, its autograd form over Vars, and batch_norm_relu (relu(batch_norm(x) + residual) as one op over Vars).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
 #include "weft/ad/record.hpp"
 #include "weft/expr/operators.hpp"
+#include "weft/nn/batch_norm_planes.hpp"
 #include "weft/nn/channel_view.hpp"
 #include "weft/nn/norm_record.hpp"
 #include "weft/ops/factories.hpp"
@@ -30,13 +32,6 @@ struct BatchNormGradients {
 
 namespace weft::detail {
 inline namespace WEFT_BACKEND_ABI {
-
-/// x's per-channel statistics in A = math_t<T>, shape [1, C, 1] (broadcasting over x's [N, C, S]
-/// view): in training the batch mean and the biased variance over N and S, else the running ones.
-template <class A>
-struct ChannelMoments {
-  Tensor<A> mean, var;
-};
 
 /// A [C] tensor as [1, C, 1] (any stride), to broadcast over an [N, C, S] view.
 template <class T>
@@ -68,42 +63,68 @@ void check_batch_norm(const char* op, const TensorView<const T>& x, const Tensor
   if (!(eps >= 0)) fail(op, "eps must be >= 0, got ", eps, " (input shape ", s, ")");
 }
 
-/// The statistics batch_norm normalizes x3 [N, C, S] with. The batch's by var_mean: two passes of
-/// the reduction executor (the mean, then the squared deviations from it), parallel over
-/// channels or over rows and vectorized along the contiguous dim (S for NCHW, C for channels-last),
-/// rather than sum and sum of squares in one pass, which cancel catastrophically where |mean| >>
-/// std (images of a constant offset). In math_t: double for double, float otherwise.
+/// The statistics batch_norm normalizes x3 [N, C, S] with. The batch's from the mean and the
+/// squared deviations from it, rather than sum and sum of squares in one pass, which cancel
+/// catastrophically where |mean| >> std (images of a constant offset): with contiguous planes
+/// (NCHW) by plane_moments, one read of x; otherwise (channels-last) by var_mean, two passes of the
+/// reduction executor vectorized along the contiguous dim C. In math_t: double for double, float
+/// otherwise.
 template <class T>
 ChannelMoments<math_t<T>> batch_norm_moments(const TensorView<const T>& x3, const TensorView<const T>& running_mean,
                                              const TensorView<const T>& running_var, bool training) {
   using A = math_t<T>;
   if (training) {
+    if (has_contiguous_planes(x3)) return plane_moments(x3);
     auto [v, m] = weft::var_mean(cast<A>(x3), {0, 2}, 0.0, true);
     return {std::move(m), std::move(v)};
   }
   return {weft::eval(cast<A>(channel_column(running_mean))), weft::eval(cast<A>(channel_column(running_var)))};
 }
 
+/// A training or evaluation batch_norm's output and the statistics it normalized with (the
+/// backward reuses them instead of reading x again).
 template <class T>
-Tensor<T> batch_norm_impl(const TensorView<const T>& x, const TensorView<T>& running_mean,
-                          const TensorView<T>& running_var, const TensorView<const T>& weight,
-                          const TensorView<const T>& bias, bool training, double momentum, double eps) {
-  const char* op = "nn::batch_norm";
+struct BatchNormForward {
+  Tensor<T> y;
+  ChannelMoments<math_t<T>> stats;
+};
+
+/// y = batch_norm(x) (+ residual) (then relu): the op's checks, the statistics, one pass that
+/// writes y, and the running statistics' update. residual (x's shape, any layout) may be empty.
+template <class T>
+BatchNormForward<T> batch_norm_forward(const char* op, const TensorView<const T>& x, const TensorView<T>& running_mean,
+                                       const TensorView<T>& running_var, const TensorView<const T>& weight,
+                                       const TensorView<const T>& bias, bool training, double momentum, double eps,
+                                       const TensorView<const T>& residual, bool relu) {
   check_batch_norm<T>(op, x, running_mean, running_var, weight, bias, training, eps);
+  if (residual.defined() && !(residual.shape() == x.shape() && residual.device().is_cpu()))
+    fail(op, "the residual of shape ", residual.shape(), " on ", residual.device(), " does not fit the input of shape ",
+         x.shape(), "; it needs the input's shape, on the CPU");
   using A = math_t<T>;
   const Shape& s = x.shape();
   const std::int64_t channels = s[1], per_channel = s[0] * spatial_size(s);
-  Tensor<T> y = empty<T>(s);
-  if (y.numel() == 0) return y;
+  BatchNormForward<T> out{empty<T>(s), {}};
+  if (out.y.numel() == 0) return out;
   const TensorView<const T> x3 = channel_view(x);
-  const ChannelMoments<A> stats = batch_norm_moments<T>(x3, running_mean, running_var, training);
-  // y = (x - mean) * scale + bias with scale = weight / sqrt(var + eps) per channel: one pass over x.
-  // x - mean first (not x * scale + (bias - mean * scale)), so that a large mean does not cancel.
-  Tensor<A> scale = weight.defined() ? weft::eval(rsqrt(stats.var + A(eps)) * cast<A>(channel_column(weight)))
-                                     : weft::eval(rsqrt(stats.var + A(eps)));
-  TensorView<T> y3 = y.view(Shape{s[0], channels, spatial_size(s)});
-  if (bias.defined()) y3 = (cast<A>(x3) - stats.mean) * scale + cast<A>(channel_column(bias));
-  else y3 = (cast<A>(x3) - stats.mean) * scale;
+  out.stats = batch_norm_moments<T>(x3, running_mean, running_var, training);
+  const ChannelMoments<A>& stats = out.stats;
+  // y = (x - mean) * scale + shift with scale = weight / sqrt(var + eps), shift = bias (0 without)
+  // per channel: one pass over x. x - mean first (not x * scale + (shift - mean * scale)), so
+  // that a large mean does not cancel.
+  const Tensor<A> scale = weight.defined() ? weft::eval(rsqrt(stats.var + A(eps)) * cast<A>(channel_column(weight)))
+                                           : weft::eval(rsqrt(stats.var + A(eps)));
+  const Tensor<A> shift = bias.defined() ? weft::eval(cast<A>(channel_column(bias))) : zeros<A>({1, channels, 1});
+  TensorView<T> y3 = out.y.view(Shape{s[0], channels, spatial_size(s)});
+  const auto normalized = (cast<A>(x3) - stats.mean) * scale + shift;
+  if (residual.defined()) {
+    const auto sum = normalized + cast<A>(channel_view(residual));
+    if (relu) y3 = weft::relu(sum);
+    else y3 = sum;
+  } else if (relu) {
+    y3 = weft::relu(normalized);
+  } else {
+    y3 = normalized;
+  }
   if (training && running_mean.defined()) {
     // torch's rule: running = (1 - momentum) running + momentum * batch statistic, the variance
     // unbiased (n / (n - 1), n values per channel) although the normalization used the biased one.
@@ -112,14 +133,17 @@ Tensor<T> batch_norm_impl(const TensorView<const T>& x, const TensorView<T>& run
     rm = cast<A>(rm) * keep + stats.mean.view(Shape{channels}) * A(momentum);
     rv = cast<A>(rv) * keep + stats.var.view(Shape{channels}) * A(momentum * unbiased);
   }
-  return y;
+  return out;
 }
 
+/// The gradients of batch_norm(x) given dy. forward_stats: the statistics the forward normalized
+/// with (its BatchNormForward's), or null to compute them again from x (and the running ones).
 template <class T>
 nn::BatchNormGradients<T> batch_norm_backward_impl(const TensorView<const T>& dy, const TensorView<const T>& x,
                                                    const TensorView<const T>& running_mean,
                                                    const TensorView<const T>& running_var,
-                                                   const TensorView<const T>& weight, bool training, double eps) {
+                                                   const TensorView<const T>& weight, bool training, double eps,
+                                                   const ChannelMoments<math_t<T>>* forward_stats = nullptr) {
   const char* op = "nn::batch_norm_backward";
   check_batch_norm<T>(op, x, running_mean, running_var, weight, TensorView<const T>(), training, eps);
   if (!dy.defined() || !(dy.shape() == x.shape()))
@@ -135,10 +159,19 @@ nn::BatchNormGradients<T> batch_norm_backward_impl(const TensorView<const T>& dy
     return out;
   }
   const auto [x3, dy3] = channel_views_alike(x, dy);
-  const ChannelMoments<A> stats = batch_norm_moments<T>(x3, running_mean, running_var, training);
+  std::optional<ChannelMoments<A>> computed;
+  if (!forward_stats) computed = batch_norm_moments<T>(x3, running_mean, running_var, training);
+  const ChannelMoments<A>& stats = forward_stats ? *forward_stats : *computed;
   const Tensor<A> rstd = weft::eval(rsqrt(stats.var + A(eps)));
-  const Tensor<A> sum_dy = weft::eval(sum(cast<A>(dy3), {0, 2}, true));
-  const Tensor<A> sum_dy_centered = weft::eval(sum(cast<A>(dy3) * (cast<A>(x3) - stats.mean), {0, 2}, true));
+  // sum dy and sum dy (x - mean) per channel: one read of x and dy with contiguous planes, else
+  // two passes of the reduction executor.
+  const ChannelGradientSums<A> sums =
+      has_contiguous_planes(x3)
+          ? plane_gradient_sums<T>(x3, dy3, stats.mean)
+          : ChannelGradientSums<A>{weft::eval(sum(cast<A>(dy3), {0, 2}, true)),
+                                   weft::eval(sum(cast<A>(dy3) * (cast<A>(x3) - stats.mean), {0, 2}, true))};
+  const Tensor<A>& sum_dy = sums.dy;
+  const Tensor<A>& sum_dy_centered = sums.dy_centered;
   const Tensor<A> weight_rstd = weight.defined() ? weft::eval(rstd * cast<A>(channel_column(weight))) : rstd;
   TensorView<T> dx3 = out.dx.view(Shape{s[0], channels, spatial});
   if (training) {
@@ -157,6 +190,39 @@ nn::BatchNormGradients<T> batch_norm_backward_impl(const TensorView<const T>& dy
   out.dweight = sum_dy_centered.view(Shape{channels}) * rstd.view(Shape{channels});
   out.dbias = sum_dy.view(Shape{channels});
   return out;
+}
+
+/// What batch_norm_relu's backward gives: batch_norm's gradients and the residual's.
+template <class T>
+struct BatchNormReluGradients {
+  Tensor<T> dx, dweight, dbias, dresidual;
+};
+
+/// batch_norm (+ residual, then relu where `relu`) over Vars, recorded with a backward that reuses
+/// the forward's statistics; residual and relu are batch_norm_relu's.
+template <class T>
+ad::Var<T> batch_norm_recorded(const char* op, const ad::detail::Input<T>& in, const TensorView<T>& running_mean,
+                               const TensorView<T>& running_var, const ad::detail::Input<T>& weight,
+                               const ad::detail::Input<T>& bias, bool training, double momentum, double eps,
+                               const ad::detail::Input<T>& residual, bool relu) {
+  BatchNormForward<T> f = batch_norm_forward<T>(op, in.value, running_mean, running_var, weight.value, bias.value,
+                                                training, momentum, eps, residual.value, relu);
+  ad::detail::SavedTensors saved;
+  const TensorView<const T> rm(running_mean), rv(running_var), y(f.y.view());
+  if (!training) saved.add(rm), saved.add(rv);
+  if (relu) saved.add(y);
+  return record_normalization<T>(
+      op, std::move(f.y), in, weight, bias, std::move(saved),
+      [xv = in.value, wv = weight.value, rm, rv, y, stats = std::move(f.stats), training, eps, relu,
+       residual_grad = residual.needs_grad()](const Tensor<T>& dy) {
+        // dz = dL/d(batch_norm(x) + residual): dy where relu passed it (y > 0), else 0.
+        Tensor<T> dz = relu ? weft::eval(weft::where(y > 0, dy, 0.0)) : Tensor<T>();
+        nn::BatchNormGradients<T> g =
+            batch_norm_backward_impl<T>(relu ? dz.view() : dy.view(), xv, rm, rv, wv, training, eps, &stats);
+        if (!relu && residual_grad) dz = dy;
+        return BatchNormReluGradients<T>{std::move(g.dx), std::move(g.dweight), std::move(g.dbias), std::move(dz)};
+      },
+      residual);
 }
 
 }  // namespace WEFT_BACKEND_ABI
@@ -182,13 +248,14 @@ Tensor<T> batch_norm(const X& x, const TensorView<std::type_identity_t<T>>& runn
                      const TensorView<const std::type_identity_t<T>>& bias, bool training, double momentum = 0.1,
                      double eps = 1e-5) {
   static_assert(is_floating_v<T>, "weft::nn::batch_norm needs a floating-point input");
-  return weft::detail::batch_norm_impl<T>(weft::detail::materialize(x), running_mean, running_var, weight, bias, training,
-                                    momentum, eps);
+  return weft::detail::batch_norm_forward<T>("nn::batch_norm", weft::detail::materialize(x), running_mean, running_var,
+                                             weight, bias, training, momentum, eps, TensorView<const T>(), false)
+      .y;
 }
 
 /// The gradients of y = batch_norm(x, running_mean, running_var, weight, bias, training, momentum,
-/// eps) given dy = dL/dy. In training the batch statistics are recomputed from x (two passes, as
-/// the forward) and, with xhat = (x - mean) / sqrt(var + eps), M = N * prod(spatial dims):
+/// eps) given dy = dL/dy. In training the batch statistics are recomputed from x (as the forward
+/// computes them) and, with xhat = (x - mean) / sqrt(var + eps), M = N * prod(spatial dims):
 ///   dx = weight / sqrt(var + eps) * (dy - mean(dy) - xhat * mean(dy * xhat)),
 /// means over N and the spatial dims of each channel. In evaluation the running statistics are
 /// constants: dx = dy * weight / sqrt(running_var + eps). Both: dweight = sum dy * xhat, dbias =
@@ -210,25 +277,34 @@ BatchNormGradients<T> batch_norm_backward(const GradY& dy, const X& x,
 
 /// batch_norm over Vars x, weight and bias (each a Var, a tensor, or an empty Var for none); the
 /// running statistics are plain tensors, updated in place by a training forward. The backward is
-/// nn::batch_norm_backward; in evaluation it reads the running statistics the forward used, which
-/// the tape saves (changing them before the backward is an error, as for any saved tensor).
+/// nn::batch_norm_backward with the statistics the forward normalized with (x is not read for
+/// them again); in evaluation those are the running statistics, which the tape saves (changing
+/// them before the backward is an error, as for any saved tensor).
 template <class X, class W, class B, class T = ad::detail::input_dtype_t<X>>
   requires ad::detail::AdOperands<X, W, B>
 ad::Var<T> batch_norm(const X& x, const TensorView<std::type_identity_t<T>>& running_mean,
                       const TensorView<std::type_identity_t<T>>& running_var, const W& w, const B& b, bool training,
                       double momentum = 0.1, double eps = 1e-5) {
-  const ad::detail::Input<T> in = ad::detail::input<T>(x), weight = weft::detail::optional_input<T>(w),
-                             bias = weft::detail::optional_input<T>(b);
-  Tensor<T> value =
-      weft::detail::batch_norm_impl<T>(in.value, running_mean, running_var, weight.value, bias.value, training, momentum, eps);
-  ad::detail::SavedTensors saved;
-  const TensorView<const T> rm(running_mean), rv(running_var);
-  if (!training) saved.add(rm), saved.add(rv);
-  return weft::detail::record_normalization<T>(
-      "nn::batch_norm", std::move(value), in, weight, bias, std::move(saved),
-      [xv = in.value, wv = weight.value, rm, rv, training, eps](const Tensor<T>& g) {
-        return weft::detail::batch_norm_backward_impl<T>(g.view(), xv, rm, rv, wv, training, eps);
-      });
+  return weft::detail::batch_norm_recorded<T>("nn::batch_norm", ad::detail::input<T>(x), running_mean, running_var,
+                                              weft::detail::optional_input<T>(w), weft::detail::optional_input<T>(b),
+                                              training, momentum, eps, ad::detail::Input<T>{}, false);
+}
+
+/// relu(batch_norm(x, ...) + residual) over Vars, as one op: the same values and gradients as
+/// the three ops (nn::batch_norm's arguments and running-statistic update; residual a Var or
+/// tensor of x's shape, or an empty Var for none: relu(batch_norm(x, ...))), with one pass that
+/// writes the result instead of three and no intermediate kept for the backward. With y the
+/// result, dy's masked form dz = dy [y > 0] is the residual's gradient and batch_norm's dy
+/// (relu' is 1 exactly where y > 0). A ResNet block's `relu(bn(conv(x)))` and
+/// `relu(bn(conv(h)) + shortcut)` (BatchNorm::forward_relu).
+template <class X, class W, class B, class R, class T = ad::detail::input_dtype_t<X>>
+  requires ad::detail::AdOperands<X, W, B, R>
+ad::Var<T> batch_norm_relu(const X& x, const TensorView<std::type_identity_t<T>>& running_mean,
+                           const TensorView<std::type_identity_t<T>>& running_var, const W& w, const B& b,
+                           const R& residual, bool training, double momentum = 0.1, double eps = 1e-5) {
+  return weft::detail::batch_norm_recorded<T>("nn::batch_norm_relu", ad::detail::input<T>(x), running_mean, running_var,
+                                              weft::detail::optional_input<T>(w), weft::detail::optional_input<T>(b),
+                                              training, momentum, eps, weft::detail::optional_input<T>(residual), true);
 }
 
 }  // namespace WEFT_BACKEND_ABI

@@ -19,22 +19,26 @@ ad::detail::Input<T> optional_input(const X& x) {
   return ad::detail::input<T>(x);
 }
 
-/// Records `value`, the result of `op` over x, weight and bias (either may be absent), saving x,
-/// the weight and `saved` (what else the backward reads); `gradients(dy)` returns the op's
-/// gradients struct, whose dx, dweight and dbias (where the struct has one) go to the inputs.
+/// Records `value`, the result of `op` over x, weight and bias (either may be absent) and a
+/// residual added to the normalized x (absent but for nn::batch_norm_relu), saving x, the weight
+/// and `saved` (what else the backward reads); `gradients(dy)` returns the op's gradients struct,
+/// whose dx, dweight, dbias and dresidual (where the struct has them) go to the inputs.
 template <class T, class Gradients>
 ad::Var<T> record_normalization(const char* op, Tensor<T> value, const ad::detail::Input<T>& x,
                                 const ad::detail::Input<T>& weight, const ad::detail::Input<T>& bias,
-                                ad::detail::SavedTensors saved, Gradients gradients) {
+                                ad::detail::SavedTensors saved, Gradients gradients,
+                                const ad::detail::Input<T>& residual = {}) {
   saved.add(x.value);
   if (weight.value.defined()) saved.add(weight.value);
   return ad::detail::record_op<T>(
-      op, std::move(value), std::array{x.node, weight.node, bias.node}, std::move(saved),
-      [nx = x.node, nw = weight.node, nb = bias.node, gradients = std::move(gradients)](const Tensor<T>& dy) {
+      op, std::move(value), std::array{x.node, weight.node, bias.node, residual.node}, std::move(saved),
+      [nx = x.node, nw = weight.node, nb = bias.node, nr = residual.node,
+       gradients = std::move(gradients)](const Tensor<T>& dy) {
         auto d = gradients(dy);
         ad::detail::accumulate<T>(nx, std::move(d.dx));
         ad::detail::accumulate<T>(nw, std::move(d.dweight));
         if constexpr (requires { d.dbias; }) ad::detail::accumulate<T>(nb, std::move(d.dbias));
+        if constexpr (requires { d.dresidual; }) ad::detail::accumulate<T>(nr, std::move(d.dresidual));
       });
 }
 

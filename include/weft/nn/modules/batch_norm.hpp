@@ -24,19 +24,13 @@ class BatchNorm : public Module<T> {
   /// the batch and updates the running statistics: running = (1 - f) running + f statistic,
   /// with f = momentum, or 1 / num_batches_tracked when momentum is nullopt (torch's None: a
   /// cumulative average). In eval the running statistics normalize.
-  ad::Var<T> forward(const ad::Var<T>& x) override {
-    check_input(x.shape());
-    const bool tracked = running_mean.defined();
-    const bool update = this->is_training() && tracked;
-    const double factor = !update ? 0.0
-                          : momentum_ ? *momentum_
-                                      : 1.0 / double(num_batches_tracked.view().item() + 1);
-    ad::Var<T> y = nn::batch_norm(x, running_mean, running_var, weight, bias, this->is_training() || !tracked,
-                                  factor, eps_);
-    if (update) TensorView<std::int64_t>(num_batches_tracked) += std::int64_t(1);
-    return y;
-  }
+  ad::Var<T> forward(const ad::Var<T>& x) override { return normalize(x, nullptr); }
   using Module<T>::operator();
+
+  /// relu(forward(x) + residual) (residual of x's shape, or an empty Var for relu(forward(x))) as
+  /// one op, nn::batch_norm_relu: the same values, gradients and running statistics as the three
+  /// ops, one pass over x. A ResNet block's `relu(bn(conv(x)) + shortcut)`.
+  ad::Var<T> forward_relu(const ad::Var<T>& x, const ad::Var<T>& residual = {}) { return normalize(x, &residual); }
 
   std::int64_t num_features() const { return num_features_; }
   double eps() const { return eps_; }
@@ -80,6 +74,22 @@ class BatchNorm : public Module<T> {
                          min_rank_ == max_rank_ ? weft::detail::cat("D input") : weft::detail::cat("D or ", max_rank_, "D input"),
                          " (got ", s.rank(), "D input of shape ", s, "); BatchNorm1d takes [N, C] or [N, C, L], "
                          "BatchNorm2d [N, C, H, W]");
+  }
+
+  /// forward(x), or forward_relu(x, *residual) when residual is given.
+  ad::Var<T> normalize(const ad::Var<T>& x, const ad::Var<T>* residual) {
+    check_input(x.shape());
+    const bool tracked = running_mean.defined();
+    const bool update = this->is_training() && tracked;
+    const double factor = !update ? 0.0
+                          : momentum_ ? *momentum_
+                                      : 1.0 / double(num_batches_tracked.view().item() + 1);
+    const bool batch_statistics = this->is_training() || !tracked;
+    ad::Var<T> y = residual ? nn::batch_norm_relu(x, running_mean, running_var, weight, bias, *residual,
+                                                  batch_statistics, factor, eps_)
+                            : nn::batch_norm(x, running_mean, running_var, weight, bias, batch_statistics, factor, eps_);
+    if (update) TensorView<std::int64_t>(num_batches_tracked) += std::int64_t(1);
+    return y;
   }
 
   const char* name_;
