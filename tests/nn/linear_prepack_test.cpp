@@ -76,7 +76,10 @@ TEST_CASE("Linear::prepack: float and double give the bits of the unpacked call,
   FmaGemmAlways fma;  // every shape on the FMA GEMM, so that small ones read the panels: tile edges
   for (bool bias : {true, false}) {
     check_prepacked_module<float>(rng, 5, 19, 33, bias, true);
+    // fewer rows than the tile's: the panels streamed once, each output summed in the tile's order
     check_prepacked_module<double>(rng, 1, 7, 3, bias, true);
+    check_prepacked_module<float>(rng, 3, 300, 150, bias, true);  // k over one slice of the packed GEMM
+    check_prepacked_module<double>(rng, 2, 40, 70, bias, true);
   }
 }
 

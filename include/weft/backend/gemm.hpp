@@ -259,6 +259,12 @@ void matmul_prepacked(const TensorView<const T>& a, const PrepackedMatmul<T>& b,
     const std::int64_t n = a.shape()[0], k = b.k, m = b.m;
     const cpu::PrepackedPanels<Packed> panels{static_cast<const Packed*>(b.panels.get())};
     const T* const x = a.data();
+    if constexpr (std::is_same_v<K, cpu::GemmFmaKernel<T>>) {
+      if (n < K::kRows) {  // fewer rows than the tile's: the panels streamed once (a decoding step's)
+        cpu::gemm_fma_few_rows_prepacked<T>(x, k, n, k, m, panels.panels, bias, out);
+        return;
+      }
+    }
     auto pack_a = [&](std::int64_t, std::int64_t i0, std::int64_t steps, Packed* dst) {
       if constexpr (std::is_same_v<T, bfloat16>) K::pack_a(x, k, n, k, i0, steps, dst);
       else K::pack_a(cpu::StridedMatrix<T>{x, k, 1}, n, k, i0, steps, dst);
