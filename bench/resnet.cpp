@@ -11,7 +11,9 @@
 // Part 1, the model: examples/resnet/resnet.hpp's ResNet-18 (CIFAR-10, 32x32 inputs), float32, in
 // this process: per round, --steps training steps (forward, backward, SGD with momentum 0.9 and
 // weight decay 5e-4) at --batch, and --infer-steps eval-mode forward passes at batch 1 under
-// ad::NoGrad through resnet::FoldedResNet (as `resnet infer`); then
+// ad::NoGrad through resnet::FoldedResNet (as `resnet infer`), and as many through the modules' own
+// forward (BatchNorm apart, as `resnet infer --mode modules`) with every weight prepacked (nn::prepack)
+// and unpacked, in turn (prepacking's gain alone); then
 // bench/resnet_torch.py (the same architecture in PyTorch) run eagerly and under torch.compile,
 // each a child process that prints one line per timed step (its warm-up steps, torch.compile's
 // compilation among them, are not timed). A round's time of each peer is the
@@ -119,6 +121,21 @@ class WeftModel {
     for (std::int64_t s = 0; s < passes; ++s) ms.push_back(time_ms([&] { (void)folded(image_); }));
     return median(ms);
   }
+  /// The modules' own eval forward at batch 1 (BatchNorm apart: `resnet infer --mode modules`), every weight
+  /// prepacked (nn::prepack, untimed) or none: what prepacking alone gains at batch 1.
+  double modules_infer_round(std::int64_t passes, bool prepacked) {
+    model_->eval();
+    if (prepacked) weft::nn::prepack(*model_);
+    std::vector<double> ms;
+    {
+      const weft::ad::NoGrad no_tape;
+      for (std::int64_t s = 0; s < passes; ++s)
+        ms.push_back(time_ms([&] { (void)(*model_)(weft::ad::Var<float>(image_)); }));
+    }
+    weft::nn::unpack(*model_);
+    model_->train();
+    return median(ms);
+  }
   double train_round() { return train_round(steps_); }
   double infer_round() { return infer_round(infer_steps_); }
   std::int64_t batch() const { return batch_; }
@@ -169,11 +186,18 @@ void run_model(const Settings& s, const weft_bench::Peaks& peak, weft_bench::Rep
                                     " --infer-steps " + std::to_string(s.infer_steps) + " --threads " +
                                     std::to_string(s.threads);
   std::vector<double> weft_train, weft_infer, eager_train, eager_infer, compile_train, compile_infer;
+  std::vector<double> modules_packed, modules_plain;
   std::string compile_warmup;
   for (std::int64_t r = 0; r < s.rounds; ++r) {
     weft_train.push_back(weft_model.train_round());
     weft_infer.push_back(weft_model.infer_round());
-    std::printf("round %lld: weft %.1f ms/step, %.2f ms/image", (long long)r, weft_train.back(), weft_infer.back());
+    // prepacking alone: the modules' forward with and without, the order alternating from round to round
+    for (int v = 0; v < 2; ++v) {
+      const bool packed = (v == 1) == (r % 2 == 0);
+      (packed ? modules_packed : modules_plain).push_back(weft_model.modules_infer_round(s.infer_steps, packed));
+    }
+    std::printf("round %lld: weft %.1f ms/step, %.2f ms/image (modules: %.2f prepacked, %.2f unpacked)", (long long)r,
+                weft_train.back(), weft_infer.back(), modules_packed.back(), modules_plain.back());
     if (s.torch) {
       const TorchRun eager = run_torch_script(torch_command);
       eager_train.push_back(eager.train_ms), eager_infer.push_back(eager.infer_ms);
@@ -203,9 +227,13 @@ void run_model(const Settings& s, const weft_bench::Peaks& peak, weft_bench::Rep
   row("resnet18 inference batch 1", "weft", weft_infer, infer_flops);
   row("resnet18 inference batch 1", "torch eager", eager_infer, infer_flops);
   row("resnet18 inference batch 1", "torch.compile", compile_infer, infer_flops);
+  row("resnet18 modules batch 1", "weft prepacked", modules_packed, infer_flops);
+  row("resnet18 modules batch 1", "weft unpacked", modules_plain, infer_flops);
   const std::vector<double> peak_train(weft_train.size(), train_flops / peak.fp32 * 1e-6);
   report.targets.push_back(
       weft_bench::make_target("weft train step vs fp32 FMA peak (fraction)", 0, "%", peak_train, weft_train));
+  report.targets.push_back(weft_bench::make_target("prepacked vs unpacked modules, batch 1 (speedup)", 1.0, "x",
+                                                   modules_plain, modules_packed));
   if (!eager_train.empty()) {
     report.targets.push_back(weft_bench::make_target("weft train vs PyTorch eager (speedup)", 1.0, "x", eager_train,
                                                      weft_train));
