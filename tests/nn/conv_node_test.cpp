@@ -166,6 +166,7 @@ TEST_CASE("conv2d epilogue: relu, bias, residual, scale, gelu, per-image operand
       {2, 4, 7, 7, 4, 3, 1, 2, 2, 4},    // depthwise, dilated
       {1, 5, 4, 6, 300, 1, 1, 0, 1, 1},  // 1x1, many output channels (several column blocks)
       {20, 3, 5, 5, 7, 2, 1, 0, 1, 1},   // many small images: blocks span several images
+      {4, 16, 12, 12, 32, 3, 1, 1, 1, 1},  // 2.7M multiply-adds: the GEMM's tasks on 2 threads
   };
   for (const Config& g : configs) {
     check_epilogues<float>(rng, g);

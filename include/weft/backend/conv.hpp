@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -123,7 +126,7 @@ void conv2d_backward_weight(const ConvGeometry& geo, const TensorView<const T>& 
 /// The GEMM's rows are the output positions (n, i, j) of the whole batch and its columns a group's
 /// output channels, so a block is a run of positions times a run of channels: within one image a
 /// box of the result seen as [N, O, H' W'] (block_shape), a block that crosses images one box per
-/// image. With a bias, each block is handed out as acc + bias[o] (a copy of the block, in cache).
+/// image. The boxes handed out are staged copies of several GEMM blocks (acc + bias[o]: see run).
 template <class T>
 struct ConvBlocks {
   ConvGeometry geo;
@@ -143,11 +146,11 @@ struct ConvBlocks {
                " x ", geo.reduction(), " x ", geo.out_per_group(), " (", cpu::gemm_fma_isa(), " FMA), x ",
                runs ? "channels-last" : "NCHW", bias.defined() ? ", + bias" : "");
   }
-  /// f(ResultBlock) for every finished block of the convolution (+ bias). `destination`: the
-  /// destination's strides in the block shape; where its positions are nearer than its channels
-  /// (NCHW), each block is handed out transposed, positions innermost, as the kernel that reads it
-  /// walks the destination (the GEMM's blocks have channels innermost: read across them, each
-  /// element would be a gather).
+  /// f(ResultBlock) for every finished block of the convolution (+ bias), from any thread.
+  /// `destination`: the destination's strides in the block shape; where its positions are nearer
+  /// than its channels (NCHW), blocks are handed out transposed, positions innermost, as the kernel
+  /// that reads them walks the destination (the GEMM's blocks have channels innermost: read across
+  /// them, each element would be a gather).
   template <class F>
   void run(const F& f, const Strides& destination) const {
 #if !defined(__CUDA_ARCH__)
@@ -156,31 +159,57 @@ struct ConvBlocks {
     const auto panels = cpu::conv_forward_weights(geo, patches[0], w.data());
     const std::int64_t m = geo.out_per_group(), plane = geo.out_h * geo.out_w;
     const bool positions_inner = std::abs(destination[2]) < std::abs(destination[1]);
-    auto finish = [&](std::int64_t g, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1,
-                      const T* block, std::int64_t ld) {
-      const std::int64_t rows = i1 - i0, cols = j1 - j0;
-      const T* b = bias.defined() ? bias.data() + g * m + j0 : nullptr;
-      std::int64_t row_step = ld, col_step = 1;  // of the block handed out
-      thread_local std::vector<T> copy;
-      if (positions_inner || b) {  // a copy: transposed, or the bias added
-        copy.resize(std::size_t(rows * cols));
-        row_step = positions_inner ? 1 : cols, col_step = positions_inner ? rows : 1;
-        for (std::int64_t j = 0; j < cols; ++j) {
-          const T add = b ? b[j] : T(0);
-          for (std::int64_t i = 0; i < rows; ++i) copy[std::size_t(i * row_step + j * col_step)] = block[i * ld + j] + add;
-        }
-        block = copy.data();
-      }
-      for (std::int64_t n = i0 / plane; n * plane < i1; ++n) {  // one box per image the rows cover
-        const std::int64_t p0 = std::max(i0, n * plane) - n * plane, p1 = std::min(i1, (n + 1) * plane) - n * plane;
-        f(ResultBlock<T>{block + (n * plane + p0 - i0) * row_step, Shape{n, g * m + j0, p0},
+    // The GEMM finishes a few register rows at a time (16 x 64 on AVX-512, its row blocks sized
+    // for load balance), and a pointwise statement per such block cost more to plan than to run
+    // (2.3 ms over a 14 ms ResNet layer). So each thread copies the rows it finishes, in order,
+    // into a staging block of up to kStageRows positions (transposed for a destination whose
+    // positions are innermost, the bias added) and hands that out when it is full or the next
+    // rows do not continue it; what is left, after the GEMM.
+    constexpr std::int64_t kStageRows = 256;
+    struct Stage {
+      std::int64_t g = 0, i0 = 0, i1 = 0, j0 = 0, j1 = 0;
+      std::vector<T> values;
+    };
+    std::mutex stages_lock;
+    std::map<std::thread::id, std::vector<Stage>> stages;  // per thread, one per column run
+    auto hand_out = [&](Stage& st) {
+      const std::int64_t cols = st.j1 - st.j0;
+      const std::int64_t row_step = positions_inner ? 1 : cols, col_step = positions_inner ? kStageRows : 1;
+      for (std::int64_t n = st.i0 / plane; n * plane < st.i1; ++n) {  // one box per image the rows cover
+        const std::int64_t p0 = std::max(st.i0, n * plane) - n * plane;
+        const std::int64_t p1 = std::min(st.i1, (n + 1) * plane) - n * plane;
+        f(ResultBlock<T>{st.values.data() + (n * plane + p0 - st.i0) * row_step, Shape{n, st.g * m + st.j0, p0},
                          Shape{1, cols, p1 - p0}, Strides{0, col_step, row_step}});
       }
+      st.i0 = st.i1;
+    };
+    auto finish = [&](std::int64_t g, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1,
+                      const T* block, std::int64_t ld) {
+      std::vector<Stage>* mine;
+      {
+        const std::lock_guard<std::mutex> hold(stages_lock);
+        mine = &stages[std::this_thread::get_id()];
+      }
+      auto st = std::find_if(mine->begin(), mine->end(), [&](const Stage& s) { return s.g == g && s.j0 == j0; });
+      if (st == mine->end()) st = mine->insert(mine->end(), Stage{g, i0, i0, j0, j1, {}});
+      if (st->i1 > st->i0 && (st->i1 != i0 || st->j1 != j1 || i1 - st->i0 > kStageRows)) hand_out(*st);
+      if (st->i1 == st->i0) st->i0 = st->i1 = i0, st->j1 = j1, st->values.resize(std::size_t(kStageRows * (j1 - j0)));
+      const std::int64_t cols = j1 - j0;
+      const std::int64_t row_step = positions_inner ? 1 : cols, col_step = positions_inner ? kStageRows : 1;
+      T* to = st->values.data() + (i0 - st->i0) * row_step;
+      for (std::int64_t j = 0; j < cols; ++j) {
+        const T add = bias.defined() ? bias.data()[g * m + j0 + j] : T(0);
+        for (std::int64_t i = 0; i < i1 - i0; ++i) to[i * row_step + j * col_step] = block[i * ld + j] + add;
+      }
+      st->i1 = i1;
     };
     cpu::implicit_gemm<cpu::ConvKernel<T>>(
         geo.groups, geo.out_positions(), geo.reduction(), m,
         [&](std::int64_t g) -> const cpu::PatchOperand<T>& { return patches[g]; }, panels.data(),
         cpu::threads_for(geo.macs() / 64), finish);
+    for (auto& [thread, list] : stages)
+      for (Stage& st : list)
+        if (st.i1 > st.i0) hand_out(st);
 #else
     (void)f;
 #endif
