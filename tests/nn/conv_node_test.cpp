@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file nn::conv2d on tensors as an expression node: pointwise expressions around it (bias, relu, residual, a scale, gelu, per-channel and per-image operands) run as the convolution's epilogue (the fusion log says so), into poisoned NCHW and channels-last destinations, checked against a direct double-precision convolution; the statements that cannot (an operand whose H and W do not merge, bfloat16) still give the same values; a bad epilogue operand throws in conv2d's words and writes nothing.
+/// @file nn::conv2d on tensors as an expression node: pointwise expressions around it (bias, relu, residual, a scale, gelu, per-channel and per-image operands) run as the convolution's epilogue (the fusion log says so), into poisoned NCHW and channels-last destinations, checked against a direct double-precision convolution; the statements that cannot (an operand whose H and W do not merge, two convolutions, bfloat16) still give the same values; assigned alone it writes destinations of either layout; the destination may be the residual; a bad epilogue operand throws in conv2d's words and writes nothing.
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -189,6 +189,11 @@ TEST_CASE("conv2d epilogue falls back where it cannot fuse: an operand whose H a
   CHECK_MESSAGE(!has(log, "epilogue on each output block"), log);
   check_against<float>(y, g, d, 1, 4, [&](double v, std::size_t i) { return std::max(v + rv[i], 0.0); },
                        "relu(conv2d(x, w) + r) with r not mergeable");
+  // Two convolutions in one statement: both evaluated first, then one pointwise pass.
+  poison(y);
+  const std::string two = fusion_log_of([&] { y = nn::conv2d(x, w, g.options()) - nn::conv2d(x * 0.5f, w, g.options()); });
+  CHECK_MESSAGE(!has(two, "epilogue on each output block"), two);
+  check_against<float>(y, g, d, 1.5, 4, [](double v, std::size_t) { return 0.5 * v; }, "conv2d(x, w) - conv2d(x / 2, w)");
 
   // bfloat16: computed in float, rounded once, then the expression (its own rounding).
   const Tensor<bfloat16> xb(weft::cast<bfloat16>(x)), wb(weft::cast<bfloat16>(w));
