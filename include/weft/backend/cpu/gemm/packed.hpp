@@ -161,9 +161,11 @@ struct GemmStreamStore {
   }
 };
 
-/// b already packed in kernel K's layout, every column panel of the whole product (panel u at
-/// panels + u steps K::kStepElemsB): passed as gemm_packed's pack_b, nothing is packed per product
-/// (prepacked weights: a convolution's weight, packed once, serves every chunk of its rows).
+/// An operand already packed in kernel K's layout, every panel of the whole product (b: column
+/// panel u at panels + u steps K::kStepElemsB; a: row panel t at panels + t steps
+/// K::kStepElemsA): passed as gemm_packed's pack_b or pack_a, nothing is packed per product
+/// (prepacked weights: a convolution's weight, packed once, serves every chunk of its rows; a
+/// convolution's patches gathered once serve every chunk of its columns).
 template <class Packed>
 struct PrepackedPanels {
   const Packed* panels;
@@ -224,12 +226,14 @@ void gemm_packed_part(const PackA& pack_a, const PackB& pack_b, std::int64_t r0,
   const std::int64_t scratch_elems =
       (slices > 1 ? std::min(row_panels, panels_per_block_row) * std::min(col_panels, kPanelsPerBlockCol) : 1) *
       K::kAccFloats;
-  constexpr bool kPrepackedB = is_prepacked_v<PackB>;
-  const PackedGemmScratch<Packed> packed_a(0, row_panels * steps * TA), packed_b(1, kPrepackedB ? 0 : col_panels * steps * TB);
-  Packed* pa = packed_a.get();
+  constexpr bool kPrepackedA = is_prepacked_v<PackA>, kPrepackedB = is_prepacked_v<PackB>;
+  const PackedGemmScratch<Packed> packed_a(0, kPrepackedA ? 0 : row_panels * steps * TA),
+      packed_b(1, kPrepackedB ? 0 : col_panels * steps * TB);
+  const Packed* pa = packed_a.get();
   const Packed* pb = packed_b.get();
+  if constexpr (kPrepackedA) pa = pack_a.panels + r0 / K::kRows * steps * TA;
   if constexpr (kPrepackedB) pb = pack_b.panels + c0 / K::kCols * steps * TB;
-  const std::int64_t panels_to_pack = row_panels + (kPrepackedB ? 0 : col_panels);
+  const std::int64_t panels_to_pack = (kPrepackedA ? 0 : row_panels) + (kPrepackedB ? 0 : col_panels);
   threads = int(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, blocks)));
 
   WEFT_PRAGMA_OMP(omp parallel num_threads(threads) if (threads > 1))
@@ -246,7 +250,7 @@ void gemm_packed_part(const PackA& pack_a, const PackB& pack_b, std::int64_t r0,
           continue;
         }
       }
-      pack_a(r0 + a_panel * K::kRows, steps, pa + a_panel * steps * TA);
+      if constexpr (!kPrepackedA) pack_a(r0 + a_panel * K::kRows, steps, packed_a.get() + a_panel * steps * TA);
     }
 
     [[maybe_unused]] const typename K::Thread thread_state;  // per-thread setup, e.g. AMX tiles
@@ -299,8 +303,8 @@ void gemm_packed(const PackA& pack_a, const PackB& pack_b, std::int64_t n, std::
     const std::int64_t panel_bytes = std::max<std::int64_t>(1, steps * step_elems * std::int64_t(sizeof(Packed)));
     return std::max<std::int64_t>(1, std::int64_t(kKeptScratchBytes) / panel_bytes);
   };
-  const std::int64_t rows_that_fit = panels_that_fit(K::kStepElemsA) * K::kRows;
-  // prepacked b: no scratch for it, so it always fits
+  // prepacked operands need no scratch, so they always fit
+  const std::int64_t rows_that_fit = is_prepacked_v<PackA> ? n : panels_that_fit(K::kStepElemsA) * K::kRows;
   const std::int64_t cols_that_fit = is_prepacked_v<PackB> ? m : panels_that_fit(K::kStepElemsB) * K::kCols;
   const bool a_fits = rows_that_fit >= n, b_fits = cols_that_fit >= m;
   const std::int64_t part_rows = b_fits ? rows_that_fit : n, part_cols = a_fits ? cols_that_fit : m;
