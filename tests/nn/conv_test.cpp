@@ -229,6 +229,37 @@ TEST_CASE("conv2d forward and backward: the GEMM's task splits (many rows, many 
   }
 }
 
+/// The weight gradient of a layer whose partial sums per thread pass 1 MiB (og x k = 64 x 2304 in
+/// double, 2 groups of 192 x 1728 in float and bfloat16): one product per group split by output
+/// blocks rather than by positions, against the double sum.
+template <class T>
+void check_weight_gradient_by_blocks(const Config& k) {
+  WEFT_TEST_RNG(rng);
+  const bool bf16 = std::is_same_v<T, bfloat16>;
+  INFO(type_name<T>(), " ", k.str());
+  const Shape xs{k.n, k.c, k.h, k.w}, ws{k.o, k.c / k.groups, k.kh, k.kw}, ys{k.n, k.o, k.oh(), k.ow()};
+  const std::vector<double> x = random_values(rng, xs.numel(), bf16), w = random_values(rng, ws.numel(), bf16);
+  const std::vector<double> dy = random_values(rng, ys.numel(), bf16);
+  const Reference ref = reference(k, x, w, nullptr, dy);
+  auto abs_of = [](std::vector<double> v) {
+    for (double& e : v) e = std::abs(e);
+    return v;
+  };
+  const Reference mag = reference(k, abs_of(x), abs_of(w), nullptr, abs_of(dy));
+  for (int layout : {0, 1}) {
+    const TensorView<T> xv = in_layout<T>(x, xs, layout), wv = in_layout<T>(w, ws, 0);
+    const nn::ConvGradients<T> d =
+        nn::conv2d_backward<T>(in_layout<T>(dy, ys, layout), xv, wv, k.options(), {.input = false, .bias = false});
+    check_close("dw", d.dweight, ref.dw, bounds<T>(ref.dw, mag.dw, k.n * k.oh() * k.ow()));
+  }
+}
+
+TEST_CASE("conv2d weight gradient: partial sums past 1 MiB split the product by output blocks") {
+  check_weight_gradient_by_blocks<double>({2, 256, 5, 4, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1});
+  check_weight_gradient_by_blocks<float>({1, 384, 4, 5, 384, 3, 3, 1, 1, 1, 0, 1, 1, 2});
+  check_weight_gradient_by_blocks<bfloat16>({1, 384, 4, 5, 384, 3, 3, 1, 1, 1, 0, 1, 1, 2});
+}
+
 TEST_CASE("conv2d forward and backward: random configurations, both layouts, against a double sum") {
   check_random_convolutions<float>(40);
   check_random_convolutions<double>(25);

@@ -658,8 +658,17 @@ void conv2d_backward_input(const ConvGeometry& geo, const Strided4<const T>& dy,
 }
 
 /// dw = the weight gradient of conv(x, w) for dy (x, dy any strides), into dw contiguous
-/// [O, C/g, kH, kW] (overwritten), on ConvKernel<T> (the threads' partial sums in its block type,
-/// rounded to T once).
+/// [O, C/g, kH, kW] (overwritten), on ConvKernel<T> (sums in its block type, rounded to T once).
+///
+/// Two ways to split the work. By positions: tasks of about 1 MiB of packed patches, each a whole
+/// og x k product over its positions summed into its thread's copy of dw (the copies added at the
+/// end), which every task reads and writes. By output blocks: per group one product over all
+/// positions on the threads, each output block summed once (the driver slices the positions), the
+/// packed patches then as large as positions x k (past the driver's kept scratch it works in
+/// parts, packing dy again for each). The partial sums decide: where a thread's copy fits the
+/// same 1 MiB of cache (ResNet-18's first two stages, 64 x 576 and 128 x 1152), by positions, 10%
+/// faster than by blocks at 128 x 1152; larger copies go to memory every task (its last stage:
+/// 512 x 4608 sums, 9.4 MB, per task of 56 positions, ran at 0.6x the rate by blocks), so by blocks.
 template <class T>
 void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x, const Strided4<const T>& dy, T* dw) {
   using K = ConvKernel<T>;
@@ -672,20 +681,16 @@ void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x,
   int threads = threads_for(geo.macs() / 64);
   // Positions per task: the packed patch panels of a task (positions x k) about 1 MiB.
   const std::int64_t chunk = conv_rows_per_task<K>(positions, k, geo.groups, threads);
-  const std::int64_t chunks = (positions + chunk - 1) / chunk, tasks = geo.groups * chunks;
-  threads = int(std::min<std::int64_t>(threads, tasks));
+  const std::int64_t chunks = (positions + chunk - 1) / chunk;
+  const bool split_positions = og * k * std::int64_t(sizeof(B)) <= (std::int64_t(1) << 20);
+  const std::int64_t tasks = split_positions ? geo.groups * chunks : geo.groups;
+  const int sums = split_positions ? int(std::min<std::int64_t>(threads, tasks)) : 1;
   const std::int64_t size = geo.out_channels * k;
-  std::vector<B> partial(std::size_t(threads * size), B(0));
-  WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1))
-  for (std::int64_t task = 0; task < tasks; ++task) {
-#if defined(_OPENMP)
-    B* sum = partial.data() + omp_get_thread_num() * size;
-#else
-    B* sum = partial.data();
-#endif
-    const std::int64_t g = task / chunks, p0 = task % chunks * chunk, count = std::min(chunk, positions - p0);
+  std::vector<B> partial(std::size_t(sums * size), B(0));
+  // The product of group g over positions p0 .. p0 + count - 1, added into sum, on `threads`.
+  auto product = [&](std::int64_t g, std::int64_t p0, std::int64_t count, B* sum, int gemm_threads) {
     const PatchOperand<T>& patch = patches[g];
-    // A(o, p) = dy[n, g og + o, i, j] for the chunk's positions p: kRows rows of `count`, gathered
+    // A(o, p) = dy[n, g og + o, i, j] for the positions p: kRows rows of `count`, gathered
     // k-major into an FMA panel, or row-major for the other kernels' packers.
     thread_local std::vector<T> staged;
     auto pack_a = [&](std::int64_t i0, std::int64_t steps, Packed* dst) {
@@ -723,7 +728,21 @@ void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x,
       for (std::int64_t i = i0; i < i1; ++i)
         for (std::int64_t j = j0; j < j1; ++j) sum[(g * og + i) * k + j] += block[(i - i0) * ld + (j - j0)];
     };
-    gemm_packed<K>(pack_a, pack_b, og, count, k, 1, GemmBlockEpilogue<decltype(done)>{done});
+    gemm_packed<K>(pack_a, pack_b, og, count, k, gemm_threads, GemmBlockEpilogue<decltype(done)>{done});
+  };
+  if (split_positions) {
+    WEFT_PRAGMA_OMP(omp parallel for num_threads(sums) schedule(dynamic, 1) if (sums > 1))
+    for (std::int64_t task = 0; task < tasks; ++task) {
+#if defined(_OPENMP)
+      B* sum = partial.data() + omp_get_thread_num() * size;
+#else
+      B* sum = partial.data();
+#endif
+      const std::int64_t g = task / chunks, p0 = task % chunks * chunk;
+      product(g, p0, std::min(chunk, positions - p0), sum, 1);
+    }
+  } else {
+    for (std::int64_t g = 0; g < geo.groups; ++g) product(g, 0, positions, partial.data(), threads);
   }
   // The sums are in the patches' column order; dw in the weight's (channel, tap).
   const PatchOperand<T>& order = patches[0];
@@ -731,7 +750,7 @@ void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x,
     for (std::int64_t j = 0; j < k; ++j) {
       const std::int64_t e = row * k + j;
       B total = partial[e];
-      for (int t = 1; t < threads; ++t) total += partial[t * size + e];
+      for (int t = 1; t < sums; ++t) total += partial[t * size + e];
       dw[row * k + order.column_channel[j] * taps + order.column_tap[j]] = T(total);
     }
 }
