@@ -42,7 +42,8 @@ void check_decoding(Rng& rng) {
   gpt2::Model model = random_model(rng);
   const gpt2::Config& c = model.config();
   const std::int64_t B = 3, T = 12;
-  const Tensor<std::int32_t> tokens = random_contiguous<std::int32_t>(rng, Shape{B, T}, Domain{0, double(c.vocab_size - 1)});
+  const Tensor<std::int32_t> tokens =
+      random_contiguous<std::int32_t>(rng, Shape{B, T}, Domain{0, double(c.vocab_size - 1)});
   Tensor<float> full;
   {
     ad::NoGrad inference;
