@@ -9,9 +9,9 @@
 /// The model is GPT-2 124M (12 layers, 12 heads, 768 channels, vocabulary 50257 padded to 50304) at its
 /// initialization. A round decodes --tokens positions greedily from token 0 (the first step's cache empty, the last's
 /// holding tokens - 1 positions) with each weft decoder in turn, the order alternating from round to round; a
-/// decoder's time for the round is the round's total over its steps (ms per token). The prepacked decoder's panels
-/// are packed once, before the rounds (a snapshot for inference), and its logits must equal the unpacked decoder's
-/// bit for bit. PyTorch eager (bench/gpt2_decode_torch.py: the same model with a KV cache, torch's
+/// decoder's time for the round is the round's total over its steps (ms per step: per token at batch 1). The
+/// prepacked decoder's panels are packed once, before the rounds (a snapshot for inference), and its logits must
+/// equal the unpacked decoder's bit for bit. PyTorch eager (bench/gpt2_decode_torch.py: the same model with a KV cache, torch's
 /// scaled_dot_product_attention, under torch.inference_mode) runs as a child process per round, its warm-up
 /// decode untimed. The targets are medians over rounds of per-round ratios.
 ///
@@ -73,7 +73,8 @@ double decode_round(gpt2::Decoder& decoder, std::int64_t batch, std::int64_t tok
   return ms;
 }
 
-/// The ms per token that bench/gpt2_decode_torch.py prints (`decode: X ms/token`), NAN when it printed none.
+/// The ms per step (one token per sequence) that bench/gpt2_decode_torch.py prints (`decode: X ms/step`), NAN
+/// when it printed none.
 double run_torch_round(const Settings& s) {
   const std::string command = "OMP_NUM_THREADS=" + std::to_string(s.threads) + " python3 '" WEFT_SOURCE_DIR
                               "/bench/gpt2_decode_torch.py' --layers " + std::to_string(s.layers) + " --tokens " +
@@ -81,7 +82,7 @@ double run_torch_round(const Settings& s) {
                               std::to_string(s.threads) + " 2>&1";
   FILE* out = popen(command.c_str(), "r");
   if (!out) return NAN;
-  static const std::regex line(R"(^decode: ([0-9.]+) ms/token)");
+  static const std::regex line(R"(^decode: ([0-9.]+) ms/step)");
   char buffer[4096];
   double ms = NAN;
   std::string last;
@@ -188,9 +189,9 @@ int run(const Settings& s) {
     }
     for (weft_bench::Variant& c : copy.variants) c.ms.push_back(c.run());
     if (s.torch) torch_ms.push_back(run_torch_round(s));
-    std::printf("round %lld: unpacked %.2f ms/token, prepacked %.2f ms/token", (long long)r, plain_ms.back(),
+    std::printf("round %lld: unpacked %.2f ms/step, prepacked %.2f ms/step", (long long)r, plain_ms.back(),
                 packed_ms.back());
-    if (s.torch) std::printf(", torch eager %.2f ms/token", torch_ms.back());
+    if (s.torch) std::printf(", torch eager %.2f ms/step", torch_ms.back());
     std::printf("\n");
     std::fflush(stdout);
   }

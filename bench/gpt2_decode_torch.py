@@ -8,7 +8,7 @@ scaled by 1 / sqrt(2 L)): decoding reads every weight once per step whatever the
   python3 bench/gpt2_decode_torch.py [--layers 12] [--tokens 64] [--batch 1] [--threads 2]
 
 Decodes --tokens positions greedily from token 0 once untimed (warm-up), then once timed, and prints
-`decode: X ms/token`; bench/gpt2_decode reads that line. PyTorch is for comparison only.
+`decode: X ms/step`; bench/gpt2_decode reads that line. PyTorch is for comparison only.
 """
 import argparse
 import math
@@ -70,7 +70,7 @@ def main():
         start = time.perf_counter()
         decode(w, a.layers, heads, c, a.batch, a.tokens)
         ms = (time.perf_counter() - start) * 1e3
-    print(f"decode: {ms / a.tokens:.3f} ms/token")
+    print(f"decode: {ms / a.tokens:.3f} ms/step")
 
 
 if __name__ == "__main__":
