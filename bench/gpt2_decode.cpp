@@ -11,9 +11,9 @@
 /// holding tokens - 1 positions) with each weft decoder in turn, the order alternating from round to round; a
 /// decoder's time for the round is the round's total over its steps (ms per step: per token at batch 1). The
 /// prepacked decoder's panels are packed once, before the rounds (a snapshot for inference), and its logits must
-/// equal the unpacked decoder's bit for bit. PyTorch eager (bench/gpt2_decode_torch.py: the same model with a KV cache, torch's
-/// scaled_dot_product_attention, under torch.inference_mode) runs as a child process per round, its warm-up
-/// decode untimed. The targets are medians over rounds of per-round ratios.
+/// equal the unpacked decoder's bit for bit. PyTorch eager (bench/gpt2_decode_torch.py: the same model with a KV
+/// cache, torch's scaled_dot_product_attention, under torch.inference_mode) runs as a child process per round, its
+/// warm-up decode untimed. The targets are medians over rounds of per-round ratios.
 ///
 /// Then the Linear products of one step alone, per shape: the dispatched matmul, the prepacked call and Eigen's GEMM
 /// (run_products).
