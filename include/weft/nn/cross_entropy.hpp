@@ -228,13 +228,13 @@ inline namespace WEFT_BACKEND_ABI {
 /// targets is one compile-time error.
 template <Operand X, class Targets>
   requires HasTensorOperand<X>
-Tensor<detail::operand_dtype_t<X>> cross_entropy(const X& logits, const Targets& targets,
+Tensor<weft::detail::operand_dtype_t<X>> cross_entropy(const X& logits, const Targets& targets,
                                                  Reduction reduction = Reduction::mean) {
-  using T = detail::operand_dtype_t<X>;
+  using T = weft::detail::operand_dtype_t<X>;
   static_assert(is_floating_v<T>, "weft::nn::cross_entropy needs floating-point logits; cast<float>(logits) first");
-  if constexpr (detail::check_class_indices<Targets>()) {
-    const auto t = detail::class_indices(targets);
-    return detail::cross_entropy_impl<T>(detail::materialize(logits), t, reduction);
+  if constexpr (weft::detail::check_class_indices<Targets>()) {
+    const auto t = weft::detail::class_indices(targets);
+    return weft::detail::cross_entropy_impl<T>(weft::detail::materialize(logits), t, reduction);
   } else {
     return {};
   }
@@ -249,25 +249,25 @@ template <class T, class G, Operand X, Operand Targets>
   requires(SingleTensor<G> || Number<G>) && HasTensorOperand<X>
 void cross_entropy_backward(TensorView<T> grad_logits, const G& grad_loss, const X& logits, const Targets& targets,
                             Reduction reduction = Reduction::mean) {
-  static_assert(std::is_same_v<detail::operand_dtype_t<X>, T>,
+  static_assert(std::is_same_v<weft::detail::operand_dtype_t<X>, T>,
                 "weft::nn::cross_entropy_backward: grad_logits needs the logits' dtype");
   static_assert(is_floating_v<T>, "weft::nn::cross_entropy_backward needs floating-point logits");
-  if constexpr (detail::check_class_indices<Targets>()) {
+  if constexpr (weft::detail::check_class_indices<Targets>()) {
     const char* op = "nn::cross_entropy_backward";
-    const TensorView<const T> x = detail::materialize(logits);
-    const detail::LossGradient<T> g = detail::loss_gradient<T>(grad_loss);
-    if (!grad_logits.defined()) detail::fail(op, "grad_logits is an empty (default-constructed) tensor");
-    const auto t = detail::class_indices(targets);
-    const detail::CrossEntropyRows p = detail::check_cross_entropy_backward(op, g.tensor, x, t, reduction);
+    const TensorView<const T> x = weft::detail::materialize(logits);
+    const weft::detail::LossGradient<T> g = weft::detail::loss_gradient<T>(grad_loss);
+    if (!grad_logits.defined()) weft::detail::fail(op, "grad_logits is an empty (default-constructed) tensor");
+    const auto t = weft::detail::class_indices(targets);
+    const weft::detail::CrossEntropyRows p = weft::detail::check_cross_entropy_backward(op, g.tensor, x, t, reduction);
     if (!(grad_logits.shape() == x.shape()) || grad_logits.device() != x.device())
-      detail::fail(op, "grad_logits of shape ", grad_logits.shape(), " on ", grad_logits.device(),
+      weft::detail::fail(op, "grad_logits of shape ", grad_logits.shape(), " on ", grad_logits.device(),
                    " does not match logits of shape ", x.shape(), " on ", x.device(),
                    "; the gradient has the logits' shape and device");
     for (int d = 0; d < grad_logits.dim(); ++d)
       if (grad_logits.shape()[d] > 1 && grad_logits.strides()[d] == 0)
-        detail::fail(op, "grad_logits of shape ", grad_logits.shape(), " is an expanded view (stride 0 in dim ", d,
+        weft::detail::fail(op, "grad_logits of shape ", grad_logits.shape(), " is an expanded view (stride 0 in dim ", d,
                      "): its elements alias each other; write into a tensor of its own");
-    detail::run_cross_entropy_backward(p, grad_logits, g.tensor, g.value, x, t, reduction);
+    weft::detail::run_cross_entropy_backward(p, grad_logits, g.tensor, g.value, x, t, reduction);
   }
 }
 template <class T, class G, Operand X, Operand Targets>
@@ -280,18 +280,18 @@ void cross_entropy_backward(Tensor<T>& grad_logits, const G& grad_loss, const X&
 /// d loss / d logits as a new contiguous tensor of the logits' shape (see the overload above).
 template <class G, Operand X, Operand Targets>
   requires(SingleTensor<G> || Number<G>) && HasTensorOperand<X>
-Tensor<detail::operand_dtype_t<X>> cross_entropy_backward(const G& grad_loss, const X& logits, const Targets& targets,
+Tensor<weft::detail::operand_dtype_t<X>> cross_entropy_backward(const G& grad_loss, const X& logits, const Targets& targets,
                                                           Reduction reduction = Reduction::mean) {
-  using T = detail::operand_dtype_t<X>;
+  using T = weft::detail::operand_dtype_t<X>;
   static_assert(is_floating_v<T>, "weft::nn::cross_entropy_backward needs floating-point logits");
-  if constexpr (detail::check_class_indices<Targets>()) {
-    const TensorView<const T> x = detail::materialize(logits);
-    const detail::LossGradient<T> g = detail::loss_gradient<T>(grad_loss);
-    const auto t = detail::class_indices(targets);
-    const detail::CrossEntropyRows p =
-        detail::check_cross_entropy_backward("nn::cross_entropy_backward", g.tensor, x, t, reduction);
+  if constexpr (weft::detail::check_class_indices<Targets>()) {
+    const TensorView<const T> x = weft::detail::materialize(logits);
+    const weft::detail::LossGradient<T> g = weft::detail::loss_gradient<T>(grad_loss);
+    const auto t = weft::detail::class_indices(targets);
+    const weft::detail::CrossEntropyRows p =
+        weft::detail::check_cross_entropy_backward("nn::cross_entropy_backward", g.tensor, x, t, reduction);
     Tensor<T> out = empty<T>(x.shape(), x.device());
-    detail::run_cross_entropy_backward(p, out.view(), g.tensor, g.value, x, t, reduction);
+    weft::detail::run_cross_entropy_backward(p, out.view(), g.tensor, g.value, x, t, reduction);
     return out;
   } else {
     return {};

@@ -71,9 +71,9 @@ LayerNormGradients<typename W::value_type> layer_norm_backward(const GradY& dy, 
                                                                double eps = 1e-5) {
   using T = typename W::value_type;
   static_assert(is_floating_v<T>, "weft::nn::layer_norm_backward needs floating-point tensors");
-  static_assert(std::is_same_v<detail::operand_dtype_t<X>, T> && std::is_same_v<detail::operand_dtype_t<GradY>, T>,
+  static_assert(std::is_same_v<weft::detail::operand_dtype_t<X>, T> && std::is_same_v<weft::detail::operand_dtype_t<GradY>, T>,
                 "weft::nn::layer_norm_backward: dy, x and weight need one dtype; use weft::cast<T>()");
-  return detail::layer_norm_backward_impl<T>(detail::materialize(dy), detail::materialize(x), weight.view(), eps);
+  return weft::detail::layer_norm_backward_impl<T>(weft::detail::materialize(dy), weft::detail::materialize(x), weight.view(), eps);
 }
 
 }  // namespace WEFT_BACKEND_ABI
