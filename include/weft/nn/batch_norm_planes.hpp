@@ -6,11 +6,13 @@
 /// each plane (its mean, then its squared deviations from that mean: no cancellation where |mean|
 /// >> std, unlike a sum of squares) while it is in cache, and merge the planes' moments by Chan et
 /// al.'s formula, so x is read from memory once instead of twice (var_mean's two passes). The
-/// backward's sums of dy and of dy (x - mean) come from one read of x and dy instead of two. Each
-/// channel runs on one thread, its planes in order, so the results do not depend on the thread count.
+/// backward's sums of dy and of dy (x - mean) come from one read of x and dy instead of two. The
+/// planes run in parallel in memory order, each plane's results kept apart, and a channel's planes
+/// merge in order after: the results do not depend on the thread count.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "weft/core/tensor.hpp"
 #include "weft/nn/vision_planes.hpp"
@@ -32,6 +34,15 @@ bool has_contiguous_planes(const TensorView<const T>& x3) {
   return x3.strides()[2] == 1 || x3.shape()[2] == 1;
 }
 
+/// Runs plane(p, n, c) for every plane p = n C + c of an [N, C, S] view, in parallel over the
+/// planes in memory order (each thread a contiguous run of them: reads go through memory in
+/// sequence, not channel by channel across the batch).
+template <class Plane>
+void for_each_plane(std::int64_t N, std::int64_t C, std::int64_t work_per_plane, Plane&& plane) {
+  WEFT_PRAGMA_OMP(omp parallel for schedule(static) num_threads(vision_threads(N * C, work_per_plane)))
+  for (std::int64_t p = 0; p < N * C; ++p) plane(p, p / C, p % C);
+}
+
 /// The batch mean and biased variance per channel of x3 [N, C, S] with contiguous planes. Plane n
 /// of a channel has mean m_n and M2_n = sum (x - m_n)^2 over its S values; merged into the
 /// running (mean, M2) of the n S values before it (Chan et al.), with delta = m_n - mean:
@@ -41,31 +52,33 @@ ChannelMoments<math_t<T>> plane_moments(const TensorView<const T>& x3) {
   using A = math_t<T>;
   const std::int64_t N = x3.shape()[0], C = x3.shape()[1], S = x3.shape()[2];
   const std::int64_t sn = x3.strides()[0], sc = x3.strides()[1];
-  ChannelMoments<A> out{empty<A>({1, C, 1}), empty<A>({1, C, 1})};
   const T* x = x3.data();
-  A* mean = out.mean.data();
-  A* var = out.var.data();
-  WEFT_PRAGMA_OMP(omp parallel for schedule(static) num_threads(vision_threads(C, N * S)))
+  std::vector<A> plane_mean(static_cast<std::size_t>(N * C)), plane_m2(static_cast<std::size_t>(N * C));
+  for_each_plane(N, C, S, [&](std::int64_t p, std::int64_t n, std::int64_t c) {
+    const T* v = x + n * sn + c * sc;
+    A sum = 0;
+    WEFT_PRAGMA_OMP(omp simd reduction(+ : sum))
+    for (std::int64_t i = 0; i < S; ++i) sum += A(v[i]);
+    const A mean = sum / A(S);
+    A m2 = 0;
+    WEFT_PRAGMA_OMP(omp simd reduction(+ : m2))
+    for (std::int64_t i = 0; i < S; ++i) {
+      const A d = A(v[i]) - mean;
+      m2 += d * d;
+    }
+    plane_mean[std::size_t(p)] = mean, plane_m2[std::size_t(p)] = m2;
+  });
+  ChannelMoments<A> out{empty<A>({1, C, 1}), empty<A>({1, C, 1})};
   for (std::int64_t c = 0; c < C; ++c) {
     A run_mean = 0, run_m2 = 0;
     for (std::int64_t n = 0; n < N; ++n) {
-      const T* p = x + n * sn + c * sc;
-      A sum = 0;
-      WEFT_PRAGMA_OMP(omp simd reduction(+ : sum))
-      for (std::int64_t i = 0; i < S; ++i) sum += A(p[i]);
-      const A plane_mean = sum / A(S);
-      A m2 = 0;
-      WEFT_PRAGMA_OMP(omp simd reduction(+ : m2))
-      for (std::int64_t i = 0; i < S; ++i) {
-        const A d = A(p[i]) - plane_mean;
-        m2 += d * d;
-      }
-      const A delta = plane_mean - run_mean, weight = A(1) / A(n + 1);
+      const std::size_t p = std::size_t(n * C + c);
+      const A delta = plane_mean[p] - run_mean, weight = A(1) / A(n + 1);
       run_mean += delta * weight;
-      run_m2 += m2 + delta * delta * A(S) * A(n) * weight;
+      run_m2 += plane_m2[p] + delta * delta * A(S) * A(n) * weight;
     }
-    mean[c] = run_mean;
-    var[c] = run_m2 / A(N * S);
+    out.mean.data()[c] = run_mean;
+    out.var.data()[c] = run_m2 / A(N * S);
   }
   return out;
 }
@@ -77,35 +90,41 @@ struct ChannelGradientSums {
 };
 
 /// sum dy and sum dy (x - mean) per channel over N and S, for x3 and dy3 [N, C, S] of one layout
-/// with contiguous planes, and mean [1, C, 1] (contiguous): one read of each.
+/// with contiguous planes, and mean [1, C, 1] (contiguous): one read of each, per plane, then the
+/// planes' sums added over n in order.
 template <class T>
 ChannelGradientSums<math_t<T>> plane_gradient_sums(const TensorView<const T>& x3, const TensorView<const T>& dy3,
                                                    const Tensor<math_t<T>>& mean) {
   using A = math_t<T>;
   const std::int64_t N = x3.shape()[0], C = x3.shape()[1], S = x3.shape()[2];
   const std::int64_t sn = x3.strides()[0], sc = x3.strides()[1];
-  ChannelGradientSums<A> out{empty<A>({1, C, 1}), empty<A>({1, C, 1})};
   const T* x = x3.data();
   const T* dy = dy3.data();
   const A* m = mean.data();
-  A* sum_dy = out.dy.data();
-  A* sum_dy_centered = out.dy_centered.data();
-  WEFT_PRAGMA_OMP(omp parallel for schedule(static) num_threads(vision_threads(C, 2 * N * S)))
+  std::vector<A> plane_dy(static_cast<std::size_t>(N * C)), plane_dy_centered(static_cast<std::size_t>(N * C));
+  for_each_plane(N, C, 2 * S, [&](std::int64_t p, std::int64_t n, std::int64_t c) {
+    const std::int64_t at = n * sn + c * sc;
+    const T* px = x + at;
+    const T* pdy = dy + at;
+    const A channel_mean = m[c];
+    A g = 0, gc = 0;
+    WEFT_PRAGMA_OMP(omp simd reduction(+ : g, gc))
+    for (std::int64_t i = 0; i < S; ++i) {
+      const A d = A(pdy[i]);
+      g += d;
+      gc += d * (A(px[i]) - channel_mean);
+    }
+    plane_dy[std::size_t(p)] = g, plane_dy_centered[std::size_t(p)] = gc;
+  });
+  ChannelGradientSums<A> out{empty<A>({1, C, 1}), empty<A>({1, C, 1})};
   for (std::int64_t c = 0; c < C; ++c) {
     A g = 0, gc = 0;
     for (std::int64_t n = 0; n < N; ++n) {
-      const std::int64_t at = n * sn + c * sc;
-      const T* px = x + at;
-      const T* pdy = dy + at;
-      WEFT_PRAGMA_OMP(omp simd reduction(+ : g, gc))
-      for (std::int64_t i = 0; i < S; ++i) {
-        const A d = A(pdy[i]);
-        g += d;
-        gc += d * (A(px[i]) - m[c]);
-      }
+      const std::size_t p = std::size_t(n * C + c);
+      g += plane_dy[p], gc += plane_dy_centered[p];
     }
-    sum_dy[c] = g;
-    sum_dy_centered[c] = gc;
+    out.dy.data()[c] = g;
+    out.dy_centered.data()[c] = gc;
   }
   return out;
 }
