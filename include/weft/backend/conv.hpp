@@ -171,7 +171,9 @@ struct ConvBlocks {
       std::vector<T> values;
     };
     std::mutex stages_lock;
-    std::map<std::thread::id, std::vector<Stage>> stages;  // per thread, one per column run
+    // per thread, one per column run; keyed by the thread's id, not its OpenMP number: the GEMM
+    // calls finish from inside its own (nested, one-thread) region, where every thread is number 0
+    std::map<std::thread::id, std::vector<Stage>> stages;
     auto hand_out = [&](Stage& st) {
       const std::int64_t cols = st.j1 - st.j0;
       const std::int64_t row_step = positions_inner ? 1 : cols, col_step = positions_inner ? kStageRows : 1;

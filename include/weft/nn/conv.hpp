@@ -202,7 +202,8 @@ TensorView<const C> contiguous_in(const TensorView<const C>& v, Tensor<C>& holde
 template <class T, class C>
 std::string conv_precision() {
   if constexpr (!weft::is_16bit_float_v<T>) return "";
-  else if constexpr (std::is_same_v<C, T>) return weft::detail::cat(", bfloat16 products on ", weft::detail::conv_bf16_path(), ", fp32 sums rounded once");
+  else if constexpr (std::is_same_v<C, T>)
+    return weft::detail::cat(", bfloat16 products on ", weft::detail::conv_bf16_path(), ", fp32 sums rounded once");
   else return ", in float, rounded once";
 }
 
@@ -214,38 +215,41 @@ void conv_forward_into(const ConvCall<T>& c, const TensorView<const T>* bias, co
                        const TensorView<const T>* residual, bool relu_before_residual, bool relu_after_residual,
                        const TensorView<T>& out) {
   with_conv_compute_type<T>([&]<class C>() {
-  Tensor<C> hx, hw, hw2, hb, hr;
-  const TensorView<const C> x = in_compute<C>(c.x4, hx);
-  const TensorView<const C> w = contiguous_in<C>(in_compute<C>(c.w4, hw), hw2);
-  weft::detail::cpu::ConvEpilogue<C> epilogue;
-  if (bias) epilogue.bias = contiguous_in<C>(in_compute<C>(*bias, hb), hb).data();
-  std::optional<TensorView<const C>> r;
-  if (residual) r.emplace(in_compute<C>(*residual, hr)), epilogue.residual = weft::detail::strided4<const C>(*r);
-  epilogue.relu_before_residual = relu_before_residual;
-  epilogue.relu_after_residual = relu_after_residual;
-  if (weft::log_enabled(LogComponent::vision, LogLevel::info)) {
-    const ConvGeometry& g = c.geo;
-    const bool x_last = c.x4.strides()[1] == 1 && g.in_channels > 1;
-    const bool runs = weft::detail::cpu::patches_channel_runs<C>(c.x4.strides()[1], g.in_per_group());
-    weft::log_message(LogComponent::vision, LogLevel::info, c.op, " x ", c.x4.shape(), x_last ? " channels-last" : " NCHW",
-                " * w ", c.w4.shape(), " -> ", out.shape(), weft::is_channels_last(out) ? " channels-last" : " NCHW",
-                ": implicit GEMM ", g.groups > 1 ? weft::detail::cat(g.groups, " groups x ") : std::string(),
-                g.out_positions(), " x ", g.reduction(), " x ", g.out_per_group(),
-                !runs    ? ", patches channel-major"
-                : x_last ? ", patches tap-major (each tap's channels one run)"
-                         : ", patches tap-major from a channels-last copy of x (a run per tap beats single 16-bit elements)",
-                bias ? ", epilogue + bias" : "", relu_before_residual ? ", relu" : "", residual ? ", + residual" : "",
-                relu_after_residual ? ", relu" : "", conv_precision<T, C>());
-  }
-  const auto* panels = prepacked ? prepacked->template for_input<C>(c.geo, x) : nullptr;
-  if constexpr (std::is_same_v<C, T>) {
-    weft::detail::conv2d_forward<C>(c.geo, x, w, panels, epilogue, out);
-  } else {
-    Tensor<C> result = weft::empty<C>(out.shape(), out.device());
-    weft::detail::conv2d_forward<C>(c.geo, x, w, panels, epilogue, result.view());
-    TensorView<T> dst = out;
-    dst = weft::cast<T>(result);
-  }
+    Tensor<C> hx, hw, hw2, hb, hr;
+    const TensorView<const C> x = in_compute<C>(c.x4, hx);
+    const TensorView<const C> w = contiguous_in<C>(in_compute<C>(c.w4, hw), hw2);
+    weft::detail::cpu::ConvEpilogue<C> epilogue;
+    if (bias) epilogue.bias = contiguous_in<C>(in_compute<C>(*bias, hb), hb).data();
+    std::optional<TensorView<const C>> r;
+    if (residual) r.emplace(in_compute<C>(*residual, hr)), epilogue.residual = weft::detail::strided4<const C>(*r);
+    epilogue.relu_before_residual = relu_before_residual;
+    epilogue.relu_after_residual = relu_after_residual;
+    if (weft::log_enabled(LogComponent::vision, LogLevel::info)) {
+      const ConvGeometry& g = c.geo;
+      const bool x_last = c.x4.strides()[1] == 1 && g.in_channels > 1;
+      const bool runs = weft::detail::cpu::patches_channel_runs<C>(c.x4.strides()[1], g.in_per_group());
+      weft::log_message(LogComponent::vision, LogLevel::info, c.op, " x ", c.x4.shape(),
+                        x_last ? " channels-last" : " NCHW",
+                        " * w ", c.w4.shape(), " -> ", out.shape(),
+                        weft::is_channels_last(out) ? " channels-last" : " NCHW",
+                        ": implicit GEMM ", g.groups > 1 ? weft::detail::cat(g.groups, " groups x ") : std::string(),
+                        g.out_positions(), " x ", g.reduction(), " x ", g.out_per_group(),
+                        !runs    ? ", patches channel-major"
+                        : x_last ? ", patches tap-major (each tap's channels one run)"
+                                 : ", patches tap-major from a channels-last copy of x (a run per tap beats single "
+                                   "16-bit elements)",
+                        bias ? ", epilogue + bias" : "", relu_before_residual ? ", relu" : "",
+                        residual ? ", + residual" : "", relu_after_residual ? ", relu" : "", conv_precision<T, C>());
+    }
+    const auto* panels = prepacked ? prepacked->template for_input<C>(c.geo, x) : nullptr;
+    if constexpr (std::is_same_v<C, T>) {
+      weft::detail::conv2d_forward<C>(c.geo, x, w, panels, epilogue, out);
+    } else {
+      Tensor<C> result = weft::empty<C>(out.shape(), out.device());
+      weft::detail::conv2d_forward<C>(c.geo, x, w, panels, epilogue, result.view());
+      TensorView<T> dst = out;
+      dst = weft::cast<T>(result);
+    }
   });
 }
 
@@ -264,22 +268,22 @@ Tensor<T> conv_forward(const ConvCall<T>& c, const TensorView<const T>* bias,
 template <class T>
 PrepackedConv<T> prepack_conv(const TensorView<const T>& w, const ConvOptions& o, bool channels_last) {
   return with_conv_compute_type<T>([&]<class C>() {
-  const Shape& ws = w.shape();
-  ConvGeometry g;
-  g.in_channels = ws[1] * o.groups, g.out_channels = ws[0], g.kernel_h = ws[2], g.kernel_w = ws[3];
-  g.dilation_h = o.dilation.h, g.dilation_w = o.dilation.w, g.groups = o.groups;
-  // Only the column order matters: tap-major where the patches gather channel runs (from a
-  // channels-last input, or the channels-last copy of an NCHW one: cpu::PatchSource), else
-  // channel-major; a probe with adjacent channels or not gives it.
-  PrepackedConv<T> p;
-  p.channels_inner = weft::detail::cpu::patches_channel_runs<C>(channels_last ? 1 : 2, g.in_per_group());
-  const Tensor<C> probe = weft::empty<C>(Shape{1, g.in_channels, 1, 1});
-  const weft::detail::cpu::Strided4<const C> x{probe.data(), g.in_channels, p.channels_inner ? 1 : 2, 1, 1};
-  Tensor<C> hw, hw2;
-  const TensorView<const C> wc = contiguous_in<C>(in_compute<C>(w, hw), hw2);
-  if constexpr (std::is_same_v<C, T>) p.panels = weft::detail::conv2d_prepack<C>(g, x, wc);
-  else p.compute_panels = weft::detail::conv2d_prepack<C>(g, x, wc);
-  return p;
+    const Shape& ws = w.shape();
+    ConvGeometry g;
+    g.in_channels = ws[1] * o.groups, g.out_channels = ws[0], g.kernel_h = ws[2], g.kernel_w = ws[3];
+    g.dilation_h = o.dilation.h, g.dilation_w = o.dilation.w, g.groups = o.groups;
+    // Only the column order matters: tap-major where the patches gather channel runs (from a
+    // channels-last input, or the channels-last copy of an NCHW one: cpu::PatchSource), else
+    // channel-major; a probe with adjacent channels or not gives it.
+    PrepackedConv<T> p;
+    p.channels_inner = weft::detail::cpu::patches_channel_runs<C>(channels_last ? 1 : 2, g.in_per_group());
+    const Tensor<C> probe = weft::empty<C>(Shape{1, g.in_channels, 1, 1});
+    const weft::detail::cpu::Strided4<const C> x{probe.data(), g.in_channels, p.channels_inner ? 1 : 2, 1, 1};
+    Tensor<C> hw, hw2;
+    const TensorView<const C> wc = contiguous_in<C>(in_compute<C>(w, hw), hw2);
+    if constexpr (std::is_same_v<C, T>) p.panels = weft::detail::conv2d_prepack<C>(g, x, wc);
+    else p.compute_panels = weft::detail::conv2d_prepack<C>(g, x, wc);
+    return p;
   });
 }
 
@@ -291,22 +295,22 @@ ConvGradients<T> conv_backward(const ConvCall<T>& c, const TensorView<const T>& 
   if (dy.shape() != c.out_shape)
     fail(c.op, "the output gradient ", dy.shape(), " does not match the output ", c.out_shape);
   return with_conv_compute_type<T>([&]<class C>() {
-  Tensor<C> hdy, hx, hw, hw2;
-  const TensorView<const C> g = in_compute<C>(dy.dim() == 3 ? dy.unsqueeze(2) : dy, hdy);
-  ConvGradients<T> r;
-  if (mask.input) {
-    const TensorView<const C> w = contiguous_in<C>(in_compute<C>(c.w4, hw), hw2);
-    Tensor<C> dx = weft::empty<C>(c.x4.shape(), dy.device());
-    weft::detail::conv2d_backward_input<C>(c.geo, g, w, dx.view());
-    r.dx = ad::detail::reshaped(from_compute<T>(std::move(dx)), x_shape);
-  }
-  if (mask.weight) {
-    Tensor<C> dw = weft::empty<C>(c.w4.shape(), dy.device());
-    weft::detail::conv2d_backward_weight<C>(c.geo, in_compute<C>(c.x4, hx), g, dw.view());
-    r.dweight = ad::detail::reshaped(from_compute<T>(std::move(dw)), w_shape);
-  }
-  if (mask.bias) r.dbias = Tensor<T>(weft::cast<T>(weft::sum(g, {0, 2, 3})));
-  return r;
+    Tensor<C> hdy, hx, hw, hw2;
+    const TensorView<const C> g = in_compute<C>(dy.dim() == 3 ? dy.unsqueeze(2) : dy, hdy);
+    ConvGradients<T> r;
+    if (mask.input) {
+      const TensorView<const C> w = contiguous_in<C>(in_compute<C>(c.w4, hw), hw2);
+      Tensor<C> dx = weft::empty<C>(c.x4.shape(), dy.device());
+      weft::detail::conv2d_backward_input<C>(c.geo, g, w, dx.view());
+      r.dx = ad::detail::reshaped(from_compute<T>(std::move(dx)), x_shape);
+    }
+    if (mask.weight) {
+      Tensor<C> dw = weft::empty<C>(c.w4.shape(), dy.device());
+      weft::detail::conv2d_backward_weight<C>(c.geo, in_compute<C>(c.x4, hx), g, dw.view());
+      r.dweight = ad::detail::reshaped(from_compute<T>(std::move(dw)), w_shape);
+    }
+    if (mask.bias) r.dbias = Tensor<T>(weft::cast<T>(weft::sum(g, {0, 2, 3})));
+    return r;
   });
 }
 
