@@ -129,7 +129,7 @@ void check_epilogues(Rng& rng, const Config& g) {
                      const std::function<double(double, std::size_t)>& f) {
         const TensorView<T> y = poisoned_destination<T>(g, dst_last);
         const std::string log = fusion_log_of([&] { assign(y); });
-        CHECK_MESSAGE(has(log, "nn::conv2d: implicit GEMM"), std::string(name), where, "\n", log);
+        CHECK_MESSAGE(has(log, "nn::conv2d: convolution "), std::string(name), where, "\n", log);
         CHECK_MESSAGE(has(log, "epilogue on each output block"), std::string(name), where, "\n", log);
         check_against<T>(y, g, d, slope, 4, f, weft::detail::cat(name, where));
       };

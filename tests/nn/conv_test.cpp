@@ -68,12 +68,15 @@ Config random_config(Rng& rng) {
 }
 
 /// A random configuration whose groups have 16 to 20 input and output channels: the width from
-/// which 16-bit NCHW inputs are gathered from a channels-last copy (cpu::kPatchCopyChannels).
+/// which NCHW inputs are read from a padded channels-last copy (cpu::kPatchCopyChannels), by the
+/// direct product in float and double; inputs up to 20 wide, so that the copy's and the NCHW
+/// stores' packet transposes (16 x 16 floats) meet whole tiles and remainders.
 Config random_wide_config(Rng& rng) {
   Config k = random_config(rng);
   k.groups = rng.integer(1, 2);
   k.c = k.groups * rng.integer(16, 20);
   k.o = k.groups * rng.integer(16, 20);
+  k.h = rng.integer(k.h, 20), k.w = rng.integer(k.w, 20);
   return k;
 }
 
@@ -210,7 +213,11 @@ TEST_CASE("conv2d forward and backward: the GEMM's task splits (many rows, many 
   WEFT_TEST_RNG(rng);
   const Config shapes[] = {{3, 6, 14, 13, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1},
                            {2, 5, 4, 3, 130, 3, 3, 1, 1, 1, 1, 1, 1, 1},
-                           {2, 8, 12, 12, 70, 3, 3, 2, 2, 1, 1, 1, 1, 2}};
+                           {2, 8, 12, 12, 70, 3, 3, 2, 2, 1, 1, 1, 1, 2},
+                           // the direct product (16 or more channels a group): row blocks, two
+                           // column panels; groups with column blocks split for few rows
+                           {3, 32, 18, 17, 80, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+                           {2, 40, 16, 16, 300, 3, 3, 2, 2, 1, 1, 1, 1, 2}};
   for (const Config& k : shapes) {
     for (int layout : {0, 1}) {
       INFO(k.str(), ", layout ", layout);
@@ -265,6 +272,8 @@ TEST_CASE("conv2d forward and backward: random configurations, both layouts, aga
   check_random_convolutions<double>(25);
   check_random_convolutions<bfloat16>(15);
   check_random_convolutions<bfloat16>(6, random_wide_config);
+  check_random_convolutions<float>(10, random_wide_config);
+  check_random_convolutions<double>(5, random_wide_config);
 }
 
 
@@ -466,14 +475,20 @@ TEST_CASE("WEFT_LOGS=vision: each convolution's GEMM, the layout of its patches 
   LogCapture capture;
   (void)Tensor<float>(nn::conv2d(x, w, b, {.padding = 1}));  // the node runs when assigned
   nn::conv2d_out<float>(out, x_last, w, b, {.padding = 1}, r, nn::ConvRelu::before_residual);
+  (void)Tensor<float>(nn::conv2d(random_contiguous<float>(rng, Shape{2, 16, 6, 6}, Domain{}),
+                                 random_contiguous<float>(rng, Shape{4, 16, 3, 3}, Domain{}), {.padding = 1}));
   const std::string log = capture.text();
   capture.restore();
   weft::set_logs("");
-  CHECK_MESSAGE(has(log, "nn::conv2d x [2, 8, 6, 6] NCHW * w [4, 8, 3, 3] -> [2, 4, 6, 6] NCHW: implicit GEMM 72 x 72 x 4, "
+  CHECK_MESSAGE(has(log, "nn::conv2d x [2, 8, 6, 6] NCHW * w [4, 8, 3, 3] -> [2, 4, 6, 6] NCHW: 72 x 72 x 4 implicit GEMM, "
                          "patches channel-major, epilogue + bias\n"), log);
-  CHECK_MESSAGE(has(log, "nn::conv2d x [2, 8, 6, 6] channels-last * w [4, 8, 3, 3] -> [2, 4, 6, 6] NCHW: implicit GEMM "
-                         "72 x 72 x 4, patches tap-major (each tap's channels one run), epilogue + bias, relu, + residual"),
+  CHECK_MESSAGE(has(log, "nn::conv2d x [2, 8, 6, 6] channels-last * w [4, 8, 3, 3] -> [2, 4, 6, 6] NCHW: 72 x 72 x 4 "
+                         "implicit GEMM, patches tap-major from a padded channels-last copy of x (a run per tap), "
+                         "epilogue + bias, relu, + residual"),
                 log);
+  // 16 channels a group: the direct product, reading the padded copy in place
+  CHECK_MESSAGE(has(log, "nn::conv2d x [2, 16, 6, 6] NCHW * w [4, 16, 3, 3] -> [2, 4, 6, 6] NCHW: 72 x 144 x 4 direct, "
+                         "patches read in place from a padded channels-last copy of x\n"), log);
 }
 
 TEST_CASE("WEFT_LOGS=vision: a bfloat16 convolution names its GEMM and its one rounding") {
@@ -493,12 +508,12 @@ TEST_CASE("WEFT_LOGS=vision: a bfloat16 convolution names its GEMM and its one r
   const std::string rounding = native ? weft::detail::cat(", bfloat16 products on ", weft::detail::conv_bf16_path(),
                                                           ", fp32 sums rounded once\n")
                                       : std::string(", in float, rounded once\n");
-  CHECK_MESSAGE(has(log, "implicit GEMM 9 x 36 x 2, patches channel-major" + rounding), log);
-  // 16 channels of NCHW: gathered from a channels-last copy on the bfloat16 GEMM, in place in float
-  const std::string wide = native ? ", patches tap-major from a channels-last copy of x (a run per tap beats single "
-                                    "16-bit elements)"
-                                  : ", patches channel-major";
-  CHECK_MESSAGE(has(log, "implicit GEMM 9 x 16 x 2" + wide + rounding), log);
+  CHECK_MESSAGE(has(log, "9 x 36 x 2 implicit GEMM, patches channel-major" + rounding), log);
+  // 16 channels of NCHW under a 1 x 1 kernel: gathered from a channels-last copy on the bfloat16
+  // GEMM, in place in float (each element feeds one window: the copy does not pay)
+  const std::string wide = native ? " implicit GEMM, patches tap-major from a padded channels-last copy of x (a run per tap)"
+                                  : " implicit GEMM, patches channel-major";
+  CHECK_MESSAGE(has(log, "9 x 16 x 2" + wide + rounding), log);
 }
 
 /// Conv2d<T>::prepack gives the bits of the unpacked module (float: FMA panels; bfloat16: the

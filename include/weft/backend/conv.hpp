@@ -141,10 +141,9 @@ struct ConvBlocks {
     return false;
   }
   std::string describe() const {
-    const bool runs = cpu::patches_channel_runs<T>(x.strides()[1], geo.in_per_group());
-    return cat("implicit GEMM ", geo.groups > 1 ? cat(geo.groups, " groups x ") : std::string(), geo.out_positions(),
-               " x ", geo.reduction(), " x ", geo.out_per_group(), " (", cpu::gemm_fma_isa(), " FMA), x ",
-               runs ? "channels-last" : "NCHW", bias.defined() ? ", + bias" : "");
+    return cat("convolution ", geo.groups > 1 ? cat(geo.groups, " groups x ") : std::string(), geo.out_positions(),
+               " x ", geo.reduction(), " x ", geo.out_per_group(), " (", cpu::gemm_fma_isa(), " FMA), ",
+               cpu::conv_patches_text<T>(geo, x.strides()[1]), bias.defined() ? ", + bias" : "");
   }
   /// f(ResultBlock) for every finished block of the convolution (+ bias), from any thread.
   /// `destination`: the destination's strides in the block shape; where its positions are nearer
@@ -154,9 +153,6 @@ struct ConvBlocks {
   template <class F>
   void run(const F& f, const Strides& destination) const {
 #if !defined(__CUDA_ARCH__)
-    std::vector<cpu::PatchOperand<T>> patches;
-    for (std::int64_t g = 0; g < geo.groups; ++g) patches.push_back(cpu::conv_forward_patches(geo, strided4<const T>(x), g));
-    const auto panels = cpu::conv_forward_weights(geo, patches[0], w.data());
     const std::int64_t m = geo.out_per_group(), plane = geo.out_h * geo.out_w;
     const bool positions_inner = std::abs(destination[2]) < std::abs(destination[1]);
     // The GEMM finishes a few register rows at a time (16 x 64 on AVX-512, its row blocks sized
@@ -205,10 +201,7 @@ struct ConvBlocks {
       }
       st->i1 = i1;
     };
-    cpu::implicit_gemm<cpu::ConvKernel<T>>(
-        geo.groups, geo.out_positions(), geo.reduction(), m,
-        [&](std::int64_t g) -> const cpu::PatchOperand<T>& { return patches[g]; }, panels.data(),
-        cpu::threads_for(geo.macs() / 64), finish);
+    cpu::conv_forward_product(geo, strided4<const T>(x), w.data(), nullptr, finish);
     for (auto& [thread, list] : stages)
       for (Stage& st : list)
         if (st.i1 > st.i0) hand_out(st);

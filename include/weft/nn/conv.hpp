@@ -163,7 +163,7 @@ struct PrepackedConv {
   /// it and x4's layout; null otherwise (the call packs its own).
   template <class C, class X>
   const weft::detail::conv_packed_t<C>* for_input(const ConvGeometry& g, const TensorView<const X>& x4) const {
-    const bool inner = weft::detail::cpu::patches_channel_runs<C>(x4.strides()[1], g.in_per_group());
+    const bool inner = weft::detail::cpu::patches_channel_runs<C>(x4.strides()[1], g.in_per_group(), g.taps());
     if (inner != channels_inner) return nullptr;
     if constexpr (std::is_same_v<C, T>) return panels.empty() ? nullptr : panels.data();
     else return compute_panels.empty() ? nullptr : compute_panels.data();
@@ -227,17 +227,13 @@ void conv_forward_into(const ConvCall<T>& c, const TensorView<const T>* bias, co
     if (weft::log_enabled(LogComponent::vision, LogLevel::info)) {
       const ConvGeometry& g = c.geo;
       const bool x_last = c.x4.strides()[1] == 1 && g.in_channels > 1;
-      const bool runs = weft::detail::cpu::patches_channel_runs<C>(c.x4.strides()[1], g.in_per_group());
       weft::log_message(LogComponent::vision, LogLevel::info, c.op, " x ", c.x4.shape(),
                         x_last ? " channels-last" : " NCHW",
                         " * w ", c.w4.shape(), " -> ", out.shape(),
                         weft::is_channels_last(out) ? " channels-last" : " NCHW",
-                        ": implicit GEMM ", g.groups > 1 ? weft::detail::cat(g.groups, " groups x ") : std::string(),
-                        g.out_positions(), " x ", g.reduction(), " x ", g.out_per_group(),
-                        !runs    ? ", patches channel-major"
-                        : x_last ? ", patches tap-major (each tap's channels one run)"
-                                 : ", patches tap-major from a channels-last copy of x (a run per tap beats single "
-                                   "16-bit elements)",
+                        ": ", g.groups > 1 ? weft::detail::cat(g.groups, " groups x ") : std::string(),
+                        g.out_positions(), " x ", g.reduction(), " x ", g.out_per_group(), " ",
+                        weft::detail::cpu::conv_patches_text<C>(g, c.x4.strides()[1]),
                         bias ? ", epilogue + bias" : "", relu_before_residual ? ", relu" : "",
                         residual ? ", + residual" : "", relu_after_residual ? ", relu" : "", conv_precision<T, C>());
     }
@@ -276,7 +272,7 @@ PrepackedConv<T> prepack_conv(const TensorView<const T>& w, const ConvOptions& o
     // channels-last input, or the channels-last copy of an NCHW one: cpu::PatchSource), else
     // channel-major; a probe with adjacent channels or not gives it.
     PrepackedConv<T> p;
-    p.channels_inner = weft::detail::cpu::patches_channel_runs<C>(channels_last ? 1 : 2, g.in_per_group());
+    p.channels_inner = weft::detail::cpu::patches_channel_runs<C>(channels_last ? 1 : 2, g.in_per_group(), g.taps());
     const Tensor<C> probe = weft::empty<C>(Shape{1, g.in_channels, 1, 1});
     const weft::detail::cpu::Strided4<const C> x{probe.data(), g.in_channels, p.channels_inner ? 1 : 2, 1, 1};
     Tensor<C> hw, hw2;

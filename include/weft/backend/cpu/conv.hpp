@@ -29,11 +29,14 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <type_traits>
 #include <vector>
 
+#include "weft/backend/cpu/conv_direct.hpp"
 #include "weft/backend/cpu/gemm/bf16.hpp"
 #include "weft/backend/cpu/gemm/fma.hpp"
+#include "weft/backend/cpu/simd/transpose.hpp"
 #include "weft/plan/conv_geometry.hpp"
 
 namespace weft::detail::cpu {
@@ -48,23 +51,52 @@ struct Strided4 {
   }
 };
 
-/// A group's channels from which a bfloat16 patch source whose channels are not adjacent (NCHW) is
-/// copied into channels-last before the GEMM gathers it (PatchSource): a tap's channels then copy
-/// as one run rather than one element each. The copy reads and writes the source once (0.7 ms for
-/// a float [64, 64, 32, 32]), against 2 x taps x output channels flops per element. Measured on
-/// ResNet-18's 3x3 layers at batch 64 (2 cores of an AMD EPYC, AVX512-BF16): the bfloat16 forward
-/// and input gradient ran 1.1-1.6x faster with the copy (the gather of single 2-byte elements was
-/// a third of the time); float gained nothing at 64 and 128 channels (within noise) and 9% at 256,
-/// so float gathers NCHW in place.
+/// A group's channels from which a patch source whose channels are not adjacent (NCHW) is copied
+/// into a padded channels-last buffer before the product reads it (PatchSource): a tap's channels
+/// are then one run, which the direct product (float, double: cpu/conv_direct.hpp) broadcasts in
+/// place and the bfloat16 GEMM's gather copies as a run, and every window lies inside (no border
+/// cases). The copy reads and writes the source once (0.7 ms for a float [64, 64, 32, 32]) against
+/// 2 x taps x output channels flops per element. Below, a tap's run is too short to pay: the
+/// patches are gathered from the source as it is.
 inline constexpr std::int64_t kPatchCopyChannels = 16;
 
 /// Whether a patch operand of T gathers its columns tap-major, each tap's channels one contiguous
 /// run: where the source's channels are adjacent (channel stride 1, channels-last), or will be in
-/// a channels-last copy (16-bit T, kPatchCopyChannels or more), and more than one. The weight
-/// panels, prepacked ones included, and the log follow the same rule.
+/// the channels-last copy, and more than one. NCHW sources are copied from kPatchCopyChannels
+/// channels a group on, except float and double under a 1 x 1 kernel: each element then feeds
+/// one window, and the copy cost more than it saved (ResNet-18's strided 1 x 1 shortcut: 3.4x
+/// slower; the GEMM gathers NCHW rows of adjacent positions as runs already). The weight panels,
+/// prepacked ones included, and the log follow the same rule.
 template <class T>
-bool patches_channel_runs(std::int64_t channel_stride, std::int64_t channels) {
-  return channels > 1 && (channel_stride == 1 || (sizeof(T) == 2 && channels >= kPatchCopyChannels));
+bool patches_channel_runs(std::int64_t channel_stride, std::int64_t channels, std::int64_t taps) {
+  return channels > 1 &&
+         (channel_stride == 1 || (channels >= kPatchCopyChannels && (sizeof(T) == 2 || taps > 1)));
+}
+
+/// Whether the forward and the input gradient in T run as the direct product (cpu/conv_direct.hpp:
+/// the patches read in place from a padded channels-last source) rather than as an implicit GEMM
+/// that packs them: float and double with kPatchCopyChannels or more channels a group (whose
+/// patches then always run tap-major from a channels-last source).
+template <class T>
+constexpr bool conv_direct(std::int64_t channels) {
+  return (std::is_same_v<T, float> || std::is_same_v<T, double>) && channels >= kPatchCopyChannels;
+}
+
+/// How a forward in T with x's channel stride reads its patches, for logs: as the direct product
+/// or an implicit GEMM, and from where.
+template <class T>
+std::string conv_patches_text(const ConvGeometry& geo, std::int64_t channel_stride) {
+  const std::int64_t cg = geo.in_per_group();
+  if (!patches_channel_runs<T>(channel_stride, cg, geo.taps())) return "implicit GEMM, patches channel-major";
+  // a copy unless x is channels-last and no window reaches past it
+  const bool padded = geo.pad_h > 0 || geo.pad_w > 0 ||
+                      (geo.out_h - 1) * geo.stride_h + (geo.kernel_h - 1) * geo.dilation_h - geo.pad_h >= geo.in_h ||
+                      (geo.out_w - 1) * geo.stride_w + (geo.kernel_w - 1) * geo.dilation_w - geo.pad_w >= geo.in_w;
+  const bool copy = channel_stride != 1 || padded;
+  if (conv_direct<T>(cg))
+    return copy ? "direct, patches read in place from a padded channels-last copy of x" : "direct, patches read in place from x";
+  return copy ? "implicit GEMM, patches tap-major from a padded channels-last copy of x (a run per tap)"
+              : "implicit GEMM, patches tap-major (each tap's channels one run)";
 }
 
 /// What a convolution's forward writes after its product: y = acc + bias[o] (bias may be null),
@@ -180,6 +212,19 @@ struct PatchOperand {
     return h0 + min_h >= 0 && h0 + max_h < src_h && w0 + min_w >= 0 && w0 + max_w < src_w;
   }
 
+  /// Widens `pads` (rows above and below the source, columns left and right) to what every window
+  /// reaches outside it; the taps set, before finish().
+  template <class Pads>
+  void reach(Pads& pads) const {
+    if (tap_h.empty() || rows() == 0) return;
+    const auto [lo_h, hi_h] = std::minmax_element(tap_h.begin(), tap_h.end());
+    const auto [lo_w, hi_w] = std::minmax_element(tap_w.begin(), tap_w.end());
+    pads.top = std::max(pads.top, -(origin_h + *lo_h));
+    pads.bottom = std::max(pads.bottom, origin_h + (grid_h - 1) * step_h + *hi_h - (src_h - 1));
+    pads.left = std::max(pads.left, -(origin_w + *lo_w));
+    pads.right = std::max(pads.right, origin_w + (grid_w - 1) * step_w + *hi_w - (src_w - 1));
+  }
+
   /// The panel of rows i0 .. i0 + R - 1, k-major: dst[s R + r] = A(i0 + r, s) for every column s
   /// (zeros for rows past rows()). Windows wholly inside the source (most rows) read without
   /// bounds checks.
@@ -281,11 +326,16 @@ struct PatchOperand {
   void pack_columns(std::int64_t p0, std::int64_t count, std::int64_t j0, T* dst) const {
     const std::int64_t cols = std::min(C, columns() - j0);
     const T* s = src.data;
+    // the columns one run of the source (a tap's channels, channels-last): a copy per row
+    bool run = true;
+    for (std::int64_t c = 1; c < cols; ++c) run = run && column_offset[j0 + c] == column_offset[j0] + c;
     for (std::int64_t p = 0; p < count; ++p) {
       std::int64_t base, h0, w0;
       row_origin(p0 + p, base, h0, w0);
       T* d = dst + p * C;
-      if (window_inside(h0, w0)) {
+      if (run && window_inside(h0, w0)) {
+        std::copy(s + base + column_offset[j0], s + base + column_offset[j0] + cols, d);
+      } else if (window_inside(h0, w0)) {
         for (std::int64_t c = 0; c < cols; ++c) d[c] = s[base + column_offset[j0 + c]];
       } else {
         for (std::int64_t c = 0; c < cols; ++c) {
@@ -299,32 +349,62 @@ struct PatchOperand {
   }
 };
 
-/// The source a convolution's patches are gathered from: the tensor itself where its channels are
-/// adjacent or patches_channel_runs says not to gather runs, else a channels-last copy (one pass,
-/// in tiles of 16 channels: reads along a row, writes along channels), from the host allocator's
-/// cache of large buffers (a fresh one would fault its pages on every call).
+/// Rows above and below a source and columns left and right that its copy holds as zeros.
+struct SourcePads {
+  std::int64_t top = 0, bottom = 0, left = 0, right = 0;
+  bool any() const { return top || bottom || left || right; }
+};
+
+/// The source a convolution's patches are read from: the tensor itself where patches_channel_runs
+/// says not to read runs, or where its channels are adjacent already and no window reaches past
+/// it; else a channels-last copy with the padding the windows reach (pads) as zeros, so that every
+/// window lies inside. The copy is one pass (NCHW: tiles of a packet's lanes of channels x columns,
+/// each a packet transpose), into a buffer from the host allocator's cache of large buffers
+/// (a fresh one would fault its pages on every call).
 template <class T>
 class PatchSource {
  public:
-  /// src [batch, channels, h, w]; `group_channels` the channels of one group.
+  /// src [batch, channels, h, w]; `group_channels` the channels of one group, `taps` the kernel's.
   PatchSource(const Strided4<const T>& src, std::int64_t batch, std::int64_t channels, std::int64_t h, std::int64_t w,
-              std::int64_t group_channels)
-      : view_(src) {
-    if (src.sc == 1 || !patches_channel_runs<T>(src.sc, group_channels)) return;
-    bytes_ = std::size_t(batch * channels * h * w) * sizeof(T);
+              std::int64_t group_channels, std::int64_t taps, const SourcePads& pads)
+      : view_(src), h_(h), w_(w) {
+    if (!patches_channel_runs<T>(src.sc, group_channels, taps) || (src.sc == 1 && !pads.any())) return;
+    pads_ = pads;
+    const std::int64_t hp = h + pads.top + pads.bottom, wp = w + pads.left + pads.right;
+    bytes_ = std::size_t(batch * hp * wp * channels) * sizeof(T);
     copy_ = static_cast<T*>(allocate_host_buffer(bytes_));
     if (!copy_) throw std::bad_alloc();
-    const int threads = threads_for(batch * channels * h * w);
+    const int threads = threads_for(batch * hp * wp * channels);
     WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(static) if (threads > 1))
-    for (std::int64_t row = 0; row < batch * h; ++row) {
-      const std::int64_t n = row / h, i = row - n * h;
+    for (std::int64_t row = 0; row < batch * hp; ++row) {
+      const std::int64_t n = row / hp, i = row - n * hp - pads.top;
+      T* out = copy_ + row * wp * channels;
+      if (i < 0 || i >= h) {
+        std::fill(out, out + wp * channels, T(0));
+        continue;
+      }
+      std::fill(out, out + pads.left * channels, T(0));
+      std::fill(out + (pads.left + w) * channels, out + wp * channels, T(0));
+      out += pads.left * channels;
       const T* in = src.data + n * src.sn + i * src.sh;
-      T* out = copy_ + row * w * channels;
-      for (std::int64_t c0 = 0; c0 < channels; c0 += 16)
-        for (std::int64_t c = c0; c < std::min(channels, c0 + 16); ++c)
-          for (std::int64_t j = 0; j < w; ++j) out[j * channels + c] = in[c * src.sc + j * src.sw];
+      if (src.sc == 1) {
+        for (std::int64_t j = 0; j < w; ++j) std::copy(in + j * src.sw, in + j * src.sw + channels, out + j * channels);
+        continue;
+      }
+      // tiles of L channels x L columns, a packet transpose each where whole (rows along w)
+      constexpr std::int64_t L = simd::kTransposeLanes<T>;
+      const std::int64_t whole_c = src.sw == 1 ? channels / L * L : 0, whole_w = src.sw == 1 ? w / L * L : 0;
+      for (std::int64_t c0 = 0; c0 < channels; c0 += L)
+        for (std::int64_t j0 = 0; j0 < w; j0 += L) {
+          if (c0 < whole_c && j0 < whole_w) {
+            simd::transpose_tile(in + c0 * src.sc + j0, src.sc, out + j0 * channels + c0, channels);
+            continue;
+          }
+          for (std::int64_t c = c0; c < std::min(channels, c0 + L); ++c)
+            for (std::int64_t j = j0; j < std::min(w, j0 + L); ++j) out[j * channels + c] = in[c * src.sc + j * src.sw];
+        }
     }
-    view_ = Strided4<const T>{copy_, h * w * channels, 1, w * channels, channels};
+    view_ = Strided4<const T>{copy_, hp * wp * channels, 1, wp * channels, channels};
   }
   ~PatchSource() {
     if (copy_) release_host_buffer(copy_, bytes_);
@@ -334,8 +414,18 @@ class PatchSource {
 
   const Strided4<const T>& view() const { return view_; }
 
+  /// Points a patch operand (taps set, before finish()) at this source: at the copy, its origin
+  /// moved by the padding and its bounds the copy's.
+  void rebase(PatchOperand<T>& p) const {
+    p.src = view_;
+    p.src_h = h_ + pads_.top + pads_.bottom, p.src_w = w_ + pads_.left + pads_.right;
+    p.origin_h += pads_.top, p.origin_w += pads_.left;
+  }
+
  private:
   Strided4<const T> view_;
+  std::int64_t h_, w_;
+  SourcePads pads_;
   T* copy_ = nullptr;
   std::size_t bytes_ = 0;
 };
@@ -507,9 +597,11 @@ std::vector<typename ConvKernel<T>::Packed> conv_forward_weights(const ConvGeome
   });
 }
 
-/// The forward's patch operand of group g: x's windows at the output positions.
+/// The forward's patch operand of group g: x's windows at the output positions, read from
+/// `source` (x's PatchSource) when given.
 template <class T>
-PatchOperand<T> conv_forward_patches(const ConvGeometry& geo, const Strided4<const T>& x, std::int64_t g) {
+PatchOperand<T> conv_forward_patches(const ConvGeometry& geo, const Strided4<const T>& x, std::int64_t g,
+                                     const PatchSource<T>* source = nullptr) {
   PatchOperand<T> p;
   p.src = x;
   p.src_h = geo.in_h, p.src_w = geo.in_w;
@@ -521,8 +613,61 @@ PatchOperand<T> conv_forward_patches(const ConvGeometry& geo, const Strided4<con
       p.tap_h.push_back(kh * geo.dilation_h);
       p.tap_w.push_back(kw * geo.dilation_w);
     }
+  if (source) source->rebase(p);
   p.finish();
   return p;
+}
+
+/// x's source for the forward's patches (and the weight gradient's): x, or its channels-last copy
+/// padded as far as the windows reach.
+template <class T>
+PatchSource<T> conv_forward_source(const ConvGeometry& geo, const Strided4<const T>& x) {
+  SourcePads pads;
+  conv_forward_patches(geo, x, 0).reach(pads);
+  return PatchSource<T>(x, geo.batch, geo.in_channels, geo.in_h, geo.in_w, geo.in_per_group(), geo.taps(), pads);
+}
+
+/// For each group g: the rows x k x m product of its patch operand (read from one source) and its
+/// weight panels, finish(g, i0, i1, j0, j1, block, ld) receiving each finished block: the direct
+/// product where conv_direct<T>(channels) (patches read in place), else the implicit GEMM on
+/// ConvKernel<T>.
+template <class T, class Finish>
+void conv_product(const std::vector<PatchOperand<T>>& patches, std::int64_t k, std::int64_t m,
+                  const typename ConvKernel<T>::Packed* weights, int threads, const Finish& finish) {
+  const PatchOperand<T>& first = patches[0];
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (conv_direct<T>(first.channels) && first.channels_inner) {
+      // every group's windows at the same places; group g's columns at its channel0 (first's is 0)
+      direct_conv_product<T>(
+          std::int64_t(patches.size()), first.rows(), k, m,
+          [&](std::int64_t g) { return first.src.data + (patches[g].channel0 - first.channel0) * first.src.sc; },
+          [&](std::int64_t, std::int64_t i) {
+            std::int64_t base, h0, w0;
+            first.row_origin(i, base, h0, w0);
+            return base;
+          },
+          [&](std::int64_t s) { return first.column_offset[s]; }, weights, threads, finish);
+      return;
+    }
+  }
+  implicit_gemm<ConvKernel<T>>(std::int64_t(patches.size()), first.rows(), k, m,
+                               [&](std::int64_t g) -> const PatchOperand<T>& { return patches[g]; }, weights, threads,
+                               finish);
+}
+
+/// The forward's product: finish(g, i0, i1, j0, j1, block, ld) receives each finished block, rows
+/// the output positions (n, i, j) of the batch, columns group g's output channels, the sums in
+/// ConvKernel<T>::Elem (x any strides; w contiguous [O, C/g, kH, kW], or its panels `prepacked`
+/// by conv_forward_weights when not null).
+template <class T, class Finish>
+void conv_forward_product(const ConvGeometry& geo, const Strided4<const T>& x, const T* w,
+                          const typename ConvKernel<T>::Packed* prepacked, const Finish& finish) {
+  const PatchSource<T> source = conv_forward_source(geo, x);
+  std::vector<PatchOperand<T>> patches;
+  for (std::int64_t g = 0; g < geo.groups; ++g) patches.push_back(conv_forward_patches(geo, x, g, &source));
+  std::vector<typename ConvKernel<T>::Packed> own;
+  if (!prepacked) own = conv_forward_weights(geo, patches[0], w), prepacked = own.data();
+  conv_product(patches, geo.reduction(), geo.out_per_group(), prepacked, threads_for(geo.macs() / 64), finish);
 }
 
 /// Stores a finished block (rows = positions i0 .. i1 - 1 of a [batch, grid_h, grid_w] grid,
@@ -551,11 +696,31 @@ void store_block(const Strided4<T>& dst, std::int64_t grid_h, std::int64_t grid_
       for (std::int64_t j = j0; j < j1; ++j) out[j] = T(value(src[j], i, j));
     }
   } else {
-    for (std::int64_t j = j0; j < j1; ++j) {
-      T* out = dst.data + (c0 + j) * dst.sc;
-      const B* src = block + (j - j0) - i0 * ld;
-      for (std::int64_t i = i0; i < i1; ++i) out[row_offset[i - i0]] = T(value(src[i * ld], i, j));
-    }
+    // Tiles of L rows x L columns transposed as packets (simd::transpose_tile) into `column`, then
+    // written down each channel: an element read L apart in the block costs a line each.
+    constexpr std::int64_t L = simd::kTransposeLanes<B>;
+    alignas(64) B column[L * L];
+    for (std::int64_t ib = i0; ib < i1; ib += L)
+      for (std::int64_t jb = j0; jb < j1; jb += L) {
+        const std::int64_t ni = std::min(L, i1 - ib), nj = std::min(L, j1 - jb);
+        const B* src = block + (ib - i0) * ld + (jb - j0);
+        if (ni == L && nj == L) simd::transpose_tile(src, ld, column, L);
+        else
+          for (std::int64_t i = 0; i < ni; ++i)
+            for (std::int64_t j = 0; j < nj; ++j) column[j * L + i] = src[i * ld + j];
+        // positions one element apart (an output row's): a contiguous run per channel
+        const bool run = row_offset[ib - i0 + ni - 1] - row_offset[ib - i0] == (ni - 1) * dst.sw && dst.sw == 1;
+        for (std::int64_t j = 0; j < nj; ++j) {
+          T* out = dst.data + (c0 + jb + j) * dst.sc;
+          const B* from = column + j * L;
+          if (run) {
+            T* o = out + row_offset[ib - i0];
+            for (std::int64_t i = 0; i < ni; ++i) o[i] = T(value(from[i], ib + i, jb + j));
+          } else {
+            for (std::int64_t i = 0; i < ni; ++i) out[row_offset[ib - i0 + i]] = T(value(from[i], ib + i, jb + j));
+          }
+        }
+      }
   }
 }
 
@@ -566,13 +731,7 @@ template <class T>
 void conv2d_forward(const ConvGeometry& geo, const Strided4<const T>& x, const T* w,
                     const typename ConvKernel<T>::Packed* prepacked, const ConvEpilogue<T>& epilogue,
                     const Strided4<T>& out) {
-  using K = ConvKernel<T>;
-  using B = typename K::Elem;  // the finished blocks' type: T, or float for bfloat16
-  const PatchSource<T> source(x, geo.batch, geo.in_channels, geo.in_h, geo.in_w, geo.in_per_group());
-  std::vector<PatchOperand<T>> patches;
-  for (std::int64_t g = 0; g < geo.groups; ++g) patches.push_back(conv_forward_patches(geo, source.view(), g));
-  std::vector<typename K::Packed> own;
-  if (!prepacked) own = conv_forward_weights(geo, patches[0], w), prepacked = own.data();
+  using B = typename ConvKernel<T>::Elem;  // the finished blocks' type: T, or float for bfloat16
   const std::int64_t m = geo.out_per_group(), plane = geo.out_h * geo.out_w;
   auto finish = [&](std::int64_t g, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const B* block,
                     std::int64_t ld) {
@@ -595,9 +754,7 @@ void conv2d_forward(const ConvGeometry& geo, const Strided4<const T>& x, const T
     };
     store_block(out, geo.out_h, geo.out_w, 1, 1, 0, 0, g * m, i0, i1, j0, j1, block, ld, value);
   };
-  implicit_gemm<K>(geo.groups, geo.out_positions(), geo.reduction(), m,
-                   [&](std::int64_t g) -> const PatchOperand<T>& { return patches[g]; }, prepacked,
-                   threads_for(geo.macs() / 64), finish);
+  conv_forward_product(geo, x, w, prepacked, finish);
 }
 
 /// dx = the input gradient of conv(x, w) for dy (any strides; w contiguous [O, C/g, kH, kW]),
@@ -607,22 +764,27 @@ void conv2d_backward_input(const ConvGeometry& geo, const Strided4<const T>& dy,
   using K = ConvKernel<T>;
   using B = typename K::Elem;
   const std::int64_t cg = geo.in_per_group(), og = geo.out_per_group(), taps = geo.taps();
-  const int threads = threads_for(geo.macs() / 64);
-  const PatchSource<T> source(dy, geo.batch, geo.out_channels, geo.out_h, geo.out_w, og);
   auto floor_div = [](std::int64_t a, std::int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
+  // Per stride phase (ph, pw): its rows are the input positions (ph + stride_h a, pw + stride_w b);
+  // its taps the kernel positions whose (phase + pad - kh dilation) the stride divides, reading dy
+  // at a + that quotient (tap_index: kh kW + kw of each).
+  struct Phase {
+    std::int64_t ph, pw;
+    PatchOperand<T> patches;
+    std::vector<std::int64_t> tap_index;
+  };
+  std::vector<Phase> phases;
+  SourcePads pads;
   for (std::int64_t ph = 0; ph < std::min(geo.stride_h, geo.in_h); ++ph)
     for (std::int64_t pw = 0; pw < std::min(geo.stride_w, geo.in_w); ++pw) {
-      // The phase's rows: input positions (ph + stride_h a, pw + stride_w b); its taps: kernel
-      // positions whose (phase + pad - kh dilation) the stride divides, reading dy at a + that
-      // quotient.
-      PatchOperand<T> base;
-      base.src = source.view();
+      Phase phase{ph, pw, {}, {}};
+      PatchOperand<T>& base = phase.patches;
+      base.src = dy;
       base.src_h = geo.out_h, base.src_w = geo.out_w;
       base.batch = geo.batch;
       base.grid_h = (geo.in_h - ph + geo.stride_h - 1) / geo.stride_h;
       base.grid_w = (geo.in_w - pw + geo.stride_w - 1) / geo.stride_w;
       base.channels = og;
-      std::vector<std::int64_t> tap_index;  // kh kW + kw of each tap
       for (std::int64_t kh = 0; kh < geo.kernel_h; ++kh) {
         const std::int64_t rh = ph + geo.pad_h - kh * geo.dilation_h;
         if (rh - floor_div(rh, geo.stride_h) * geo.stride_h != 0) continue;
@@ -631,37 +793,44 @@ void conv2d_backward_input(const ConvGeometry& geo, const Strided4<const T>& dy,
           if (rw - floor_div(rw, geo.stride_w) * geo.stride_w != 0) continue;
           base.tap_h.push_back(rh / geo.stride_h);
           base.tap_w.push_back(rw / geo.stride_w);
-          tap_index.push_back(kh * geo.kernel_w + kw);
+          phase.tap_index.push_back(kh * geo.kernel_w + kw);
         }
       }
-      const std::int64_t phase_taps = std::int64_t(tap_index.size()), k = og * phase_taps;
-      const std::int64_t rows = base.rows();
-      if (k == 0) {  // no tap reaches these inputs (stride > dilated kernel): their gradient is 0
-        for (std::int64_t n = 0; n < geo.batch; ++n)
-          for (std::int64_t c = 0; c < geo.in_channels; ++c)
-            for (std::int64_t h = ph; h < geo.in_h; h += geo.stride_h)
-              for (std::int64_t w = pw; w < geo.in_w; w += geo.stride_w) dx.data[dx.offset(n, c, h, w)] = T(0);
-        continue;
-      }
-      std::vector<PatchOperand<T>> patches(std::size_t(geo.groups), base);
-      for (std::int64_t g = 0; g < geo.groups; ++g) {
-        patches[g].channel0 = g * og;
-        patches[g].finish();
-      }
-      // B_g(s = (o, t), c) = w[g og + o, c, tap t] (every group's patches share the column order)
-      const PatchOperand<T>& order = patches[0];
-      const std::vector<typename K::Packed> panels =
-          pack_group_weights<K, T>(geo.groups, k, cg, [&](std::int64_t g, std::int64_t s, std::int64_t c) {
-            return w[((g * og + order.column_channel[s]) * cg + c) * taps + tap_index[order.column_tap[s]]];
-          });
-      auto finish = [&](std::int64_t g, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1,
-                        const B* block, std::int64_t ld) {
-        store_block(dx, base.grid_h, base.grid_w, geo.stride_h, geo.stride_w, ph, pw, g * cg, i0, i1, j0, j1, block, ld,
-                    [](B v, std::int64_t, std::int64_t) { return v; });
-      };
-      implicit_gemm<K>(geo.groups, rows, k, cg, [&](std::int64_t g) -> const PatchOperand<T>& { return patches[g]; },
-                       panels.data(), threads, finish);
+      base.reach(pads);
+      phases.push_back(std::move(phase));
     }
+  // one source for every phase: dy, or its channels-last copy padded for all their windows
+  const PatchSource<T> source(dy, geo.batch, geo.out_channels, geo.out_h, geo.out_w, og, geo.taps(), pads);
+  const int threads = threads_for(geo.macs() / 64);
+  for (Phase& phase : phases) {
+    const std::int64_t phase_taps = std::int64_t(phase.tap_index.size()), k = og * phase_taps;
+    PatchOperand<T>& base = phase.patches;
+    if (k == 0) {  // no tap reaches these inputs (stride > dilated kernel): their gradient is 0
+      for (std::int64_t n = 0; n < geo.batch; ++n)
+        for (std::int64_t c = 0; c < geo.in_channels; ++c)
+          for (std::int64_t h = phase.ph; h < geo.in_h; h += geo.stride_h)
+            for (std::int64_t w_ = phase.pw; w_ < geo.in_w; w_ += geo.stride_w) dx.data[dx.offset(n, c, h, w_)] = T(0);
+      continue;
+    }
+    source.rebase(base);
+    std::vector<PatchOperand<T>> patches(std::size_t(geo.groups), base);
+    for (std::int64_t g = 0; g < geo.groups; ++g) {
+      patches[g].channel0 = g * og;
+      patches[g].finish();
+    }
+    // B_g(s = (o, t), c) = w[g og + o, c, tap t] (every group's patches share the column order)
+    const PatchOperand<T>& order = patches[0];
+    const std::vector<typename K::Packed> panels =
+        pack_group_weights<K, T>(geo.groups, k, cg, [&](std::int64_t g, std::int64_t s, std::int64_t c) {
+          return w[((g * og + order.column_channel[s]) * cg + c) * taps + phase.tap_index[order.column_tap[s]]];
+        });
+    auto finish = [&](std::int64_t g, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const B* block,
+                      std::int64_t ld) {
+      store_block(dx, base.grid_h, base.grid_w, geo.stride_h, geo.stride_w, phase.ph, phase.pw, g * cg, i0, i1, j0, j1,
+                  block, ld, [](B v, std::int64_t, std::int64_t) { return v; });
+    };
+    conv_product(patches, k, cg, panels.data(), threads, finish);
+  }
 }
 
 /// dw = the weight gradient of conv(x, w) for dy (x, dy any strides), into dw contiguous
@@ -683,8 +852,9 @@ void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x,
   using Packed = typename K::Packed;
   const std::int64_t og = geo.out_per_group(), k = geo.reduction(), positions = geo.out_positions(), taps = geo.taps();
   const std::int64_t plane = geo.out_h * geo.out_w;
+  const PatchSource<T> source = conv_forward_source(geo, x);
   std::vector<PatchOperand<T>> patches;
-  for (std::int64_t g = 0; g < geo.groups; ++g) patches.push_back(conv_forward_patches(geo, x, g));
+  for (std::int64_t g = 0; g < geo.groups; ++g) patches.push_back(conv_forward_patches(geo, x, g, &source));
   int threads = threads_for(geo.macs() / 64);
   // Positions per task: the packed patch panels of a task (positions x k) about 1 MiB.
   const std::int64_t chunk = conv_rows_per_task<K>(positions, k, geo.groups, threads);

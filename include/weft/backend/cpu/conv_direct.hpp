@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: MIT
+/// @file The direct convolution product for float and double: the FMA register tile reads its patch operand in place from a padded channels-last source, where the implicit GEMM packs it first.
+///
+/// out(i, o) = sum_s A(i, s) B(s, o) with A(i, s) = src[base(i) + offset(s)]: row i an output
+/// position (its window's origin in the source, base), column s = (tap t, channel c) at offset
+/// tap_offset(t) + c. In a channels-last source whose padding is part of the copy, every window
+/// lies inside and a tap's channels are one run of adjacent elements, so the tile broadcasts
+/// A(i, s) straight from the source: no panel of A is packed (the implicit GEMM's packing of the
+/// patches was a quarter of a ResNet layer's forward, each packed element feeding only
+/// output-channels / 16 FMAs), and the rows are any positions (strided, across output rows and
+/// images) since each tile row has its own pointer.
+///
+/// B is the weight, packed once as GemmFmaKernel's column panels (kCols output channels, k-major),
+/// the same panels the implicit GEMM reads, prepacked ones included. The loops are the packed
+/// GEMM's (cpu/gemm/packed.hpp): output blocks of kBlockRows x kBlockCols per task, k in slices of
+/// kSliceSteps whose piece of a b panel (32 KiB) stays in L1 while the block's row tiles pass over
+/// it; each tile sums a slice from zero and adds it to the block, which lives in the task's buffer
+/// (256 KiB, in L2) and goes to `finish` when complete. Sums run in order of s within a slice,
+/// slices in order: the same bound as the GEMM's, |error| <= k u sum_s |A B|.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "weft/backend/cpu/gemm/fma.hpp"
+
+// Host code only: nvcc's device pass has no SIMD layer (see simd.hpp).
+#if !defined(__CUDA_ARCH__)
+
+namespace weft::detail::cpu {
+
+/// A run of a slice's columns whose offsets are consecutive: columns s .. s + length - 1 of every
+/// row read src[base(i) + offset .. + length - 1].
+struct DirectRun {
+  std::int64_t offset = 0, length = 0;
+};
+
+/// acc (kRows x kCols of BlockGemmTile<T>, rows ldc apart) = (`first` ? 0 : acc) + sum over the
+/// runs' columns of A B: row r of A read from rows[r] + run offset, B the panel slice at b (kCols
+/// elements a column s, k-major). The B packets are loaded once a step for the kRows broadcasts.
+/// Not inlined: one body per T, its registers allocated on its own (inlined into a driver whose
+/// lambdas held more live values, GCC spilled the B packets to the stack every step: the input
+/// gradient ran at 0.75x the forward's rate).
+template <class T>
+__attribute__((noinline)) void direct_tile(const T* const* rows, const DirectRun* runs, std::int64_t count,
+                                                       const T* b, T* acc, std::int64_t ldc, bool first) {
+  using Tile = BlockGemmTile<T>;
+  constexpr int R = Tile::kRows, NV = Tile::kVecs, W = Tile::kLanes;
+  constexpr std::int64_t kCols = Tile::kCols;
+  using V = simd::Vec<T, W>;
+  V sum[R][NV];
+WEFT_HOST_UNROLL(8)
+  for (int r = 0; r < R; ++r)
+WEFT_HOST_UNROLL(4)
+    for (int v = 0; v < NV; ++v) sum[r][v] = V::broadcast(T(0));
+  for (std::int64_t run = 0; run < count; ++run) {
+    const T* a[R];
+WEFT_HOST_UNROLL(8)
+    for (int r = 0; r < R; ++r) a[r] = rows[r] + runs[run].offset;
+    const std::int64_t length = runs[run].length;
+    for (std::int64_t s = 0; s < length; ++s) {
+      V bs[NV];
+WEFT_HOST_UNROLL(4)
+      for (int v = 0; v < NV; ++v) {
+        bs[v] = V::load(b + s * kCols + v * W);
+        simd::hold_in_register(bs[v]);  // once for the R broadcasts (else each FMA reloads it)
+      }
+WEFT_HOST_UNROLL(8)
+      for (int r = 0; r < R; ++r) {
+        const V x{a[r][s] - typename V::Raw{}};  // a broadcast load (see block_gemm_tile)
+WEFT_HOST_UNROLL(4)
+        for (int v = 0; v < NV; ++v) sum[r][v] = sum[r][v] + x * bs[v];
+      }
+    }
+    b += length * kCols;
+  }
+WEFT_HOST_UNROLL(8)
+  for (int r = 0; r < R; ++r)
+WEFT_HOST_UNROLL(4)
+    for (int v = 0; v < NV; ++v) {
+      if (!first) sum[r][v] = V::load(acc + r * ldc + v * W) + sum[r][v];
+      sum[r][v].store(acc + r * ldc + v * W);
+    }
+}
+
+/// The runs of the k columns cut into slices of GemmFmaKernel<T>::kSliceSteps: slice q's runs at
+/// runs[first[q] .. first[q + 1]); column s's offset is offset(s).
+struct DirectSlices {
+  std::vector<DirectRun> runs;
+  std::vector<std::int64_t> first;
+};
+template <class T, class Offset>
+DirectSlices direct_slices(std::int64_t k, const Offset& offset) {
+  constexpr std::int64_t kSlice = GemmFmaKernel<T>::kSliceSteps;
+  DirectSlices d;
+  for (std::int64_t s0 = 0; s0 < k; s0 += kSlice) {
+    d.first.push_back(std::int64_t(d.runs.size()));
+    for (std::int64_t s = s0; s < std::min(k, s0 + kSlice);) {
+      DirectRun run{offset(s), 1};
+      while (s + run.length < std::min(k, s0 + kSlice) && offset(s + run.length) == run.offset + run.length) ++run.length;
+      d.runs.push_back(run);
+      s += run.length;
+    }
+  }
+  d.first.push_back(std::int64_t(d.runs.size()));
+  return d;
+}
+
+/// For each group g < groups: the rows x k x m product of A_g(i, s) = src_g[row_base(g, i) +
+/// offset(s)] (every row's window inside its source) and the weight panels at `weights` + g
+/// packed_panels_size(k, m) (GemmFmaKernel<T>'s layout), on up to `threads` threads in tasks of
+/// (group, row block, column block); finish(g, i0, i1, j0, j1, block, ld) receives each finished
+/// block (block(i - i0, j - j0) at block[(i - i0) ld + j - j0]).
+template <class T, class Source, class RowBase, class Offset, class Finish>
+void direct_conv_product(std::int64_t groups, std::int64_t rows, std::int64_t k, std::int64_t m, const Source& source,
+                         const RowBase& row_base, const Offset& offset, const T* weights, int threads,
+                         const Finish& finish) {
+  using K = GemmFmaKernel<T>;
+  constexpr std::int64_t R = K::kRows, kCols = K::kCols;
+  if (rows == 0 || m == 0) return;
+  const DirectSlices slices = direct_slices<T>(k, offset);
+  const std::int64_t group_panels = packed_panels_size<K>(k, m);
+  // Blocks of kBlockRows x kBlockCols; narrower column blocks (down to one panel) where that
+  // gives each thread at least two tasks (a small batch's last layers: few rows, wide weights).
+  const std::int64_t row_blocks = (rows + K::kBlockRows - 1) / K::kBlockRows;
+  std::int64_t block_cols = K::kBlockCols;
+  while (block_cols > kCols && groups * row_blocks * ((m + block_cols - 1) / block_cols) < 2 * threads) block_cols /= 2;
+  block_cols = std::max(block_cols / kCols, std::int64_t(1)) * kCols;
+  const std::int64_t col_blocks = (m + block_cols - 1) / block_cols, tasks = groups * row_blocks * col_blocks;
+  threads = int(std::min<std::int64_t>(threads, tasks));
+  WEFT_PRAGMA_OMP(omp parallel num_threads(threads) if (threads > 1))
+  {
+    const PackedGemmScratch<T> buffer(3, K::kBlockRows * K::kBlockCols);
+    std::vector<const T*> row_at(std::size_t(K::kBlockRows));
+    WEFT_PRAGMA_OMP(omp for schedule(dynamic, 1))
+    for (std::int64_t task = 0; task < tasks; ++task) {
+      const std::int64_t g = task / (row_blocks * col_blocks), rb = task / col_blocks % row_blocks;
+      const std::int64_t i0 = rb * K::kBlockRows, j0 = task % col_blocks * block_cols;
+      const std::int64_t n = std::min(K::kBlockRows, rows - i0), mc = std::min(block_cols, m - j0);
+      const std::int64_t tiles = (n + R - 1) / R, panels = (mc + kCols - 1) / kCols;
+      const T* src = source(g);
+      // rows past the product repeat its last row (computed, never handed out)
+      for (std::int64_t i = 0; i < tiles * R; ++i) row_at[std::size_t(i)] = src + row_base(g, std::min(i0 + i, rows - 1));
+      const T* b_group = weights + g * group_panels + j0 / kCols * k * kCols;
+      for (std::int64_t q = 0; q + 1 < std::int64_t(slices.first.size()); ++q) {
+        const std::int64_t s0 = q * K::kSliceSteps;
+        const DirectRun* runs = slices.runs.data() + slices.first[q];
+        const std::int64_t count = slices.first[q + 1] - slices.first[q];
+        for (std::int64_t u = 0; u < panels; ++u)
+          for (std::int64_t t = 0; t < tiles; ++t)
+            direct_tile<T>(row_at.data() + t * R, runs, count, b_group + (u * k + s0) * kCols,
+                           buffer.get() + t * R * block_cols + u * kCols, block_cols, q == 0);
+      }
+      finish(g, i0, i0 + n, j0, j0 + mc, static_cast<const T*>(buffer.get()), block_cols);
+    }
+  }
+}
+
+}  // namespace weft::detail::cpu
+
+#endif  // !defined(__CUDA_ARCH__)
