@@ -209,7 +209,7 @@ void check_random_convolutions(int cases, Config (*make_config)(Rng&) = random_c
 TEST_CASE("conv2d forward and backward: the GEMM's task splits (many rows, many columns), both layouts") {
   // Rows (batch x output positions) past one 256-row block split into row chunks; few rows with
   // more than one 64-column panel of output channels split the columns and gather the patches
-  // once; a ResNet-like stride-2 layer in between.
+  // once; a ResNet-like stride-2 layer in between; then the direct products' cases.
   WEFT_TEST_RNG(rng);
   const Config shapes[] = {{3, 6, 14, 13, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1},
                            {2, 5, 4, 3, 130, 3, 3, 1, 1, 1, 1, 1, 1, 1},
@@ -217,7 +217,11 @@ TEST_CASE("conv2d forward and backward: the GEMM's task splits (many rows, many 
                            // the direct product (16 or more channels a group): row blocks, two
                            // column panels; groups with column blocks split for few rows
                            {3, 32, 18, 17, 80, 3, 3, 1, 1, 1, 1, 1, 1, 1},
-                           {2, 40, 16, 16, 300, 3, 3, 2, 2, 1, 1, 1, 1, 2}};
+                           {2, 40, 16, 16, 300, 3, 3, 2, 2, 1, 1, 1, 1, 2},
+                           // a multiple of the panel width a group: the weight gradient's direct
+                           // product (strided, dilated, grouped)
+                           {2, 64, 10, 11, 20, 3, 3, 2, 1, 1, 1, 1, 1, 1},
+                           {1, 128, 7, 7, 70, 3, 3, 1, 1, 2, 2, 2, 2, 2}};
   for (const Config& k : shapes) {
     for (int layout : {0, 1}) {
       INFO(k.str(), ", layout ", layout);

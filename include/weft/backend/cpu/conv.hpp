@@ -907,19 +907,42 @@ void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x,
     };
     gemm_packed<K>(pack_a, pack_b, og, count, k, gemm_threads, GemmBlockEpilogue<decltype(done)>{done});
   };
-  if (split_positions) {
-    WEFT_PRAGMA_OMP(omp parallel for num_threads(sums) schedule(dynamic, 1) if (sums > 1))
-    for (std::int64_t task = 0; task < tasks; ++task) {
+  auto weight_gradient_gemm = [&] {
+    if (split_positions) {
+      WEFT_PRAGMA_OMP(omp parallel for num_threads(sums) schedule(dynamic, 1) if (sums > 1))
+      for (std::int64_t task = 0; task < tasks; ++task) {
 #if defined(_OPENMP)
-      B* sum = partial.data() + omp_get_thread_num() * size;
+        B* sum = partial.data() + omp_get_thread_num() * size;
 #else
-      B* sum = partial.data();
+        B* sum = partial.data();
 #endif
-      const std::int64_t g = task / chunks, p0 = task % chunks * chunk;
-      product(g, p0, std::min(chunk, positions - p0), sum, 1);
+        const std::int64_t g = task / chunks, p0 = task % chunks * chunk;
+        product(g, p0, std::min(chunk, positions - p0), sum, 1);
+      }
+    } else {
+      for (std::int64_t g = 0; g < geo.groups; ++g) product(g, 0, positions, partial.data(), threads);
+    }
+  };
+  // The direct product where each panel of the patch columns is one run of a channels-last
+  // source (a tap's channels, a multiple of the panel's width): nothing packed, dy and x read in
+  // place (the GEMM's packing of both was a third of ResNet-18's first-stage weight gradient).
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    const PatchOperand<T>& first = patches[0];
+    if (first.channels_inner && first.channels % BlockGemmTile<T>::kCols == 0) {
+      std::vector<std::int64_t> x_offset(static_cast<std::size_t>(plane)), dy_offset(static_cast<std::size_t>(plane));
+      for (std::int64_t q = 0; q < plane; ++q) {
+        std::int64_t h0, w0;
+        first.row_origin(q, x_offset[q], h0, w0);
+        dy_offset[q] = q / geo.out_w * dy.sh + q % geo.out_w * dy.sw;
+      }
+      direct_weight_product<T>(geo.groups, og, k, geo.batch, x_offset, first.src.data, first.src.sn,
+                               first.channels * first.src.sc, first.column_offset, dy_offset, dy.data, dy.sn, dy.sc,
+                               threads, sums, partial.data());
+    } else {
+      weight_gradient_gemm();
     }
   } else {
-    for (std::int64_t g = 0; g < geo.groups; ++g) product(g, 0, positions, partial.data(), threads);
+    weight_gradient_gemm();
   }
   // The sums are in the patches' column order; dw in the weight's (channel, tap).
   const PatchOperand<T>& order = patches[0];
