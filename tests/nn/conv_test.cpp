@@ -223,8 +223,10 @@ TEST_CASE("conv2d forward and backward: the GEMM's task splits (many rows, many 
                            {2, 64, 10, 11, 20, 3, 3, 2, 1, 1, 1, 1, 1, 1},
                            {1, 128, 7, 7, 70, 3, 3, 1, 1, 2, 2, 2, 2, 2}};
   for (const Config& k : shapes) {
-    for (int layout : {0, 1}) {
+    for (int layout : {0, 1, 2}) {  // layout 2: NCHW, the batch in slabs of one image
       INFO(k.str(), ", layout ", layout);
+      const std::int64_t slab_bytes = weft::detail::cpu::conv_slab_bytes;
+      if (layout == 2) weft::detail::cpu::conv_slab_bytes = 1, layout = 0;
       const Shape xs{k.n, k.c, k.h, k.w}, ws{k.o, k.c / k.groups, k.kh, k.kw}, ys{k.n, k.o, k.oh(), k.ow()};
       const std::vector<double> x = random_values(rng, xs.numel(), false), w = random_values(rng, ws.numel(), false);
       const std::vector<double> b = random_values(rng, k.o, false), dy = random_values(rng, ys.numel(), false);
@@ -236,6 +238,7 @@ TEST_CASE("conv2d forward and backward: the GEMM's task splits (many rows, many 
       const nn::ConvGradients<double> d = nn::conv2d_backward<double>(in_layout<double>(dy, ys, layout), xv, wv, k.options());
       check_close("dx", d.dx, ref.dx, tight_x);
       check_close("dw", d.dweight, ref.dw, tight_w);
+      weft::detail::cpu::conv_slab_bytes = slab_bytes;
     }
   }
 }

@@ -27,8 +27,10 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -618,13 +620,39 @@ PatchOperand<T> conv_forward_patches(const ConvGeometry& geo, const Strided4<con
   return p;
 }
 
+/// Bytes of a padded channels-last copy that one pass copies and the product then reads: the batch
+/// goes in slabs of whole images about this large, so that each slab's copy is still in cache (L2
+/// and L3) when the product reads it. Copied whole, ResNet-18's first-stage input (19 MB padded,
+/// batch 64) went to memory and came back. conv_slab_bytes: the tests lower it to split small
+/// batches too.
+inline std::atomic<std::int64_t> conv_slab_bytes{std::int64_t(8) << 20};
+
+/// Images a slab for a source of `channels` x (h + 2 pad_h) x (w + 2 pad_w) elements of T an
+/// image; the whole batch where the patches are read without a copy.
+template <class T>
+std::int64_t conv_slab_images(std::int64_t batch, std::int64_t channels, std::int64_t h, std::int64_t w, bool copied) {
+  const std::int64_t image = std::max<std::int64_t>(1, channels * h * w * std::int64_t(sizeof(T)));
+  return copied ? std::clamp<std::int64_t>(conv_slab_bytes.load(std::memory_order_relaxed) / image, 1, batch) : batch;
+}
+
+/// The 4-D array of images n0 .. of a (the same strides).
+template <class T>
+Strided4<T> images_from(const Strided4<T>& a, std::int64_t n0) {
+  return Strided4<T>{a.data + n0 * a.sn, a.sn, a.sc, a.sh, a.sw};
+}
+
 /// x's source for the forward's patches (and the weight gradient's): x, or its channels-last copy
 /// padded as far as the windows reach.
 template <class T>
-PatchSource<T> conv_forward_source(const ConvGeometry& geo, const Strided4<const T>& x) {
+SourcePads conv_forward_pads(const ConvGeometry& geo, const Strided4<const T>& x) {
   SourcePads pads;
   conv_forward_patches(geo, x, 0).reach(pads);
-  return PatchSource<T>(x, geo.batch, geo.in_channels, geo.in_h, geo.in_w, geo.in_per_group(), geo.taps(), pads);
+  return pads;
+}
+template <class T>
+PatchSource<T> conv_forward_source(const ConvGeometry& geo, const Strided4<const T>& x) {
+  return PatchSource<T>(x, geo.batch, geo.in_channels, geo.in_h, geo.in_w, geo.in_per_group(), geo.taps(),
+                        conv_forward_pads(geo, x));
 }
 
 /// For each group g: the rows x k x m product of its patch operand (read from one source) and its
@@ -662,12 +690,23 @@ void conv_product(const std::vector<PatchOperand<T>>& patches, std::int64_t k, s
 template <class T, class Finish>
 void conv_forward_product(const ConvGeometry& geo, const Strided4<const T>& x, const T* w,
                           const typename ConvKernel<T>::Packed* prepacked, const Finish& finish) {
-  const PatchSource<T> source = conv_forward_source(geo, x);
-  std::vector<PatchOperand<T>> patches;
-  for (std::int64_t g = 0; g < geo.groups; ++g) patches.push_back(conv_forward_patches(geo, x, g, &source));
+  const std::int64_t plane = geo.out_h * geo.out_w;
+  const std::int64_t slab =
+      conv_slab_images<T>(geo.batch, geo.in_channels, geo.in_h + 2 * geo.pad_h, geo.in_w + 2 * geo.pad_w,
+                          patches_channel_runs<T>(x.sc, geo.in_per_group(), geo.taps()));
   std::vector<typename ConvKernel<T>::Packed> own;
-  if (!prepacked) own = conv_forward_weights(geo, patches[0], w), prepacked = own.data();
-  conv_product(patches, geo.reduction(), geo.out_per_group(), prepacked, threads_for(geo.macs() / 64), finish);
+  for (std::int64_t n0 = 0; n0 < geo.batch; n0 += slab) {  // images n0 .. n0 + part.batch - 1
+    ConvGeometry part = geo;
+    part.batch = std::min(slab, geo.batch - n0);
+    const Strided4<const T> xs = images_from(x, n0);
+    const PatchSource<T> source = conv_forward_source(part, xs);
+    std::vector<PatchOperand<T>> patches;
+    for (std::int64_t g = 0; g < geo.groups; ++g) patches.push_back(conv_forward_patches(part, xs, g, &source));
+    if (!prepacked) own = conv_forward_weights(geo, patches[0], w), prepacked = own.data();
+    conv_product(patches, geo.reduction(), geo.out_per_group(), prepacked, threads_for(part.macs() / 64),
+                 [&](std::int64_t g, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const auto* block,
+                     std::int64_t ld) { finish(g, n0 * plane + i0, n0 * plane + i1, j0, j1, block, ld); });
+  }
 }
 
 /// Stores a finished block (rows = positions i0 .. i1 - 1 of a [batch, grid_h, grid_w] grid,
@@ -764,6 +803,18 @@ void conv2d_backward_input(const ConvGeometry& geo, const Strided4<const T>& dy,
   using K = ConvKernel<T>;
   using B = typename K::Elem;
   const std::int64_t cg = geo.in_per_group(), og = geo.out_per_group(), taps = geo.taps();
+  // dy's copy in slabs of images (conv_slab_bytes), each slab's product on its own
+  const std::int64_t slab =
+      conv_slab_images<T>(geo.batch, geo.out_channels, geo.out_h + geo.kernel_h, geo.out_w + geo.kernel_w,
+                          patches_channel_runs<T>(dy.sc, og, taps));
+  if (slab < geo.batch) {
+    for (std::int64_t n0 = 0; n0 < geo.batch; n0 += slab) {
+      ConvGeometry part = geo;
+      part.batch = std::min(slab, geo.batch - n0);
+      conv2d_backward_input(part, images_from(dy, n0), w, images_from(dx, n0));
+    }
+    return;
+  }
   auto floor_div = [](std::int64_t a, std::int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
   // Per stride phase (ph, pw): its rows are the input positions (ph + stride_h a, pw + stride_w b);
   // its taps the kernel positions whose (phase + pad - kh dilation) the stride divides, reading dy
@@ -851,10 +902,19 @@ void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x,
   using B = typename K::Elem;
   using Packed = typename K::Packed;
   const std::int64_t og = geo.out_per_group(), k = geo.reduction(), positions = geo.out_positions(), taps = geo.taps();
-  const std::int64_t plane = geo.out_h * geo.out_w;
-  const PatchSource<T> source = conv_forward_source(geo, x);
+  const std::int64_t plane = geo.out_h * geo.out_w, cg = geo.in_per_group();
+  // The direct product where each panel of the patch columns is one run of a channels-last
+  // source (a tap's channels, a multiple of the panel's width): nothing packed, dy and x read in
+  // place (the GEMM's packing of both was a third of ResNet-18's first-stage weight gradient).
+  const bool runs = patches_channel_runs<T>(x.sc, cg, taps);
+  bool direct = false;
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) direct = runs && cg % BlockGemmTile<T>::kCols == 0;
+  std::optional<PatchSource<T>> source;  // the GEMM's: the whole batch's
   std::vector<PatchOperand<T>> patches;
-  for (std::int64_t g = 0; g < geo.groups; ++g) patches.push_back(conv_forward_patches(geo, x, g, &source));
+  if (!direct) {
+    source.emplace(x, geo.batch, geo.in_channels, geo.in_h, geo.in_w, cg, taps, conv_forward_pads(geo, x));
+    for (std::int64_t g = 0; g < geo.groups; ++g) patches.push_back(conv_forward_patches(geo, x, g, &*source));
+  }
   int threads = threads_for(geo.macs() / 64);
   // Positions per task: the packed patch panels of a task (positions x k) about 1 MiB.
   const std::int64_t chunk = conv_rows_per_task<K>(positions, k, geo.groups, threads);
@@ -923,29 +983,35 @@ void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x,
       for (std::int64_t g = 0; g < geo.groups; ++g) product(g, 0, positions, partial.data(), threads);
     }
   };
-  // The direct product where each panel of the patch columns is one run of a channels-last
-  // source (a tap's channels, a multiple of the panel's width): nothing packed, dy and x read in
-  // place (the GEMM's packing of both was a third of ResNet-18's first-stage weight gradient).
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    const PatchOperand<T>& first = patches[0];
-    if (first.channels_inner && first.channels % BlockGemmTile<T>::kCols == 0) {
+  PatchOperand<T> order;  // the sums' column order
+  if (direct) {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      // x's copy in slabs of images (conv_slab_bytes), the sums added over them
       std::vector<std::int64_t> x_offset(static_cast<std::size_t>(plane)), dy_offset(static_cast<std::size_t>(plane));
-      for (std::int64_t q = 0; q < plane; ++q) {
-        std::int64_t h0, w0;
-        first.row_origin(q, x_offset[q], h0, w0);
-        dy_offset[q] = q / geo.out_w * dy.sh + q % geo.out_w * dy.sw;
+      for (std::int64_t q = 0; q < plane; ++q) dy_offset[q] = q / geo.out_w * dy.sh + q % geo.out_w * dy.sw;
+      const std::int64_t slab =
+          conv_slab_images<T>(geo.batch, geo.in_channels, geo.in_h + 2 * geo.pad_h, geo.in_w + 2 * geo.pad_w, true);
+      for (std::int64_t n0 = 0; n0 < geo.batch; n0 += slab) {
+        ConvGeometry part = geo;
+        part.batch = std::min(slab, geo.batch - n0);
+        const Strided4<const T> xs = images_from(x, n0);
+        const PatchSource<T> slab_source(xs, part.batch, geo.in_channels, geo.in_h, geo.in_w, cg, taps,
+                                         conv_forward_pads(part, xs));
+        order = conv_forward_patches(part, xs, 0, &slab_source);
+        for (std::int64_t q = 0; q < plane; ++q) {
+          std::int64_t h0, w0;
+          order.row_origin(q, x_offset[q], h0, w0);
+        }
+        direct_weight_product<T>(geo.groups, og, k, part.batch, x_offset, order.src.data, order.src.sn,
+                                 cg * order.src.sc, order.column_offset, dy_offset, dy.data + n0 * dy.sn, dy.sn, dy.sc,
+                                 threads, sums, partial.data());
       }
-      direct_weight_product<T>(geo.groups, og, k, geo.batch, x_offset, first.src.data, first.src.sn,
-                               first.channels * first.src.sc, first.column_offset, dy_offset, dy.data, dy.sn, dy.sc,
-                               threads, sums, partial.data());
-    } else {
-      weight_gradient_gemm();
     }
   } else {
     weight_gradient_gemm();
+    order = patches[0];
   }
   // The sums are in the patches' column order; dw in the weight's (channel, tap).
-  const PatchOperand<T>& order = patches[0];
   for (std::int64_t row = 0; row < geo.out_channels; ++row)
     for (std::int64_t j = 0; j < k; ++j) {
       const std::int64_t e = row * k + j;
