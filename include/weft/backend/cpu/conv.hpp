@@ -360,8 +360,8 @@ struct SourcePads {
 /// The source a convolution's patches are read from: the tensor itself where patches_channel_runs
 /// says not to read runs, or where its channels are adjacent already and no window reaches past
 /// it; else a channels-last copy with the padding the windows reach (pads) as zeros, so that every
-/// window lies inside. The copy is one pass (NCHW: tiles of a packet's lanes of channels x columns,
-/// each a packet transpose), into a buffer from the host allocator's cache of large buffers
+/// window lies inside. The copy is one pass (NCHW: tiles of a packet's lanes of channels x plane
+/// elements, each a packet transpose), into a buffer from the host allocator's cache of large buffers
 /// (a fresh one would fault its pages on every call).
 template <class T>
 class PatchSource {
@@ -377,34 +377,53 @@ class PatchSource {
     copy_ = static_cast<T*>(allocate_host_buffer(bytes_));
     if (!copy_) throw std::bad_alloc();
     const int threads = threads_for(batch * hp * wp * channels);
-    WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(static) if (threads > 1))
-    for (std::int64_t row = 0; row < batch * hp; ++row) {
-      const std::int64_t n = row / hp, i = row - n * hp - pads.top;
-      T* out = copy_ + row * wp * channels;
-      if (i < 0 || i >= h) {
-        std::fill(out, out + wp * channels, T(0));
-        continue;
-      }
-      std::fill(out, out + pads.left * channels, T(0));
-      std::fill(out + (pads.left + w) * channels, out + wp * channels, T(0));
-      out += pads.left * channels;
-      const T* in = src.data + n * src.sn + i * src.sh;
-      if (src.sc == 1) {
-        for (std::int64_t j = 0; j < w; ++j) std::copy(in + j * src.sw, in + j * src.sw + channels, out + j * channels);
-        continue;
-      }
-      // tiles of L channels x L columns, a packet transpose each where whole (rows along w)
-      constexpr std::int64_t L = simd::kTransposeLanes<T>;
-      const std::int64_t whole_c = src.sw == 1 ? channels / L * L : 0, whole_w = src.sw == 1 ? w / L * L : 0;
-      for (std::int64_t c0 = 0; c0 < channels; c0 += L)
-        for (std::int64_t j0 = 0; j0 < w; j0 += L) {
-          if (c0 < whole_c && j0 < whole_w) {
-            simd::transpose_tile(in + c0 * src.sc + j0, src.sc, out + j0 * channels + c0, channels);
-            continue;
-          }
-          for (std::int64_t c = c0; c < std::min(channels, c0 + L); ++c)
-            for (std::int64_t j = j0; j < std::min(w, j0 + L); ++j) out[j * channels + c] = in[c * src.sc + j * src.sw];
+    // NCHW with each image's plane contiguous: tiles of L channels x L consecutive plane elements
+    // (across rows of the image: 8 x 8 and 4 x 4 images have no row of L), each a packet transpose
+    // whose L rows of channels go to their positions; the padding ring zeroed on its own.
+    constexpr std::int64_t L = simd::kTransposeLanes<T>;
+    const bool planes = src.sc != 1 && src.sw == 1 && src.sh == w;
+    const std::int64_t plane = h * w, channel_tiles = (channels + L - 1) / L;
+    WEFT_PRAGMA_OMP(omp parallel num_threads(threads) if (threads > 1))
+    {
+      WEFT_PRAGMA_OMP(omp for schedule(static))
+      for (std::int64_t row = 0; row < batch * hp; ++row) {
+        const std::int64_t n = row / hp, i = row - n * hp - pads.top;
+        T* out = copy_ + row * wp * channels;
+        if (i < 0 || i >= h) {
+          std::fill(out, out + wp * channels, T(0));
+          continue;
         }
+        std::fill(out, out + pads.left * channels, T(0));
+        std::fill(out + (pads.left + w) * channels, out + wp * channels, T(0));
+        if (planes) continue;  // the tiles below fill the inside
+        out += pads.left * channels;
+        const T* in = src.data + n * src.sn + i * src.sh;
+        if (src.sc == 1) {
+          for (std::int64_t j = 0; j < w; ++j) std::copy(in + j * src.sw, in + j * src.sw + channels, out + j * channels);
+          continue;
+        }
+        for (std::int64_t c = 0; c < channels; ++c)
+          for (std::int64_t j = 0; j < w; ++j) out[j * channels + c] = in[c * src.sc + j * src.sw];
+      }
+      if (planes) {
+        WEFT_PRAGMA_OMP(omp for schedule(static))
+        for (std::int64_t task = 0; task < batch * channel_tiles; ++task) {
+          const std::int64_t n = task / channel_tiles, c0 = task % channel_tiles * L, nc = std::min(L, channels - c0);
+          const T* in = src.data + n * src.sn + c0 * src.sc;
+          T* image = copy_ + n * hp * wp * channels + c0;
+          auto at = [&](std::int64_t p) {  // plane element p's place in the copy
+            return image + ((p / w + pads.top) * wp + p % w + pads.left) * channels;
+          };
+          alignas(64) T tile[L * L];
+          std::int64_t p0 = 0;
+          for (; nc == L && p0 + L <= plane; p0 += L) {
+            simd::transpose_tile(in + p0, src.sc, tile, L);
+            for (std::int64_t j = 0; j < L; ++j) std::copy(tile + j * L, tile + (j + 1) * L, at(p0 + j));
+          }
+          for (std::int64_t p = p0; p < plane; ++p)  // the remainder, one element at a time
+            for (std::int64_t c = 0; c < nc; ++c) at(p)[c] = in[c * src.sc + p];
+        }
+      }
     }
     view_ = Strided4<const T>{copy_, hp * wp * channels, 1, wp * channels, channels};
   }
