@@ -79,7 +79,8 @@ template <class T>
 std::vector<conv_packed_t<T>> conv2d_prepack(const ConvGeometry& geo, const cpu::Strided4<const T>& x,
                                              const TensorView<const T>& w) {
 #if !defined(__CUDA_ARCH__)
-  return cpu::conv_forward_weights(geo, cpu::conv_forward_patches(geo, x, 0), w.data());
+  const auto panels = cpu::conv_forward_weights(geo, cpu::conv_forward_patches(geo, x, 0), w.data());
+  return std::vector<conv_packed_t<T>>(panels.begin(), panels.end());  // kept by the module
 #else
   (void)geo, (void)x, (void)w;
   return {};

@@ -27,6 +27,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <new>
+#include <vector>
 
 #include "weft/core/host_cache.hpp"
 
@@ -194,5 +195,31 @@ inline void release_host_buffer(void* p, std::size_t bytes) {
   if (kHostPoolEnabled && bytes <= kPoolMaxBytes) HostPool::instance().release(p);
   else if (!(kHostPoolEnabled && bytes >= kHostCacheMinBytes && HostBlockCache::instance().keep(p, bytes))) std::free(p);
 }
+
+/// A standard allocator over allocate_host_buffer: a vector of it takes large buffers from the host
+/// cache's kept ones, so scratch vectors made anew every call (a convolution's packed weights and
+/// partial sums, megabytes a layer) do not fault their pages in and have the kernel zero them each
+/// time (a ResNet-18 training step spent about 5% of its time so).
+template <class T>
+struct HostCacheAllocator {
+  using value_type = T;
+  HostCacheAllocator() = default;
+  template <class U>
+  HostCacheAllocator(const HostCacheAllocator<U>&) {}
+  T* allocate(std::size_t n) {
+    void* p = allocate_host_buffer(n * sizeof(T));
+    if (!p && n) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, std::size_t n) { release_host_buffer(p, n * sizeof(T)); }
+  template <class U>
+  bool operator==(const HostCacheAllocator<U>&) const {
+    return true;
+  }
+};
+
+/// A std::vector whose storage comes from the host cache (HostCacheAllocator).
+template <class T>
+using HostVector = std::vector<T, HostCacheAllocator<T>>;
 
 }  // namespace weft::detail

@@ -524,7 +524,7 @@ void implicit_gemm(std::int64_t groups, std::int64_t rows, std::int64_t k, std::
   // again per chunk was a quarter of a batch-1 inference pass, and copying the gathered panels
   // into each task's scratch (up to 2 MB a task) a third of ResNet-50's 14 x 14 and 7 x 7 layers.
   const std::int64_t row_panels = (rows + K::kRows - 1) / K::kRows, panel = steps * K::kStepElemsA;
-  std::vector<Packed> gathered;
+  HostVector<Packed> gathered;
   if (few_rows && col_chunks > 1) {
     gathered.resize(std::size_t(groups * row_panels * panel));
     const int gather_threads = int(std::min<std::int64_t>(threads, groups * row_panels));
@@ -557,15 +557,15 @@ void implicit_gemm(std::int64_t groups, std::int64_t rows, std::int64_t k, std::
 /// Every group's k x m weight operand B_g(s, col) = weight(g, s, col) (col < m, s < k, in the
 /// patch operand's column order) packed for kernel K, the groups' panels back to back.
 template <class K, class T, class Weight>
-std::vector<typename K::Packed> pack_group_weights(std::int64_t groups, std::int64_t k, std::int64_t m,
+HostVector<typename K::Packed> pack_group_weights(std::int64_t groups, std::int64_t k, std::int64_t m,
                                                    const Weight& weight) {
   const std::int64_t size = packed_panels_size<K>(k, m);
-  std::vector<typename K::Packed> panels(std::size_t(groups * size));
+  HostVector<typename K::Packed> panels(std::size_t(groups * size));
   // B_g row-major, for the kernels that pack rows of pairs (bfloat16); rows padded by a line so
   // that a tile's column of writes does not fall in one L1 set (rows of 2048 bfloat16 are 4 KiB
   // apart: 3.3 ms for ResNet-50's 512 x 2048 weight, 0.2 ms for its product)
   const std::int64_t ld = m + 64 / std::int64_t(sizeof(T));
-  std::vector<T> matrix;
+  HostVector<T> matrix;
   if constexpr (!is_fma_kernel_v<K>) matrix.resize(std::size_t(k * ld));
   // B's elements in tiles of kTile steps with the columns outer: a weight row (an output
   // channel) holds its channel-major steps contiguously, so a tile reads runs of kTile elements
@@ -606,7 +606,7 @@ std::vector<typename K::Packed> pack_group_weights(std::int64_t groups, std::int
 /// m matrix is B(s, o) = w[g m + o, channel(s), tap(s)] (w contiguous [O, C/g, kH, kW]) in the
 /// column order of `patches` (the forward's patch operand: conv_forward_patches).
 template <class T>
-std::vector<typename ConvKernel<T>::Packed> conv_forward_weights(const ConvGeometry& geo, const PatchOperand<T>& patches,
+HostVector<typename ConvKernel<T>::Packed> conv_forward_weights(const ConvGeometry& geo, const PatchOperand<T>& patches,
                                                                  const T* w) {
   const std::int64_t k = geo.reduction(), m = geo.out_per_group(), taps = geo.taps();
   if (!patches.channels_inner)  // channel-major columns are the weight's own order: B = w_g^T
@@ -713,7 +713,7 @@ void conv_forward_product(const ConvGeometry& geo, const Strided4<const T>& x, c
   const std::int64_t slab =
       conv_slab_images<T>(geo.batch, geo.in_channels, geo.in_h + 2 * geo.pad_h, geo.in_w + 2 * geo.pad_w,
                           patches_channel_runs<T>(x.sc, geo.in_per_group(), geo.taps()));
-  std::vector<typename ConvKernel<T>::Packed> own;
+  HostVector<typename ConvKernel<T>::Packed> own;
   for (std::int64_t n0 = 0; n0 < geo.batch; n0 += slab) {  // images n0 .. n0 + part.batch - 1
     ConvGeometry part = geo;
     part.batch = std::min(slab, geo.batch - n0);
@@ -890,7 +890,7 @@ void conv2d_backward_input(const ConvGeometry& geo, const Strided4<const T>& dy,
     }
     // B_g(s = (o, t), c) = w[g og + o, c, tap t] (every group's patches share the column order)
     const PatchOperand<T>& order = patches[0];
-    const std::vector<typename K::Packed> panels =
+    const HostVector<typename K::Packed> panels =
         pack_group_weights<K, T>(geo.groups, k, cg, [&](std::int64_t g, std::int64_t s, std::int64_t c) {
           return w[((g * og + order.column_channel[s]) * cg + c) * taps + phase.tap_index[order.column_tap[s]]];
         });
@@ -942,7 +942,7 @@ void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x,
   const std::int64_t tasks = split_positions ? geo.groups * chunks : geo.groups;
   const int sums = split_positions ? int(std::min<std::int64_t>(threads, tasks)) : 1;
   const std::int64_t size = geo.out_channels * k;
-  std::vector<B> partial(std::size_t(sums * size), B(0));
+  HostVector<B> partial(std::size_t(sums * size), B(0));
   // The product of group g over positions p0 .. p0 + count - 1, added into sum, on `threads`.
   auto product = [&](std::int64_t g, std::int64_t p0, std::int64_t count, B* sum, int gemm_threads) {
     const PatchOperand<T>& patch = patches[g];
