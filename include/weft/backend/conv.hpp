@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file Convolutions handed to the kernels of the data's device: the CPU's implicit GEMMs (cpu/conv.hpp) for float and double (and bfloat16 where a native bfloat16 GEMM is built), whole or as finished blocks for an expression's epilogue (ConvBlocks); other devices fail with the fix.
+/// @file Convolutions handed to the kernels of the data's device: the CPU's direct products and implicit GEMMs (cpu/conv.hpp) for float and double (and bfloat16 where a native bfloat16 GEMM is built), whole or as finished blocks for an expression's epilogue (ConvBlocks); other devices fail with the fix.
 #pragma once
 
 #include <algorithm>
@@ -122,9 +122,9 @@ void conv2d_backward_weight(const ConvGeometry& geo, const TensorView<const T>& 
 #endif
 }
 
-/// A convolution on the CPU whose implicit GEMM hands out finished blocks: the epilogue path of
+/// A convolution on the CPU whose product hands out finished blocks: the epilogue path of
 /// backend/dense_statements.hpp (`relu(nn::conv2d(x, w) + b) + r` in one pass), float and double.
-/// The GEMM's rows are the output positions (n, i, j) of the whole batch and its columns a group's
+/// The product's rows are the output positions (n, i, j) of the whole batch and its columns a group's
 /// output channels, so a block is a run of positions times a run of channels: within one image a
 /// box of the result seen as [N, O, H' W'] (block_shape), a block that crosses images one box per
 /// image. The boxes handed out are staged copies of several GEMM blocks (acc + bias[o]: see run).

@@ -1,29 +1,32 @@
 // SPDX-License-Identifier: MIT
-/// @file Convolution on the CPU as implicit GEMMs on weft's packed FMA GEMM (cpu/gemm/packed.hpp): the forward, the input gradient and the weight gradient, each gathering its patches straight into the GEMM's packed panels (no im2col buffer).
+/// @file Convolution on the CPU: the forward, the input gradient and the weight gradient as products of the output positions and the patches, run as direct products (float, double: cpu/conv_direct.hpp) or implicit GEMMs on weft's packed GEMM (cpu/gemm/packed.hpp), the patches never gathered into an im2col buffer.
 ///
-/// Forward, for each group: a GEMM of rows = output positions (n, i, j) of the whole batch, k =
+/// Forward, for each group: a product of rows = output positions (n, i, j) of the whole batch, k =
 /// the group's channels x kernel taps, columns = the group's output channels. Row (n, i, j),
-/// column s = c taps + t of the patch operand is x at channel c, tap t's offset from the
-/// window's origin (i stride - pad, j stride - pad), zero in the padding; the weight [O, C/g,
-/// kH, kW] is the k x O operand as it lies (s is its flat index within an output channel), packed
-/// once per call (or once per module: prepacked). Batch and positions as rows keep every layer
-/// one large GEMM: the last ResNet stage has 4 x 4 positions an image but batch x 16 rows.
+/// column s = (c, tap t) of the patch operand is x at channel c, tap t's offset from the window's
+/// origin (i stride - pad, j stride - pad), zero in the padding; the weight [O, C/g, kH, kW] is
+/// the k x O operand, packed once per call (or once per module: prepacked) as the FMA or bfloat16
+/// kernel's column panels, in the patches' column order. Batch and positions as rows keep every
+/// layer one large product: the last ResNet stage has 4 x 4 positions an image but batch x 16 rows.
+///
+/// The patches' source (PatchSource): with kPatchCopyChannels or more channels a group, x copied
+/// into channels-last memory with the padding its windows reach, so that every window lies inside
+/// and a tap's channels are one run (columns tap-major, s = t C + c); in slabs of whole images
+/// (conv_slab_bytes) copied and read while in cache. The direct product then reads the copy in
+/// place; the implicit GEMM (bfloat16, few channels) gathers its rows into packed panels.
 ///
 /// Input gradient: dx[n, c, h, w] = sum over o, taps with h = i stride - pad + kh dilation of
 /// dy[n, o, i, j] w[o, c, kh, kw]. Input rows of one stride phase (h mod stride, w mod stride)
 /// reach the same taps (those with (phase + pad - kh dilation) divisible by the stride), each
-/// through dy at a fixed offset (phase + pad - kh dilation) / stride: per phase, a GEMM of rows =
-/// the phase's input positions, k = output channels x its taps, columns = input channels, whose
-/// patch operand reads dy as the forward reads x (step 1). Every dx element is written once; no
-/// multiplies by the zeros a dilated dy would hold.
+/// through dy at a fixed offset (phase + pad - kh dilation) / stride: per phase, a product of rows
+/// = the phase's input positions, k = output channels x its taps, columns = input channels, whose
+/// patch operand reads dy (copied once, padded for every phase) as the forward reads x (step 1).
+/// Every dx element is written once; no multiplies by the zeros a dilated dy would hold.
 ///
-/// Weight gradient: dw[o, s] = sum over positions p of dy[p, o] patch(p, s): a GEMM of rows =
-/// output channels, k = positions, columns = patch columns; positions split in chunks over the
-/// threads, each thread summing into its own dw, added at the end (the output is small, k long).
-///
-/// Rows of work: tasks of (group, row chunk, column chunk), each a single-threaded packed GEMM on
-/// one thread, handed out dynamically; a chunk's packed patches (about 1 MiB) stay in cache
-/// while its output blocks are computed.
+/// Weight gradient: dw[o, s] = sum over positions p of dy[p, o] patch(p, s): rows = output
+/// channels, k = positions, columns = patch columns; the direct weight tile where every 64 patch
+/// columns are one run of x's copy, else a packed GEMM; positions split over the threads, each
+/// summing into its own dw, added at the end, or (dw past 1 MiB) the output tiles split.
 #pragma once
 
 #include <algorithm>
