@@ -80,11 +80,12 @@ bool patches_channel_runs(std::int64_t channel_stride, std::int64_t channels, st
 
 /// Whether the forward and the input gradient in T run as the direct product (cpu/conv_direct.hpp:
 /// the patches read in place from a padded channels-last source) rather than as an implicit GEMM
-/// that packs them: float and double with kPatchCopyChannels or more channels a group (whose
-/// patches then always run tap-major from a channels-last source).
+/// that packs them: float and double, and bfloat16 where built on AVX512-BF16 (its pairs of
+/// channels: an even count), with kPatchCopyChannels or more channels a group (whose patches then
+/// always run tap-major from a channels-last source).
 template <class T>
 constexpr bool conv_direct(std::int64_t channels) {
-  return (std::is_same_v<T, float> || std::is_same_v<T, double>) && channels >= kPatchCopyChannels;
+  return direct_kernel_built_v<T> && channels >= kPatchCopyChannels && (sizeof(T) != 2 || channels % 2 == 0);
 }
 
 /// How a forward in T with x's channel stride reads its patches, for logs: as the direct product
@@ -685,7 +686,7 @@ template <class T, class Finish>
 void conv_product(const std::vector<PatchOperand<T>>& patches, std::int64_t k, std::int64_t m,
                   const typename ConvKernel<T>::Packed* weights, int threads, const Finish& finish) {
   const PatchOperand<T>& first = patches[0];
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+  if constexpr (direct_kernel_built_v<T>) {
     if (conv_direct<T>(first.channels) && first.channels_inner) {
       // every group's windows at the same places; group g's columns at its channel0 (first's is 0)
       direct_conv_product<T>(

@@ -1,29 +1,41 @@
 // SPDX-License-Identifier: MIT
-/// @file The direct convolution product for float and double: the FMA register tile reads its patch operand in place from a padded channels-last source, where the implicit GEMM packs it first.
+/// @file The direct convolution product: the register tile reads its patch operand in place from a padded channels-last source, where the implicit GEMM packs it first (float and double on FMA packets, bfloat16 on AVX512-BF16's pair dot product).
 ///
 /// out(i, o) = sum_s A(i, s) B(s, o) with A(i, s) = src[base(i) + offset(s)]: row i an output
 /// position (its window's origin in the source, base), column s = (tap t, channel c) at offset
 /// tap_offset(t) + c. In a channels-last source whose padding is part of the copy, every window
 /// lies inside and a tap's channels are one run of adjacent elements, so the tile broadcasts
-/// A(i, s) straight from the source: no panel of A is packed (the implicit GEMM's packing of the
-/// patches was a quarter of a ResNet layer's forward, each packed element feeding only
-/// output-channels / 16 FMAs), and the rows are any positions (strided, across output rows and
-/// images) since each tile row has its own pointer.
+/// A(i, s) straight from the source (bfloat16: a pair of adjacent channels, one 32-bit word): no
+/// panel of A is packed (the implicit GEMM's packing of the patches was a quarter of a ResNet
+/// layer's forward, each packed element feeding only output-channels / 16 FMAs), and the rows are
+/// any positions (strided, across output rows and images) since each tile row has its own pointer.
 ///
-/// B is the weight, packed once as GemmFmaKernel's column panels (kCols output channels, k-major),
-/// the same panels the implicit GEMM reads, prepacked ones included. The loops are the packed
-/// GEMM's (cpu/gemm/packed.hpp): output blocks of kBlockRows x kBlockCols per task, k in slices of
-/// kSliceSteps whose piece of a b panel (32 KiB) stays in L1 while the block's row tiles pass over
-/// it; each tile sums a slice from zero and adds it to the block, which lives in the task's buffer
-/// (256 KiB, in L2) and goes to `finish` when complete. Sums run in order of s within a slice,
-/// slices in order: the same bound as the GEMM's, |error| <= k u sum_s |A B|.
+/// B is the weight, packed once as the GEMM kernel's column panels (DirectKernel<T>::K: 64 output
+/// channels a panel), the same panels the implicit GEMM reads, prepacked ones included. The loops
+/// are the packed GEMM's (cpu/gemm/packed.hpp): output blocks of up to 256 x 256 per task, k in
+/// slices whose piece of a b panel stays in L1 (float: 32 KiB) or L2 (bfloat16: 64 KiB) while the
+/// block's row tiles pass over it; each tile sums a slice from zero and adds it to the block,
+/// which lives in the task's buffer (256 KiB, in L2) and goes to `finish` when complete. Sums run
+/// in order of s within a slice, slices in order: the same bound as the GEMM's, |error| <= k u
+/// sum_s |A B|.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
+#include "weft/backend/cpu/gemm/dpbf16.hpp"
 #include "weft/backend/cpu/gemm/fma.hpp"
+
+namespace weft::detail::cpu {
+
+/// Whether this build has a direct product for T: float, double; bfloat16 on AVX512-BF16.
+template <class T>
+inline constexpr bool direct_kernel_built_v =
+    std::is_same_v<T, float> || std::is_same_v<T, double> || (std::is_same_v<T, weft::bfloat16> && WEFT_GEMM_DPBF16);
+
+}  // namespace weft::detail::cpu
 
 // Host code only: nvcc's device pass has no SIMD layer (see simd.hpp).
 #if !defined(__CUDA_ARCH__)
@@ -37,8 +49,6 @@ namespace weft::detail::cpu {
 template <class T>
 struct DirectTile {
   static constexpr int kRows = simd::kBytes >= 64 ? 6 : BlockGemmTile<T>::kRows;
-  /// Rows of an output block: as many whole tiles as fit 256.
-  static constexpr std::int64_t kBlockRows = 256 / kRows * kRows;
 };
 
 /// A run of a slice's columns whose offsets are consecutive: columns s .. s + length - 1 of every
@@ -95,7 +105,86 @@ WEFT_HOST_UNROLL(4)
     }
 }
 
-/// The runs of the k columns cut into slices of GemmFmaKernel<T>::kSliceSteps: slice q's runs at
+/// What the direct product runs on for T: the register tile, the layout of the weight panels it
+/// reads (packed by the GEMM kernel K for T's convolutions) and the k columns a slice holds.
+/// float and double: direct_tile on GemmFmaKernel's panels (kCols columns, one row a column s).
+template <class T>
+struct DirectKernel {
+  using K = GemmFmaKernel<T>;
+  using Packed = T;
+  using Acc = T;  // the finished blocks' type
+  static constexpr std::int64_t kRows = DirectTile<T>::kRows, kCols = K::kCols, kSlice = K::kSliceSteps;
+  /// Packed elements of one column panel, and from a panel's start to column s's row.
+  static std::int64_t panel_size(std::int64_t k) { return k * kCols; }
+  static std::int64_t row_offset(std::int64_t s) { return s * kCols; }
+  static void tile(const T* const* rows, const DirectRun* runs, std::int64_t count, const Packed* b, Acc* acc,
+                   std::int64_t ldc, bool first) {
+    direct_tile<T>(rows, runs, count, b, acc, ldc, first);
+  }
+};
+
+#if WEFT_GEMM_DPBF16
+/// The bfloat16 tile on AVX512-BF16: acc (6 x 64 fp32, rows ldc apart) = (`first` ? 0 : acc) +
+/// the runs' products, pairs of k at a time: vdpbf16ps with row r's pair (2 adjacent channels, one
+/// 32-bit word of the channels-last source: every run's offset and length even) broadcast, the
+/// weight as GemmDpbf16Kernel's b panels (a row of 64 words a pair). Each pair's two products are
+/// exact in fp32 and summed in the instruction's order, as the GEMM kernel sums them
+/// (gemm/dpbf16.hpp). Not inlined, as direct_tile.
+__attribute__((noinline)) inline void direct_tile_dpbf16(const weft::bfloat16* const* rows, const DirectRun* runs,
+                                                         std::int64_t count, const std::uint32_t* b, float* acc,
+                                                         std::int64_t ldc, bool first) {
+  constexpr int R = 6, NV = 4;
+  __m512 sum[R][NV];
+  WEFT_HOST_UNROLL(8)
+  for (int r = 0; r < R; ++r)
+    WEFT_HOST_UNROLL(4)
+    for (int v = 0; v < NV; ++v) sum[r][v] = _mm512_setzero_ps();
+  for (std::int64_t run = 0; run < count; ++run) {
+    const std::uint32_t* a[R];
+    WEFT_HOST_UNROLL(8)
+    for (int r = 0; r < R; ++r) a[r] = reinterpret_cast<const std::uint32_t*>(rows[r] + runs[run].offset);
+    const std::int64_t pairs = runs[run].length / 2;
+    for (std::int64_t p = 0; p < pairs; ++p, b += 16 * NV) {
+      __m512bh bv[NV];
+      WEFT_HOST_UNROLL(4)
+      for (int v = 0; v < NV; ++v) bv[v] = (__m512bh)_mm512_loadu_si512(b + 16 * v);
+      WEFT_HOST_UNROLL(8)
+      for (int r = 0; r < R; ++r) {
+        const __m512bh x = (__m512bh)_mm512_set1_epi32(int(a[r][p]));  // the {1to16} operand
+        WEFT_HOST_UNROLL(4)
+        for (int v = 0; v < NV; ++v) sum[r][v] = _mm512_dpbf16_ps(sum[r][v], x, bv[v]);
+      }
+    }
+  }
+  WEFT_HOST_UNROLL(8)
+  for (int r = 0; r < R; ++r)
+    WEFT_HOST_UNROLL(4)
+    for (int v = 0; v < NV; ++v) {
+      float* dst = acc + r * ldc + 16 * v;
+      _mm512_storeu_ps(dst, first ? sum[r][v] : _mm512_add_ps(_mm512_loadu_ps(dst), sum[r][v]));
+    }
+}
+
+/// bfloat16 on AVX512-BF16: direct_tile_dpbf16 on GemmDpbf16Kernel's panels (64 columns, pairs of
+/// k in rows of 64 words, k padded to steps of 32), slices of 512 columns (16 of the GEMM's
+/// steps: a panel's slice is 64 KiB, as the GEMM's), the blocks fp32 sums rounded once by the
+/// caller.
+template <>
+struct DirectKernel<weft::bfloat16> {
+  using K = GemmDpbf16Kernel;
+  using Packed = std::uint32_t;
+  using Acc = float;
+  static constexpr std::int64_t kRows = 6, kCols = K::kCols, kSlice = K::kSliceSteps * K::kStep;
+  static std::int64_t panel_size(std::int64_t k) { return (k + K::kStep - 1) / K::kStep * K::kStepElemsB; }
+  static std::int64_t row_offset(std::int64_t s) { return s / 2 * kCols; }
+  static void tile(const weft::bfloat16* const* rows, const DirectRun* runs, std::int64_t count, const Packed* b,
+                   Acc* acc, std::int64_t ldc, bool first) {
+    direct_tile_dpbf16(rows, runs, count, b, acc, ldc, first);
+  }
+};
+#endif
+
+/// The runs of the k columns cut into slices of DirectKernel<T>::kSlice columns: slice q's runs at
 /// runs[first[q] .. first[q + 1]); column s's offset is offset(s).
 struct DirectSlices {
   std::vector<DirectRun> runs;
@@ -103,7 +192,7 @@ struct DirectSlices {
 };
 template <class T, class Offset>
 DirectSlices direct_slices(std::int64_t k, const Offset& offset) {
-  constexpr std::int64_t kSlice = GemmFmaKernel<T>::kSliceSteps;
+  constexpr std::int64_t kSlice = DirectKernel<T>::kSlice;
   DirectSlices d;
   for (std::int64_t s0 = 0; s0 < k; s0 += kSlice) {
     d.first.push_back(std::int64_t(d.runs.size()));
@@ -120,18 +209,21 @@ DirectSlices direct_slices(std::int64_t k, const Offset& offset) {
 
 /// For each group g < groups: the rows x k x m product of A_g(i, s) = src_g[row_base(g, i) +
 /// offset(s)] (every row's window inside its source) and the weight panels at `weights` + g
-/// packed_panels_size(k, m) (GemmFmaKernel<T>'s layout), on up to `threads` threads in tasks of
+/// packed_panels_size(k, m) (DirectKernel<T>::K's layout), on up to `threads` threads in tasks of
 /// (group, row block, column block); finish(g, i0, i1, j0, j1, block, ld) receives each finished
-/// block (block(i - i0, j - j0) at block[(i - i0) ld + j - j0]).
+/// block (block(i - i0, j - j0) at block[(i - i0) ld + j - j0], DirectKernel<T>::Acc sums).
 template <class T, class Source, class RowBase, class Offset, class Finish>
 void direct_conv_product(std::int64_t groups, std::int64_t rows, std::int64_t k, std::int64_t m, const Source& source,
-                         const RowBase& row_base, const Offset& offset, const T* weights, int threads,
-                         const Finish& finish) {
-  using K = GemmFmaKernel<T>;
-  constexpr std::int64_t R = DirectTile<T>::kRows, kCols = K::kCols, kBlockRows = DirectTile<T>::kBlockRows;
+                         const RowBase& row_base, const Offset& offset,
+                         const typename DirectKernel<T>::Packed* weights, int threads, const Finish& finish) {
+  using DK = DirectKernel<T>;
+  using K = typename DK::K;
+  using Acc = typename DK::Acc;
+  // rows of an output block: as many whole tiles as fit 256
+  constexpr std::int64_t R = DK::kRows, kCols = DK::kCols, kBlockRows = 256 / R * R;
   if (rows == 0 || m == 0) return;
   const DirectSlices slices = direct_slices<T>(k, offset);
-  const std::int64_t group_panels = packed_panels_size<K>(k, m);
+  const std::int64_t group_panels = packed_panels_size<K>(k, m), panel = DK::panel_size(k);
   // Blocks of up to kBlockRows x kBlockCols. Past one block of rows, the rows in a multiple of
   // `threads` blocks of equal size (whole tiles), so that every thread gets the same work
   // (ResNet-18's 8 x 8 stage, 4096 rows: 17 blocks of 252 left one thread a block alone; 18 of
@@ -150,7 +242,7 @@ void direct_conv_product(std::int64_t groups, std::int64_t rows, std::int64_t k,
   threads = int(std::min<std::int64_t>(threads, tasks));
   WEFT_PRAGMA_OMP(omp parallel num_threads(threads) if (threads > 1))
   {
-    const PackedGemmScratch<T> buffer(3, kBlockRows * K::kBlockCols);
+    const PackedGemmScratch<Acc> buffer(3, kBlockRows * K::kBlockCols);
     std::vector<const T*> row_at(static_cast<std::size_t>(kBlockRows));
     WEFT_PRAGMA_OMP(omp for schedule(dynamic, 1))
     for (std::int64_t task = 0; task < tasks; ++task) {
@@ -161,17 +253,17 @@ void direct_conv_product(std::int64_t groups, std::int64_t rows, std::int64_t k,
       const T* src = source(g);
       // rows past the product repeat its last row (computed, never handed out)
       for (std::int64_t i = 0; i < tiles * R; ++i) row_at[std::size_t(i)] = src + row_base(g, std::min(i0 + i, rows - 1));
-      const T* b_group = weights + g * group_panels + j0 / kCols * k * kCols;
+      const typename DK::Packed* b_group = weights + g * group_panels + j0 / kCols * panel;
       for (std::int64_t q = 0; q + 1 < std::int64_t(slices.first.size()); ++q) {
-        const std::int64_t s0 = q * K::kSliceSteps;
+        const std::int64_t s0 = q * DK::kSlice;
         const DirectRun* runs = slices.runs.data() + slices.first[q];
         const std::int64_t count = slices.first[q + 1] - slices.first[q];
         for (std::int64_t u = 0; u < panels; ++u)
           for (std::int64_t t = 0; t < tiles; ++t)
-            direct_tile<T>(row_at.data() + t * R, runs, count, b_group + (u * k + s0) * kCols,
-                           buffer.get() + t * R * block_cols + u * kCols, block_cols, q == 0);
+            DK::tile(row_at.data() + t * R, runs, count, b_group + u * panel + DK::row_offset(s0),
+                     buffer.get() + t * R * block_cols + u * kCols, block_cols, q == 0);
       }
-      finish(g, i0, i0 + n, j0, j0 + mc, static_cast<const T*>(buffer.get()), block_cols);
+      finish(g, i0, i0 + n, j0, j0 + mc, static_cast<const Acc*>(buffer.get()), block_cols);
     }
   }
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "weft/backend/cpu/simd/vec.hpp"
 
@@ -21,6 +22,27 @@ namespace weft::detail::simd {
 template <class T>
 inline constexpr int kTransposeLanes = native_lanes<T>;
 
+/// Round b of transpose_tile on rows `upper` (row i) and `lower` (row i + b): the lanes of the new
+/// row i (`kLower` false) or i + b (true), as a two-source shuffle with constant indices
+/// (__builtin_shufflevector: GCC 12 and clang; 0 .. L - 1 index `upper`, L .. 2L - 1 `lower`).
+template <int L, int B, bool kLower, class Row, std::size_t... J>
+WEFT_SIMD_INLINE Row transpose_pick(Row upper, Row lower, std::index_sequence<J...>) {
+  if constexpr (kLower) return __builtin_shufflevector(upper, lower, ((J & B) ? L + int(J) : int(J) + B)...);
+  else return __builtin_shufflevector(upper, lower, ((J & B) ? L + int(J) - B : int(J))...);
+}
+
+/// Rounds b = B, B / 2, ..., 1 of transpose_tile over its L rows.
+template <int L, int B, class Row>
+WEFT_SIMD_INLINE void transpose_rounds(Row (&r)[L]) {
+  for (int i = 0; i < L; ++i) {
+    if (i & B) continue;
+    const Row upper = r[i], lower = r[i + B];
+    r[i] = transpose_pick<L, B, false>(upper, lower, std::make_index_sequence<L>{});
+    r[i + B] = transpose_pick<L, B, true>(upper, lower, std::make_index_sequence<L>{});
+  }
+  if constexpr (B > 1) transpose_rounds<L, B / 2>(r);
+}
+
 /// out[j out_stride + i] = in[i in_stride + j] for i, j < L = kTransposeLanes<T>: L packet loads,
 /// log2 L rounds of L two-source shuffles, L packet stores. Round b swaps, in each pair of rows b
 /// apart, the b x b blocks off the diagonal of their 2b x 2b block (rows i and i + b: lanes with
@@ -36,19 +58,7 @@ WEFT_SIMD_INLINE void transpose_tile(const T* in, std::int64_t in_stride, T* out
   typedef Bits Row __attribute__((vector_size(L * sizeof(Bits))));
   Row r[L];
   for (int i = 0; i < L; ++i) std::memcpy(&r[i], static_cast<const void*>(in + i * in_stride), sizeof(Row));
-  for (int b = L / 2; b >= 1; b /= 2) {
-    Row low, high;  // the shuffles' lane sources: 0 .. L - 1 row i, L .. 2L - 1 row i + b
-    for (int j = 0; j < L; ++j) {
-      low[j] = Bits((j & b) ? L + j - b : j);
-      high[j] = Bits((j & b) ? L + j : j + b);
-    }
-    for (int i = 0; i < L; ++i) {
-      if (i & b) continue;
-      const Row upper = r[i], lower = r[i + b];
-      r[i] = __builtin_shuffle(upper, lower, low);
-      r[i + b] = __builtin_shuffle(upper, lower, high);
-    }
-  }
+  if constexpr (L > 1) transpose_rounds<L, L / 2>(r);
   for (int j = 0; j < L; ++j) std::memcpy(static_cast<void*>(out + j * out_stride), &r[j], sizeof(Row));
 }
 
