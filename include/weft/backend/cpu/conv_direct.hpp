@@ -57,6 +57,20 @@ struct DirectRun {
   std::int64_t offset = 0, length = 0;
 };
 
+/// acc (R x NV packets, rows ldc apart) = sum, or acc + sum unless `first`: how both direct tiles
+/// hand their register sums to the block.
+template <class V, int R, int NV, class T>
+inline __attribute__((always_inline)) void store_tile_sums(V (&sum)[R][NV], T* acc, std::int64_t ldc, bool first) {
+  constexpr int W = int(sizeof(typename V::Raw) / sizeof(T));
+WEFT_HOST_UNROLL(8)
+  for (int r = 0; r < R; ++r)
+WEFT_HOST_UNROLL(4)
+    for (int v = 0; v < NV; ++v) {
+      if (!first) sum[r][v] = V::load(acc + r * ldc + v * W) + sum[r][v];
+      sum[r][v].store(acc + r * ldc + v * W);
+    }
+}
+
 /// acc (kRows x kCols of BlockGemmTile<T>, rows ldc apart) = (`first` ? 0 : acc) + sum over the
 /// runs' columns of A B: row r of A read from rows[r] + run offset, B the panel slice at b (kCols
 /// elements a column s, k-major). The B packets are loaded once a step for the kRows broadcasts.
@@ -96,13 +110,7 @@ WEFT_HOST_UNROLL(4)
     }
     b += length * kCols;
   }
-WEFT_HOST_UNROLL(8)
-  for (int r = 0; r < R; ++r)
-WEFT_HOST_UNROLL(4)
-    for (int v = 0; v < NV; ++v) {
-      if (!first) sum[r][v] = V::load(acc + r * ldc + v * W) + sum[r][v];
-      sum[r][v].store(acc + r * ldc + v * W);
-    }
+  store_tile_sums(sum, acc, ldc, first);
 }
 
 /// What the direct product runs on for T: the register tile, the layout of the weight panels it
@@ -268,7 +276,7 @@ void direct_conv_product(std::int64_t groups, std::int64_t rows, std::int64_t k,
   }
 }
 
-/// The weight gradient's register tile: acc (DirectTile<T>::kRows x kCols, rows ldc apart) +=
+/// The weight gradient's register tile: acc (DirectTile<T>::kRows x kCols, rows ldc apart) = (`first` ? 0 : acc) +
 /// sum over q < count of dy_rows[r][dy_offset[q]] x[x_offset[q] + 0 .. kCols - 1]: output
 /// channels r of one tile by kCols patch columns that are one run of the source (a tap's
 /// channels), summed over positions q; both operands read in place (dy broadcast through any
@@ -276,7 +284,7 @@ void direct_conv_product(std::int64_t groups, std::int64_t rows, std::int64_t k,
 template <class T>
 __attribute__((noinline)) void direct_weight_tile(const T* const* dy_rows, const std::int64_t* dy_offset, const T* x,
                                                   const std::int64_t* x_offset, std::int64_t count, T* acc,
-                                                  std::int64_t ldc) {
+                                                  std::int64_t ldc, bool first) {
   using Tile = BlockGemmTile<T>;
   constexpr int R = DirectTile<T>::kRows, NV = Tile::kVecs, W = Tile::kLanes;
   using V = simd::Vec<T, W>;
@@ -304,10 +312,7 @@ WEFT_HOST_UNROLL(4)
       for (int v = 0; v < NV; ++v) sum[r][v] = sum[r][v] + g * xs[v];
     }
   }
-WEFT_HOST_UNROLL(8)
-  for (int r = 0; r < R; ++r)
-WEFT_HOST_UNROLL(4)
-    for (int v = 0; v < NV; ++v) (V::load(acc + r * ldc + v * W) + sum[r][v]).store(acc + r * ldc + v * W);
+  store_tile_sums(sum, acc, ldc, first);
 }
 
 /// The weight gradient as a direct product, for each group g < groups:
@@ -366,9 +371,8 @@ void direct_weight_product(std::int64_t groups, std::int64_t og, std::int64_t k,
         const std::int64_t o0 = t * R, live = std::min(R, og - o0);
         for (std::int64_t r = 0; r < R; ++r)  // rows past og repeat the last (computed, not added)
           rows[r] = dy + (g * og + o0 + std::min(r, live - 1)) * dy_channel;
-        std::fill(tile, tile + R * kCols, T(0));
         direct_weight_tile<T>(rows, chunk_dy, x + g * x_group + column_offset[std::size_t(panel * kCols)], chunk_x,
-                              count, tile, kCols);
+                              count, tile, kCols, true);
         T* out = sum + (g * og + o0) * k + panel * kCols;
         for (std::int64_t r = 0; r < live; ++r)
           for (std::int64_t j = 0; j < kCols; ++j) out[r * k + j] += tile[r * kCols + j];
