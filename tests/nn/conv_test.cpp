@@ -243,6 +243,102 @@ TEST_CASE("conv2d forward and backward: the GEMM's task splits (many rows, many 
   }
 }
 
+/// What the error of Winograd's F(2x2, 3x3) is bounded by (cpu/conv_winograd.hpp): for output
+/// (n, o, i, j) of the stride-1 3 x 3 correlation of src [n, k, h, w] padded by `pad`, in tile
+/// (i / 2, j / 2): the sum over c of |A^T| (|G| |g| |G|^T . |B^T| |d| |B|) |A| at (i % 2, j % 2),
+/// d the tile's 4 x 4 inputs (zero outside src), g = kernel(o, c).
+template <class Kernel>
+std::vector<double> winograd_magnitude(const std::vector<double>& src, std::int64_t n, std::int64_t k, std::int64_t h,
+                                       std::int64_t w, std::int64_t pad, std::int64_t out_h, std::int64_t out_w,
+                                       std::int64_t m, const Kernel& kernel) {
+  const double bt[4][4] = {{1, 0, 1, 0}, {0, 1, 1, 0}, {0, 1, 1, 0}, {0, 1, 0, 1}};
+  const double g_abs[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, 0.5, 0.5}, {0, 0, 1}};
+  const double at[2][4] = {{1, 1, 1, 0}, {0, 1, 1, 1}};
+  std::vector<double> mag(std::size_t(n * m * out_h * out_w));
+  for (std::int64_t b = 0; b < n; ++b)
+    for (std::int64_t ti = 0; 2 * ti < out_h; ++ti)
+      for (std::int64_t tj = 0; 2 * tj < out_w; ++tj)
+        for (std::int64_t o = 0; o < m; ++o) {
+          double s[4][4] = {};
+          for (std::int64_t c = 0; c < k; ++c) {
+            double d[4][4], p[4][4] = {}, q[4][4] = {}, gq[4][3] = {};
+            for (int r = 0; r < 4; ++r)
+              for (int e = 0; e < 4; ++e) {
+                const std::int64_t y = 2 * ti + r - pad, x = 2 * tj + e - pad;
+                d[r][e] = y < 0 || y >= h || x < 0 || x >= w ? 0 : std::abs(src[std::size_t(((b * k + c) * h + y) * w + x)]);
+              }
+            for (int r = 0; r < 4; ++r)
+              for (int e = 0; e < 4; ++e)
+                for (int a = 0; a < 4; ++a)
+                  for (int f = 0; f < 4; ++f) p[r][e] += bt[r][a] * d[a][f] * bt[e][f];
+            for (int r = 0; r < 4; ++r)
+              for (int e = 0; e < 3; ++e)
+                for (int a = 0; a < 3; ++a) gq[r][e] += g_abs[r][a] * std::abs(kernel(o, c, a, e));
+            for (int r = 0; r < 4; ++r)
+              for (int e = 0; e < 4; ++e)
+                for (int f = 0; f < 3; ++f) q[r][e] += gq[r][f] * g_abs[e][f];
+            for (int r = 0; r < 4; ++r)
+              for (int e = 0; e < 4; ++e) s[r][e] += q[r][e] * p[r][e];
+          }
+          for (int a = 0; a < 2 && 2 * ti + a < out_h; ++a)
+            for (int e = 0; e < 2 && 2 * tj + e < out_w; ++e) {
+              double v = 0;
+              for (int r = 0; r < 4; ++r)
+                for (int f = 0; f < 4; ++f) v += at[a][r] * s[r][f] * at[e][f];
+              mag[std::size_t(((b * m + o) * out_h + 2 * ti + a) * out_w + 2 * tj + e)] = v;
+            }
+        }
+  return mag;
+}
+
+TEST_CASE("conv2d as Winograd F(2x2, 3x3): forward and input gradient against a double sum, within its error bound") {
+  // float 3 x 3 of stride 1 with 16 or more channels and 64 or more output tiles; padding 0, 1, 2
+  // (the input gradient's 2, 1, 0); odd sizes (tiles past the edge); channels past a whole packet
+  // and output channels past one panel; NCHW, channels-last, a slice, and one-image slabs
+  WEFT_TEST_RNG(rng);
+  const Config shapes[] = {{2, 16, 12, 12, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+                           {3, 19, 11, 13, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+                           {2, 24, 14, 15, 17, 3, 3, 1, 1, 0, 0, 1, 1, 1},
+                           {1, 33, 15, 16, 40, 3, 3, 1, 1, 2, 2, 1, 1, 1},
+                           {4, 64, 8, 8, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1}};
+  const double u = std::numeric_limits<float>::epsilon();
+  for (const Config& k : shapes) {
+    const Shape xs{k.n, k.c, k.h, k.w}, ws{k.o, k.c, 3, 3}, ys{k.n, k.o, k.oh(), k.ow()};
+    const std::vector<double> x = random_values(rng, xs.numel(), false), w = random_values(rng, ws.numel(), false);
+    const std::vector<double> dy = random_values(rng, ys.numel(), false);
+    const Reference ref = reference(k, x, w, nullptr, dy);
+    const std::vector<double> y_mag = winograd_magnitude(
+        x, k.n, k.c, k.h, k.w, k.ph, k.oh(), k.ow(), k.o,
+        [&](std::int64_t o, std::int64_t c, int a, int e) { return w[std::size_t(((o * k.c + c) * 3 + a) * 3 + e)]; });
+    const std::vector<double> dx_mag = winograd_magnitude(
+        dy, k.n, k.o, k.oh(), k.ow(), 2 - k.ph, k.h, k.w, k.c,
+        [&](std::int64_t c, std::int64_t o, int a, int e) { return w[std::size_t(((o * k.c + c) * 3 + 2 - a) * 3 + 2 - e)]; });
+    auto bound = [&](const std::vector<double>& mag, std::int64_t terms) {
+      std::vector<double> b(mag.size());
+      for (std::size_t i = 0; i < b.size(); ++i) b[i] = double(terms + 10) * u * mag[i] + 1e-30;
+      return b;
+    };
+    for (int layout : {0, 1, 2, 3}) {  // 3: NCHW, the batch in slabs of one image
+      INFO(k.str(), ", layout ", layout);
+      const std::int64_t slab_bytes = weft::detail::cpu::conv_slab_bytes;
+      if (layout == 3) weft::detail::cpu::conv_slab_bytes = 1;
+      const TensorView<float> xv = in_layout<float>(x, xs, layout % 3), wv = in_layout<float>(w, ws, 0);
+      weft::set_logs("vision");
+      LogCapture capture;
+      const Tensor<float> y(nn::conv2d(xv, wv, k.options()));
+      const std::string log = capture.text();
+      capture.restore();
+      weft::set_logs("");
+      CHECK_MESSAGE(has(log, "Winograd F(2x2, 3x3)"), log);
+      check_close("y", y, ref.y, bound(y_mag, k.c));
+      const nn::ConvGradients<float> d =
+          nn::conv2d_backward<float>(in_layout<float>(dy, ys, layout % 3), xv, wv, k.options());
+      check_close("dx", d.dx, ref.dx, bound(dx_mag, k.o));
+      weft::detail::cpu::conv_slab_bytes = slab_bytes;
+    }
+  }
+}
+
 /// The weight gradient of a layer whose partial sums per thread pass 1 MiB (og x k = 64 x 2304 in
 /// double, 2 groups of 192 x 1728 in float and bfloat16): one product per group split by output
 /// blocks rather than by positions, against the double sum.
@@ -535,11 +631,23 @@ void check_prepack_bits() {
   auto same_bits = [](const Tensor<T>& a, const Tensor<T>& b) {
     return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), std::size_t(a.numel()) * sizeof(T)) == 0;
   };
-  // 16 input channels: NCHW bfloat16 patches come from a channels-last copy (tap-major panels)
-  for (const auto& [channels, o] : {std::pair{6, nn::ConvOptions{.stride = {1, 2}, .padding = 1, .groups = 2}},
-                                    std::pair{6, nn::ConvOptions{}}, std::pair{16, nn::ConvOptions{.padding = 1}}}) {
-    nn::Conv2d<T> conv(channels, 10, {3, 2}, o, true, rng.bits());
-    const ad::Var<T> x(random_contiguous<T>(rng, Shape{3, channels, 7, 9}, Domain{}));
+  // 16 input channels: NCHW bfloat16 patches come from a channels-last copy (tap-major panels).
+  // 3 x 3 of stride 1 in float: the panels hold the direct product's weight and Winograd's, the
+  // call with 108 output tiles runs Winograd, the one with 9 the direct product (cpu::conv_winograd)
+  struct Case {
+    std::int64_t channels, out;
+    nn::Size2 kernel;
+    nn::ConvOptions o;
+    Shape x;
+  };
+  for (const Case& k : {Case{6, 10, {3, 2}, {.stride = {1, 2}, .padding = 1, .groups = 2}, Shape{3, 6, 7, 9}},
+                        Case{6, 10, {3, 2}, {}, Shape{3, 6, 7, 9}},
+                        Case{16, 10, {3, 2}, {.padding = 1}, Shape{3, 16, 7, 9}},
+                        Case{16, 20, {3, 3}, {.padding = 1}, Shape{3, 16, 12, 12}},
+                        Case{16, 20, {3, 3}, {.padding = 1}, Shape{1, 16, 6, 6}}}) {
+    INFO(k.x, " * ", k.kernel.h, "x", k.kernel.w);
+    nn::Conv2d<T> conv(k.channels, k.out, k.kernel, k.o, true, rng.bits());
+    const ad::Var<T> x(random_contiguous<T>(rng, k.x, Domain{}));
     ad::NoGrad no_grad;
     const Tensor<T> plain = conv(x).value();
     conv.prepack();

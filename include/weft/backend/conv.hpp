@@ -74,13 +74,21 @@ inline const char* conv_bf16_path() {
 }
 
 /// The prepacked forward weights of a convolution (the GEMM's panels, per group) for inputs with
-/// x's strides (the panels' column order follows the input's layout).
+/// x's strides (the panels' column order follows the input's layout), followed by the transformed
+/// weight where the convolution may run as Winograd's F(2x2, 3x3) (cpu::conv_winograd_shape).
 template <class T>
 std::vector<conv_packed_t<T>> conv2d_prepack(const ConvGeometry& geo, const cpu::Strided4<const T>& x,
                                              const TensorView<const T>& w) {
 #if !defined(__CUDA_ARCH__)
   const auto panels = cpu::conv_forward_weights(geo, cpu::conv_forward_patches(geo, x, 0), w.data());
-  return std::vector<conv_packed_t<T>>(panels.begin(), panels.end());  // kept by the module
+  std::vector<conv_packed_t<T>> kept(panels.begin(), panels.end());  // kept by the module
+  if constexpr (std::is_same_v<T, float>) {
+    if (cpu::conv_winograd_shape<T>(geo)) {  // and Winograd's, for the calls with enough tiles
+      const auto u = cpu::winograd_forward_weights(geo, w.data());
+      kept.insert(kept.end(), u.begin(), u.end());
+    }
+  }
+  return kept;
 #else
   (void)geo, (void)x, (void)w;
   return {};

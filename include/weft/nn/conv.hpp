@@ -269,6 +269,7 @@ PrepackedConv<T> prepack_conv(const TensorView<const T>& w, const ConvOptions& o
     ConvGeometry g;
     g.in_channels = ws[1] * o.groups, g.out_channels = ws[0], g.kernel_h = ws[2], g.kernel_w = ws[3];
     g.dilation_h = o.dilation.h, g.dilation_w = o.dilation.w, g.groups = o.groups;
+    g.stride_h = o.stride.h, g.stride_w = o.stride.w;  // which engine runs (cpu::conv_winograd)
     // Only the column order matters: tap-major where the patches gather channel runs (from a
     // channels-last input, or the channels-last copy of an NCHW one: cpu::PatchSource), else
     // channel-major; a probe with adjacent channels or not gives it.

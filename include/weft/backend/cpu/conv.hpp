@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "weft/backend/cpu/conv_direct.hpp"
+#include "weft/backend/cpu/conv_winograd.hpp"
 #include "weft/backend/cpu/gemm/bf16.hpp"
 #include "weft/backend/cpu/gemm/fma.hpp"
 #include "weft/backend/cpu/simd/transpose.hpp"
@@ -88,6 +89,33 @@ constexpr bool conv_direct(std::int64_t channels) {
   return direct_kernel_built_v<T> && channels >= kPatchCopyChannels && (sizeof(T) != 2 || channels % 2 == 0);
 }
 
+/// Whether a convolution in T has Winograd's F(2x2, 3x3) (cpu/conv_winograd.hpp): float, a 3 x 3
+/// kernel of stride 1, no dilation, one group, and kWinogradChannels or more channels in and out
+/// (its transforms, O(C + O) a tile, against products of O(C O)). `transposed`: the input
+/// gradient's, a correlation of dy (out_channels) with the flipped kernel and padding 2 - pad,
+/// which needs pad <= 2. What the weight alone decides: nn::prepack keeps the transformed weight
+/// beside the direct product's panels where this holds.
+inline constexpr std::int64_t kWinogradChannels = 16;
+template <class T>
+constexpr bool conv_winograd_shape(const ConvGeometry& geo, bool transposed = false) {
+  return std::is_same_v<T, float> && geo.kernel_h == 3 && geo.kernel_w == 3 && geo.stride_h == 1 &&
+         geo.stride_w == 1 && geo.dilation_h == 1 && geo.dilation_w == 1 && geo.groups == 1 &&
+         geo.in_channels >= kWinogradChannels && geo.out_channels >= kWinogradChannels &&
+         (!transposed || (geo.pad_h <= 2 && geo.pad_w <= 2));
+}
+
+/// Whether a convolution in T runs as Winograd's F(2x2, 3x3): conv_winograd_shape, and
+/// kWinogradTiles or more 2 x 2 output tiles over the batch (`transposed`: the input gradient's,
+/// tiles of x's positions). Each task reads the whole transformed weight (16 C O floats) once for
+/// its tiles, so with few tiles (a batch of 1 in a deep layer: ResNet-50's 7 x 7 stage has 16) the
+/// product waits on it: there the direct product, which reads 9 C O, runs 1.5-3x faster.
+inline constexpr std::int64_t kWinogradTiles = 64;
+template <class T>
+constexpr bool conv_winograd(const ConvGeometry& geo, bool transposed = false) {
+  const std::int64_t h = transposed ? geo.in_h : geo.out_h, w = transposed ? geo.in_w : geo.out_w;
+  return conv_winograd_shape<T>(geo, transposed) && geo.batch * ((h + 1) / 2) * ((w + 1) / 2) >= kWinogradTiles;
+}
+
 /// How a forward in T with x's channel stride reads its patches, for logs: as the direct product
 /// or an implicit GEMM, and from where.
 template <class T>
@@ -99,6 +127,9 @@ std::string conv_patches_text(const ConvGeometry& geo, std::int64_t channel_stri
                       (geo.out_h - 1) * geo.stride_h + (geo.kernel_h - 1) * geo.dilation_h - geo.pad_h >= geo.in_h ||
                       (geo.out_w - 1) * geo.stride_w + (geo.kernel_w - 1) * geo.dilation_w - geo.pad_w >= geo.in_w;
   const bool copy = channel_stride != 1 || padded;
+  if (conv_winograd<T>(geo))
+    return copy ? "Winograd F(2x2, 3x3), 16 products of 4 x 4 tiles transformed from a padded channels-last copy of x"
+                : "Winograd F(2x2, 3x3), 16 products of 4 x 4 tiles transformed from x";
   if (conv_direct<T>(cg))
     return copy ? "direct, patches read in place from a padded channels-last copy of x" : "direct, patches read in place from x";
   return copy ? "implicit GEMM, patches tap-major from a padded channels-last copy of x (a run per tap)"
@@ -606,6 +637,49 @@ HostVector<typename K::Packed> pack_group_weights(std::int64_t groups, std::int6
   return panels;
 }
 
+/// The transformed weight of a Winograd convolution with k input and m output channels (the
+/// operand winograd_product reads): U_xi(c, o) = (G g G^T)_xi of the 3 x 3 kernel g(kh, kw) =
+/// kernel(o, c, kh, kw), as 16 groups of k x m panels of GemmFmaKernel<float>.
+template <class Kernel>
+HostVector<float> winograd_weights(std::int64_t k, std::int64_t m, const Kernel& kernel) {
+  using K = GemmFmaKernel<float>;
+  constexpr std::int64_t kCols = K::kCols;
+  const std::int64_t group = packed_panels_size<K>(k, m), panels = (m + kCols - 1) / kCols;
+  HostVector<float> u(std::size_t(16 * group));
+  // written where each goes: U_xi(c, o) at xi group + (o / kCols) k kCols + c kCols + o % kCols (a
+  // panel's columns past m stay zero), a panel per task
+  const int threads = int(std::min<std::int64_t>(panels, threads_for(16 * k * m)));
+  WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(static) if (threads > 1))
+  for (std::int64_t p = 0; p < panels; ++p)
+    for (std::int64_t c = 0; c < k; ++c)
+      for (std::int64_t o = p * kCols; o < std::min(m, (p + 1) * kCols); ++o) {
+        double g[3][3];
+        for (int kh = 0; kh < 3; ++kh)
+          for (int kw = 0; kw < 3; ++kw) g[kh][kw] = double(kernel(o, c, kh, kw));
+        float t[16];
+        winograd_kernel_transform(g, t);
+        float* at = u.data() + p * k * kCols + c * kCols + o % kCols;
+        for (int xi = 0; xi < 16; ++xi) at[xi * group] = t[xi];
+      }
+  return u;
+}
+
+/// Rows above and below, columns left and right, that a Winograd correlation of an h x w source
+/// padded by pad_h, pad_w into out_h x out_w outputs reads: its 4 x 4 tiles start every 2 outputs,
+/// so the last reaches 2 ceil(out / 2) + 1 - pad past the source's first row.
+inline SourcePads winograd_pads(std::int64_t h, std::int64_t w, std::int64_t pad_h, std::int64_t pad_w,
+                                std::int64_t out_h, std::int64_t out_w) {
+  return {pad_h, std::max<std::int64_t>(0, (out_h + 1) / 2 * 2 + 2 - pad_h - h), pad_w,
+          std::max<std::int64_t>(0, (out_w + 1) / 2 * 2 + 2 - pad_w - w)};
+}
+
+/// The forward's transformed weight for Winograd (conv_winograd_shape): U of the kernels w[o, c].
+inline HostVector<float> winograd_forward_weights(const ConvGeometry& geo, const float* w) {
+  return winograd_weights(geo.in_channels, geo.out_channels, [&](std::int64_t o, std::int64_t c, int kh, int kw) {
+    return w[(o * geo.in_channels + c) * 9 + kh * 3 + kw];
+  });
+}
+
 /// The weight operand of the forward for every group, prepacked for ConvKernel<T>: group g's k x
 /// m matrix is B(s, o) = w[g m + o, channel(s), tap(s)] (w contiguous [O, C/g, kH, kW]) in the
 /// column order of `patches` (the forward's patch operand: conv_forward_patches).
@@ -722,6 +796,20 @@ void conv_forward_product(const ConvGeometry& geo, const Strided4<const T>& x, c
     ConvGeometry part = geo;
     part.batch = std::min(slab, geo.batch - n0);
     const Strided4<const T> xs = images_from(x, n0);
+    if constexpr (std::is_same_v<T, float>) {
+      if (conv_winograd<T>(geo)) {  // prepacked: the transformed weight after the direct product's panels
+        const float* u = prepacked ? prepacked + packed_panels_size<ConvKernel<T>>(geo.reduction(), geo.out_channels) : nullptr;
+        if (!u) own = winograd_forward_weights(geo, w), u = own.data();
+        const PatchSource<T> source(xs, part.batch, geo.in_channels, geo.in_h, geo.in_w, geo.in_channels, geo.taps(),
+                                    winograd_pads(geo.in_h, geo.in_w, geo.pad_h, geo.pad_w, geo.out_h, geo.out_w));
+        const Strided4<const T>& v = source.view();
+        winograd_product(v.data, v.sn, v.sh, v.sw, part.batch, geo.out_h, geo.out_w, geo.in_channels, geo.out_channels, u,
+                         threads_for(part.macs() / 64),
+                         [&](std::int64_t g, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1,
+                             const float* block, std::int64_t ld) { finish(g, n0 * plane + i0, n0 * plane + i1, j0, j1, block, ld); });
+        continue;
+      }
+    }
     const PatchSource<T> source = conv_forward_source(part, xs);
     std::vector<PatchOperand<T>> patches;
     for (std::int64_t g = 0; g < geo.groups; ++g) patches.push_back(conv_forward_patches(part, xs, g, &source));
@@ -837,6 +925,24 @@ void conv2d_backward_input(const ConvGeometry& geo, const Strided4<const T>& dy,
       conv2d_backward_input(part, images_from(dy, n0), w, images_from(dx, n0));
     }
     return;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (conv_winograd<T>(geo, true)) {
+      // dx = the correlation of dy, padded by 2 - pad, with the flipped kernels w[o, c, 2 - kh, 2 - kw]
+      const HostVector<float> u = winograd_weights(og, cg, [&](std::int64_t c, std::int64_t o, int kh, int kw) {
+        return w[(o * cg + c) * 9 + (2 - kh) * 3 + 2 - kw];
+      });
+      const PatchSource<T> source(dy, geo.batch, og, geo.out_h, geo.out_w, og, taps,
+                                  winograd_pads(geo.out_h, geo.out_w, 2 - geo.pad_h, 2 - geo.pad_w, geo.in_h, geo.in_w));
+      const Strided4<const T>& v = source.view();
+      winograd_product(v.data, v.sn, v.sh, v.sw, geo.batch, geo.in_h, geo.in_w, og, cg, u.data(), threads_for(geo.macs() / 64),
+                       [&](std::int64_t, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1,
+                           const float* block, std::int64_t ld) {
+                         store_block(dx, geo.in_h, geo.in_w, 1, 1, 0, 0, 0, i0, i1, j0, j1, block, ld,
+                                     [](float v, std::int64_t, std::int64_t) { return v; });
+                       });
+      return;
+    }
   }
   auto floor_div = [](std::int64_t a, std::int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
   // Per stride phase (ph, pw): its rows are the input positions (ph + stride_h a, pw + stride_w b);
