@@ -291,7 +291,55 @@ std::vector<double> winograd_magnitude(const std::vector<double>& src, std::int6
   return mag;
 }
 
-TEST_CASE("conv2d as Winograd F(2x2, 3x3): forward and input gradient against a double sum, within its error bound") {
+/// What the error of the weight gradient as F(2x2, 3x3) is bounded by: for dw(o, c), |G|^T (sum over
+/// tiles of |A| |dY| |A|^T . |B^T| |d| |B|) |G|, dY the tile's 2 x 2 output gradients of o (zero
+/// past the edges), d its 4 x 4 inputs of c.
+std::vector<double> winograd_weight_magnitude(const std::vector<double>& x, const std::vector<double>& dy,
+                                              const Config& k) {
+  const double bt[4][4] = {{1, 0, 1, 0}, {0, 1, 1, 0}, {0, 1, 1, 0}, {0, 1, 0, 1}};
+  const double a_abs[4][2] = {{1, 0}, {1, 1}, {1, 1}, {0, 1}};
+  const double g_abs[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, 0.5, 0.5}, {0, 0, 1}};
+  const std::int64_t oh = k.oh(), ow = k.ow();
+  std::vector<double> mag(std::size_t(k.o * k.c * 9));
+  for (std::int64_t o = 0; o < k.o; ++o)
+    for (std::int64_t c = 0; c < k.c; ++c) {
+      double s[4][4] = {};
+      for (std::int64_t b = 0; b < k.n; ++b)
+        for (std::int64_t ti = 0; 2 * ti < oh; ++ti)
+          for (std::int64_t tj = 0; 2 * tj < ow; ++tj) {
+            double d[4][4], g[2][2];
+            for (int r = 0; r < 4; ++r)
+              for (int e = 0; e < 4; ++e) {
+                const std::int64_t y = 2 * ti + r - k.ph, z = 2 * tj + e - k.pw;
+                d[r][e] = y < 0 || y >= k.h || z < 0 || z >= k.w ? 0 : std::abs(x[std::size_t(((b * k.c + c) * k.h + y) * k.w + z)]);
+              }
+            for (int r = 0; r < 2; ++r)
+              for (int e = 0; e < 2; ++e) {
+                const std::int64_t y = 2 * ti + r, z = 2 * tj + e;
+                g[r][e] = y >= oh || z >= ow ? 0 : std::abs(dy[std::size_t(((b * k.o + o) * oh + y) * ow + z)]);
+              }
+            for (int r = 0; r < 4; ++r)
+              for (int e = 0; e < 4; ++e) {
+                double p = 0, q = 0;
+                for (int a = 0; a < 4; ++a)
+                  for (int f = 0; f < 4; ++f) p += bt[r][a] * d[a][f] * bt[e][f];
+                for (int a = 0; a < 2; ++a)
+                  for (int f = 0; f < 2; ++f) q += a_abs[r][a] * g[a][f] * a_abs[e][f];
+                s[r][e] += p * q;
+              }
+          }
+      for (int a = 0; a < 3; ++a)
+        for (int e = 0; e < 3; ++e) {
+          double v = 0;
+          for (int r = 0; r < 4; ++r)
+            for (int f = 0; f < 4; ++f) v += g_abs[r][a] * s[r][f] * g_abs[f][e];
+          mag[std::size_t((o * k.c + c) * 9 + a * 3 + e)] = v;
+        }
+    }
+  return mag;
+}
+
+TEST_CASE("conv2d as Winograd F(2x2, 3x3): forward, input and weight gradients against a double sum, within its error bound") {
   // float 3 x 3 of stride 1 with 16 or more channels and 64 or more output tiles; padding 0, 1, 2
   // (the input gradient's 2, 1, 0); odd sizes (tiles past the edge); channels past a whole packet
   // and output channels past one panel; NCHW, channels-last, a slice, and one-image slabs
@@ -300,7 +348,8 @@ TEST_CASE("conv2d as Winograd F(2x2, 3x3): forward and input gradient against a 
                            {3, 19, 11, 13, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1},
                            {2, 24, 14, 15, 17, 3, 3, 1, 1, 0, 0, 1, 1, 1},
                            {1, 33, 15, 16, 40, 3, 3, 1, 1, 2, 2, 1, 1, 1},
-                           {4, 64, 8, 8, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1}};
+                           {4, 64, 8, 8, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+                           {3, 64, 9, 11, 30, 3, 3, 1, 1, 1, 1, 1, 1, 1}};
   const double u = std::numeric_limits<float>::epsilon();
   for (const Config& k : shapes) {
     const Shape xs{k.n, k.c, k.h, k.w}, ws{k.o, k.c, 3, 3}, ys{k.n, k.o, k.oh(), k.ow()};
@@ -313,6 +362,12 @@ TEST_CASE("conv2d as Winograd F(2x2, 3x3): forward and input gradient against a 
     const std::vector<double> dx_mag = winograd_magnitude(
         dy, k.n, k.o, k.oh(), k.ow(), 2 - k.ph, k.h, k.w, k.c,
         [&](std::int64_t c, std::int64_t o, int a, int e) { return w[std::size_t(((o * k.c + c) * 3 + 2 - a) * 3 + 2 - e)]; });
+    const std::vector<double> dw_mag = winograd_weight_magnitude(x, dy, k);
+    auto abs_of = [](std::vector<double> v) {
+      for (double& e : v) e = std::abs(e);
+      return v;
+    };
+    const std::vector<double> dw_direct_mag = reference(k, abs_of(x), abs_of(w), nullptr, abs_of(dy)).dw;
     auto bound = [&](const std::vector<double>& mag, std::int64_t terms) {
       std::vector<double> b(mag.size());
       for (std::size_t i = 0; i < b.size(); ++i) b[i] = double(terms + 10) * u * mag[i] + 1e-30;
@@ -334,6 +389,10 @@ TEST_CASE("conv2d as Winograd F(2x2, 3x3): forward and input gradient against a 
       const nn::ConvGradients<float> d =
           nn::conv2d_backward<float>(in_layout<float>(dy, ys, layout % 3), xv, wv, k.options());
       check_close("dx", d.dx, ref.dx, bound(dx_mag, k.o));
+      if (k.c % 64 == 0)  // the weight gradient's Winograd (16 O C sums a thread within 1 MiB)
+        check_close("dw", d.dweight, ref.dw, bound(dw_mag, ((k.oh() + 1) / 2) * ((k.ow() + 1) / 2) * k.n));
+      else
+        check_close("dw", d.dweight, ref.dw, bounds<float>(ref.dw, dw_direct_mag, k.n * k.oh() * k.ow()));
       weft::detail::cpu::conv_slab_bytes = slab_bytes;
     }
   }

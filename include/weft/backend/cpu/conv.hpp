@@ -1032,6 +1032,29 @@ void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x,
   using Packed = typename K::Packed;
   const std::int64_t og = geo.out_per_group(), k = geo.reduction(), positions = geo.out_positions(), taps = geo.taps();
   const std::int64_t plane = geo.out_h * geo.out_w, cg = geo.in_per_group();
+  if constexpr (std::is_same_v<T, float>) {
+    // Winograd where the forward runs it and each thread's 16 O C sums fit 1 MiB of cache (ResNet-18's
+    // first two stages); x copied padded for the tiles, dy channels-last, in slabs of images
+    if (conv_winograd<T>(geo) && cg % BlockGemmTile<T>::kCols == 0 &&
+        16 * og * cg * std::int64_t(sizeof(float)) <= (std::int64_t(1) << 20)) {
+      const int threads = threads_for(geo.macs() / 64);
+      HostVector<float> sums(std::size_t(threads * 16 * og * cg), 0.0f);
+      const std::int64_t slab =
+          conv_slab_images<T>(geo.batch, geo.in_channels, geo.in_h + 2 * geo.pad_h, geo.in_w + 2 * geo.pad_w, true);
+      for (std::int64_t n0 = 0; n0 < geo.batch; n0 += slab) {
+        const std::int64_t images = std::min(slab, geo.batch - n0);
+        const PatchSource<T> xs(images_from(x, n0), images, cg, geo.in_h, geo.in_w, cg, taps,
+                                winograd_pads(geo.in_h, geo.in_w, geo.pad_h, geo.pad_w, geo.out_h, geo.out_w));
+        const PatchSource<T> dys(images_from(dy, n0), images, og, geo.out_h, geo.out_w, og, taps,
+                                 SourcePads{0, geo.out_h % 2, 0, geo.out_w % 2});
+        const Strided4<const T>&xv = xs.view(), &dv = dys.view();
+        winograd_weight_product(xv.data, xv.sn, xv.sh, xv.sw, dv.data, dv.sn, dv.sh, dv.sw, images, geo.out_h,
+                                geo.out_w, cg, og, threads, sums.data());
+      }
+      winograd_weight_gradient(sums.data(), threads, cg, og, dw);
+      return;
+    }
+  }
   // The direct product where each panel of the patch columns is one run of a channels-last
   // source (a tap's channels, a multiple of the panel's width): nothing packed, dy and x read in
   // place (the GEMM's packing of both was a third of ResNet-18's first-stage weight gradient).

@@ -30,6 +30,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "weft/backend/cpu/conv_direct.hpp"
 
@@ -191,6 +192,119 @@ void winograd_product(const float* src, std::int64_t image, std::int64_t row, st
                static_cast<const float*>(out + (s - i0) * ldo), ldo);
     }
   }
+}
+
+/// The weight gradient of winograd_product's correlation, as F(2x2, 3x3): with Y = A^T [U . V] A
+/// a tile's outputs, dL/dU = Yhat . V where Yhat = A dY A^T (dY the tile's 2 x 2 output gradients,
+/// zero past the edges), so over the tiles
+///   dU_xi(o, c) = sum over t of Yhat_xi(t, o) V_xi(t, c),  dw(o, c) = G^T dU(o, c) G:
+/// 16 products of k = tiles, 2.25x fewer flops than the direct weight gradient's. src as
+/// winograd_product's (k channels, a multiple of the tile's kCols); dy(n, i, j, o) at dy[n
+/// dy_image + i dy_row + j dy_col + o] (channel stride 1) with a zero row and column past odd
+/// out_h, out_w. Adds the 16 m x k sums dU_xi(o, c) (at sums + (xi m + o) k + c) of this batch
+/// into the array `sums` + t 16 m k of each thread t (`threads` arrays; the caller adds them and
+/// transforms: winograd_weight_gradient).
+inline void winograd_weight_product(const float* src, std::int64_t image, std::int64_t row, std::int64_t col,
+                                    const float* dy, std::int64_t dy_image, std::int64_t dy_row, std::int64_t dy_col,
+                                    std::int64_t batch, std::int64_t out_h, std::int64_t out_w, std::int64_t k,
+                                    std::int64_t m, int threads, float* sums) {
+  using Tile = BlockGemmTile<float>;
+  constexpr int R = DirectTile<float>::kRows, W = Tile::kLanes;
+  constexpr std::int64_t kCols = Tile::kCols;
+  using V = simd::Vec<float, W>;
+  const std::int64_t th = (out_h + 1) / 2, tw = (out_w + 1) / 2, tile_rows = batch * th;
+  // tiles a block: V and Yhat (16 x tiles x (k + m) floats) about 1 MiB, whole tile rows
+  const std::int64_t wanted = std::clamp<std::int64_t>(16384 / (k + m), R, 64 * R);
+  const std::int64_t block_rows = std::max<std::int64_t>(1, wanted / tw), blocks = (tile_rows + block_rows - 1) / block_rows;
+  const std::int64_t max_tiles = block_rows * tw, size = 16 * m * k;
+  threads = int(std::min<std::int64_t>(threads, blocks));
+  WEFT_PRAGMA_OMP(omp parallel num_threads(threads) if (threads > 1))
+  {
+#if defined(_OPENMP)
+    float* const sum = sums + std::int64_t(omp_get_thread_num()) * size;
+#else
+    float* const sum = sums;
+#endif
+    const PackedGemmScratch<float> scratch(0, 16 * max_tiles * (k + m));
+    float* const v = scratch.get();
+    float* const yhat = v + 16 * max_tiles * k;
+    std::vector<std::int64_t> v_offset(static_cast<std::size_t>(max_tiles)), y_offset(static_cast<std::size_t>(max_tiles));
+    alignas(64) float tile[R * kCols];
+    WEFT_PRAGMA_OMP(omp for schedule(dynamic, 1))
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      const std::int64_t r0 = b * block_rows, r1 = std::min(tile_rows, r0 + block_rows), tiles = (r1 - r0) * tw;
+      for (std::int64_t t = 0; t < tiles; ++t) {
+        const std::int64_t r = r0 + t / tw, n = r / th, i = 2 * (r - n * th), j = 2 * (t % tw);
+        const float* at = src + n * image + i * row + j * col;
+        float* to = v + t * k;
+        for (std::int64_t c = 0; c < k; c += W)  // k: a multiple of kCols
+          winograd_input_tile<V>(
+              at + c, row, col, [](const float* p) { return V::load(p); },
+              [&](int xi, V x) { x.store(to + xi * max_tiles * k + c); });
+        // Yhat = A dY A^T: rows (y0, y0 + y1, y0 - y1, -y1) of dY, then the same along each row
+        const float* g = dy + n * dy_image + i * dy_row + j * dy_col;
+        float* gy = yhat + t * m;
+        auto put = [&](std::int64_t o, auto y00, auto y01, auto y10, auto y11, auto store) {
+          decltype(y00) e[4][2] = {{y00, y01}, {y00 + y10, y01 + y11}, {y00 - y10, y01 - y11}, {-y10, -y11}};
+          for (int a = 0; a < 4; ++a) {
+            store(4 * a + 0, o, e[a][0]);
+            store(4 * a + 1, o, e[a][0] + e[a][1]);
+            store(4 * a + 2, o, e[a][0] - e[a][1]);
+            store(4 * a + 3, o, -e[a][1]);
+          }
+        };
+        std::int64_t o = 0;
+        for (; o + W <= m; o += W)
+          put(o, V::load(g + o), V::load(g + dy_col + o), V::load(g + dy_row + o), V::load(g + dy_row + dy_col + o),
+              [&](int xi, std::int64_t at_o, V x) { x.store(gy + xi * max_tiles * m + at_o); });
+        for (; o < m; ++o)
+          put(o, g[o], g[dy_col + o], g[dy_row + o], g[dy_row + dy_col + o],
+              [&](int xi, std::int64_t at_o, float x) { gy[xi * max_tiles * m + at_o] = x; });
+        v_offset[std::size_t(t)] = t * k, y_offset[std::size_t(t)] = t * m;
+      }
+      const float* rows[R];
+      for (int xi = 0; xi < 16; ++xi)
+        for (std::int64_t o0 = 0; o0 < m; o0 += R) {
+          const std::int64_t live = std::min<std::int64_t>(R, m - o0);
+          for (int r = 0; r < R; ++r)  // rows past m repeat the last (computed, not added)
+            rows[r] = yhat + xi * max_tiles * m + o0 + std::min<std::int64_t>(r, live - 1);
+          for (std::int64_t c0 = 0; c0 < k; c0 += kCols) {
+            direct_weight_tile<float>(rows, y_offset.data(), v + xi * max_tiles * k + c0, v_offset.data(), tiles, tile,
+                                      kCols, true);
+            float* out = sum + (xi * m + o0) * k + c0;
+            for (std::int64_t r = 0; r < live; ++r)
+              for (std::int64_t c = 0; c < kCols; ++c) out[r * k + c] += tile[r * kCols + c];
+          }
+        }
+    }
+  }
+}
+
+/// dw(o, c) = G^T dU(o, c) G (3 x 3, row-major at dw + (o k + c) 9) from the 16 m x k sums dU_xi
+/// of `copies` arrays (winograd_weight_product's), summed and transformed in double, rounded once.
+inline void winograd_weight_gradient(const float* sums, int copies, std::int64_t k, std::int64_t m, float* dw) {
+  const std::int64_t size = 16 * m * k;
+  for (std::int64_t o = 0; o < m; ++o)
+    for (std::int64_t c = 0; c < k; ++c) {
+      double d[4][4];
+      for (int xi = 0; xi < 16; ++xi) {
+        double total = 0;
+        for (int t = 0; t < copies; ++t) total += sums[t * size + (xi * m + o) * k + c];
+        d[xi / 4][xi % 4] = total;
+      }
+      double q[3][4];  // G^T dU: rows of G^T = (1, 1/2, 1/2, 0), (0, 1/2, -1/2, 0), (0, 1/2, 1/2, 1)
+      for (int j = 0; j < 4; ++j) {
+        q[0][j] = d[0][j] + (d[1][j] + d[2][j]) / 2;
+        q[1][j] = (d[1][j] - d[2][j]) / 2;
+        q[2][j] = (d[1][j] + d[2][j]) / 2 + d[3][j];
+      }
+      float* out = dw + (o * k + c) * 9;
+      for (int i = 0; i < 3; ++i) {  // (G^T dU) G
+        out[3 * i + 0] = float(q[i][0] + (q[i][1] + q[i][2]) / 2);
+        out[3 * i + 1] = float((q[i][1] - q[i][2]) / 2);
+        out[3 * i + 2] = float((q[i][1] + q[i][2]) / 2 + q[i][3]);
+      }
+    }
 }
 
 }  // namespace weft::detail::cpu
