@@ -229,15 +229,17 @@ void run_model(const Settings& s, const weft_bench::Peaks& peak, weft_bench::Rep
   row("resnet18 inference batch 1", "torch.compile", compile_infer, infer_flops);
   row("resnet18 modules batch 1", "weft prepacked", modules_packed, infer_flops);
   row("resnet18 modules batch 1", "weft unpacked", modules_plain, infer_flops);
+  std::printf("  (GFLOP/s count a direct convolution's flops; float 3x3 layers of stride 1 run as Winograd's\n"
+              "  F(2x2, 3x3), 2.25x fewer multiplies, so weft's rate can pass the peak)\n");
   const std::vector<double> peak_train(weft_train.size(), train_flops / peak.fp32 * 1e-6);
   report.targets.push_back(
       weft_bench::make_target("weft train step vs fp32 FMA peak (fraction)", 0, "%", peak_train, weft_train));
   report.targets.push_back(weft_bench::make_target("prepacked vs unpacked modules, batch 1 (speedup)", 1.0, "x",
                                                    modules_plain, modules_packed));
   if (!eager_train.empty()) {
-    report.targets.push_back(weft_bench::make_target("weft train vs PyTorch eager (speedup)", 1.0, "x", eager_train,
+    report.targets.push_back(weft_bench::make_target("weft train vs PyTorch eager (speedup)", 1.3, "x", eager_train,
                                                      weft_train));
-    report.targets.push_back(weft_bench::make_target("weft inference vs PyTorch eager (speedup)", 1.0, "x",
+    report.targets.push_back(weft_bench::make_target("weft inference vs PyTorch eager (speedup)", 1.5, "x",
                                                      eager_infer, weft_infer));
   }
   if (!compile_train.empty()) {
@@ -424,7 +426,8 @@ int run_layers(const Settings& s, const weft_bench::Peaks& peak, weft_bench::Rep
   std::printf("GFLOP/s: 2 N O C k^2 H' W' per forward, twice that per backward (dx and dw), from the median time over\n"
               "rounds; weft/torch: median over rounds of torch time / weft time (> 1: weft is faster); %%peak: weft's\n"
               "forward over the peak (fp32 FMA; bf16: weft's bf16 GEMM instruction's); error / bound: the worst of\n"
-              "y, dx and dw, FAIL above 2 (K 2^-24 + 2^-9 for bf16), K the longest sum\n");
+              "y, dx and dw, FAIL above 2 (K 2^-24 + 2^-9 for bf16), K the longest sum; fp32 3x3 layers of stride 1\n"
+              "run as Winograd's F(2x2, 3x3) (2.25x fewer multiplies than the flops counted: %%peak past 100%%)\n");
   return failures;
 }
 

@@ -243,6 +243,35 @@ TEST_CASE("conv2d forward and backward: the GEMM's task splits (many rows, many 
   }
 }
 
+/// |B^T| |d| |B| of a 4 x 4 tile d(r, e) (already absolute), into out[4 r + e].
+template <class D>
+void abs_input_tile(const D& d, double* out) {
+  const double bt[4][4] = {{1, 0, 1, 0}, {0, 1, 1, 0}, {0, 1, 1, 0}, {0, 1, 0, 1}};
+  double v[4][4];
+  for (int r = 0; r < 4; ++r)
+    for (int e = 0; e < 4; ++e) v[r][e] = d(r, e);
+  for (int r = 0; r < 4; ++r)
+    for (int e = 0; e < 4; ++e) {
+      double x = 0;
+      for (int a = 0; a < 4; ++a)
+        for (int f = 0; f < 4; ++f) x += bt[r][a] * v[a][f] * bt[e][f];
+      out[4 * r + e] = x;
+    }
+}
+
+/// |G| |g| |G|^T of a 3 x 3 kernel g(a, e) (already absolute), into out[4 r + e].
+template <class G>
+void abs_kernel_tile(const G& g, double* out) {
+  const double g_abs[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, 0.5, 0.5}, {0, 0, 1}};
+  for (int r = 0; r < 4; ++r)
+    for (int e = 0; e < 4; ++e) {
+      double x = 0;
+      for (int a = 0; a < 3; ++a)
+        for (int f = 0; f < 3; ++f) x += g_abs[r][a] * g(a, f) * g_abs[e][f];
+      out[4 * r + e] = x;
+    }
+}
+
 /// What the error of Winograd's F(2x2, 3x3) is bounded by (cpu/conv_winograd.hpp): for output
 /// (n, o, i, j) of the stride-1 3 x 3 correlation of src [n, k, h, w] padded by `pad`, in tile
 /// (i / 2, j / 2): the sum over c of |A^T| (|G| |g| |G|^T . |B^T| |d| |B|) |A| at (i % 2, j % 2),
@@ -251,43 +280,37 @@ template <class Kernel>
 std::vector<double> winograd_magnitude(const std::vector<double>& src, std::int64_t n, std::int64_t k, std::int64_t h,
                                        std::int64_t w, std::int64_t pad, std::int64_t out_h, std::int64_t out_w,
                                        std::int64_t m, const Kernel& kernel) {
-  const double bt[4][4] = {{1, 0, 1, 0}, {0, 1, 1, 0}, {0, 1, 1, 0}, {0, 1, 0, 1}};
-  const double g_abs[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, 0.5, 0.5}, {0, 0, 1}};
-  const double at[2][4] = {{1, 1, 1, 0}, {0, 1, 1, 1}};
+  const double at_abs[2][4] = {{1, 1, 1, 0}, {0, 1, 1, 1}};
+  const std::int64_t th = (out_h + 1) / 2, tw = (out_w + 1) / 2;
+  // |B^T| |d| |B| of every tile and channel, |G| |g| |G|^T of every kernel: 16 entries each
+  std::vector<double> p(std::size_t(n * th * tw * k * 16)), q(std::size_t(m * k * 16));
+  for (std::int64_t b = 0; b < n; ++b)
+    for (std::int64_t t = 0; t < th * tw; ++t)
+      for (std::int64_t c = 0; c < k; ++c)
+        abs_input_tile([&](int r, int e) {
+          const std::int64_t y = 2 * (t / tw) + r - pad, x = 2 * (t % tw) + e - pad;
+          return y < 0 || y >= h || x < 0 || x >= w ? 0.0 : std::abs(src[std::size_t(((b * k + c) * h + y) * w + x)]);
+        }, &p[std::size_t(((b * th * tw + t) * k + c) * 16)]);
+  for (std::int64_t o = 0; o < m; ++o)
+    for (std::int64_t c = 0; c < k; ++c)
+      abs_kernel_tile([&](int a, int e) { return std::abs(kernel(o, c, a, e)); }, &q[std::size_t((o * k + c) * 16)]);
   std::vector<double> mag(std::size_t(n * m * out_h * out_w));
   for (std::int64_t b = 0; b < n; ++b)
-    for (std::int64_t ti = 0; 2 * ti < out_h; ++ti)
-      for (std::int64_t tj = 0; 2 * tj < out_w; ++tj)
-        for (std::int64_t o = 0; o < m; ++o) {
-          double s[4][4] = {};
-          for (std::int64_t c = 0; c < k; ++c) {
-            double d[4][4], p[4][4] = {}, q[4][4] = {}, gq[4][3] = {};
+    for (std::int64_t t = 0; t < th * tw; ++t)
+      for (std::int64_t o = 0; o < m; ++o) {
+        double s[16] = {};
+        for (std::int64_t c = 0; c < k; ++c)
+          for (int xi = 0; xi < 16; ++xi)
+            s[xi] += q[std::size_t((o * k + c) * 16 + xi)] * p[std::size_t(((b * th * tw + t) * k + c) * 16 + xi)];
+        const std::int64_t i0 = 2 * (t / tw), j0 = 2 * (t % tw);
+        for (int a = 0; a < 2 && i0 + a < out_h; ++a)
+          for (int e = 0; e < 2 && j0 + e < out_w; ++e) {
+            double v = 0;
             for (int r = 0; r < 4; ++r)
-              for (int e = 0; e < 4; ++e) {
-                const std::int64_t y = 2 * ti + r - pad, x = 2 * tj + e - pad;
-                d[r][e] = y < 0 || y >= h || x < 0 || x >= w ? 0 : std::abs(src[std::size_t(((b * k + c) * h + y) * w + x)]);
-              }
-            for (int r = 0; r < 4; ++r)
-              for (int e = 0; e < 4; ++e)
-                for (int a = 0; a < 4; ++a)
-                  for (int f = 0; f < 4; ++f) p[r][e] += bt[r][a] * d[a][f] * bt[e][f];
-            for (int r = 0; r < 4; ++r)
-              for (int e = 0; e < 3; ++e)
-                for (int a = 0; a < 3; ++a) gq[r][e] += g_abs[r][a] * std::abs(kernel(o, c, a, e));
-            for (int r = 0; r < 4; ++r)
-              for (int e = 0; e < 4; ++e)
-                for (int f = 0; f < 3; ++f) q[r][e] += gq[r][f] * g_abs[e][f];
-            for (int r = 0; r < 4; ++r)
-              for (int e = 0; e < 4; ++e) s[r][e] += q[r][e] * p[r][e];
+              for (int f = 0; f < 4; ++f) v += at_abs[a][r] * s[4 * r + f] * at_abs[e][f];
+            mag[std::size_t(((b * m + o) * out_h + i0 + a) * out_w + j0 + e)] = v;
           }
-          for (int a = 0; a < 2 && 2 * ti + a < out_h; ++a)
-            for (int e = 0; e < 2 && 2 * tj + e < out_w; ++e) {
-              double v = 0;
-              for (int r = 0; r < 4; ++r)
-                for (int f = 0; f < 4; ++f) v += at[a][r] * s[r][f] * at[e][f];
-              mag[std::size_t(((b * m + o) * out_h + 2 * ti + a) * out_w + 2 * tj + e)] = v;
-            }
-        }
+      }
   return mag;
 }
 
@@ -296,43 +319,43 @@ std::vector<double> winograd_magnitude(const std::vector<double>& src, std::int6
 /// past the edges), d its 4 x 4 inputs of c.
 std::vector<double> winograd_weight_magnitude(const std::vector<double>& x, const std::vector<double>& dy,
                                               const Config& k) {
-  const double bt[4][4] = {{1, 0, 1, 0}, {0, 1, 1, 0}, {0, 1, 1, 0}, {0, 1, 0, 1}};
   const double a_abs[4][2] = {{1, 0}, {1, 1}, {1, 1}, {0, 1}};
   const double g_abs[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, 0.5, 0.5}, {0, 0, 1}};
-  const std::int64_t oh = k.oh(), ow = k.ow();
+  const std::int64_t oh = k.oh(), ow = k.ow(), th = (oh + 1) / 2, tw = (ow + 1) / 2, tiles = k.n * th * tw;
+  // per tile: |B^T| |d| |B| of each input channel, |A| |dY| |A|^T of each output channel
+  std::vector<double> p(std::size_t(tiles * k.c * 16)), g(std::size_t(tiles * k.o * 16));
+  for (std::int64_t t = 0; t < tiles; ++t) {
+    const std::int64_t b = t / (th * tw), i0 = 2 * (t % (th * tw) / tw), j0 = 2 * (t % tw);
+    for (std::int64_t c = 0; c < k.c; ++c)
+      abs_input_tile([&](int r, int e) {
+        const std::int64_t y = i0 + r - k.ph, z = j0 + e - k.pw;
+        return y < 0 || y >= k.h || z < 0 || z >= k.w ? 0.0 : std::abs(x[std::size_t(((b * k.c + c) * k.h + y) * k.w + z)]);
+      }, &p[std::size_t((t * k.c + c) * 16)]);
+    for (std::int64_t o = 0; o < k.o; ++o) {
+      double d[2][2];
+      for (int r = 0; r < 2; ++r)
+        for (int e = 0; e < 2; ++e)
+          d[r][e] = i0 + r >= oh || j0 + e >= ow ? 0 : std::abs(dy[std::size_t(((b * k.o + o) * oh + i0 + r) * ow + j0 + e)]);
+      for (int r = 0; r < 4; ++r)
+        for (int e = 0; e < 4; ++e) {
+          double v = 0;
+          for (int a = 0; a < 2; ++a)
+            for (int f = 0; f < 2; ++f) v += a_abs[r][a] * d[a][f] * a_abs[e][f];
+          g[std::size_t((t * k.o + o) * 16 + 4 * r + e)] = v;
+        }
+    }
+  }
   std::vector<double> mag(std::size_t(k.o * k.c * 9));
   for (std::int64_t o = 0; o < k.o; ++o)
     for (std::int64_t c = 0; c < k.c; ++c) {
-      double s[4][4] = {};
-      for (std::int64_t b = 0; b < k.n; ++b)
-        for (std::int64_t ti = 0; 2 * ti < oh; ++ti)
-          for (std::int64_t tj = 0; 2 * tj < ow; ++tj) {
-            double d[4][4], g[2][2];
-            for (int r = 0; r < 4; ++r)
-              for (int e = 0; e < 4; ++e) {
-                const std::int64_t y = 2 * ti + r - k.ph, z = 2 * tj + e - k.pw;
-                d[r][e] = y < 0 || y >= k.h || z < 0 || z >= k.w ? 0 : std::abs(x[std::size_t(((b * k.c + c) * k.h + y) * k.w + z)]);
-              }
-            for (int r = 0; r < 2; ++r)
-              for (int e = 0; e < 2; ++e) {
-                const std::int64_t y = 2 * ti + r, z = 2 * tj + e;
-                g[r][e] = y >= oh || z >= ow ? 0 : std::abs(dy[std::size_t(((b * k.o + o) * oh + y) * ow + z)]);
-              }
-            for (int r = 0; r < 4; ++r)
-              for (int e = 0; e < 4; ++e) {
-                double p = 0, q = 0;
-                for (int a = 0; a < 4; ++a)
-                  for (int f = 0; f < 4; ++f) p += bt[r][a] * d[a][f] * bt[e][f];
-                for (int a = 0; a < 2; ++a)
-                  for (int f = 0; f < 2; ++f) q += a_abs[r][a] * g[a][f] * a_abs[e][f];
-                s[r][e] += p * q;
-              }
-          }
+      double s[16] = {};
+      for (std::int64_t t = 0; t < tiles; ++t)
+        for (int xi = 0; xi < 16; ++xi) s[xi] += g[std::size_t((t * k.o + o) * 16 + xi)] * p[std::size_t((t * k.c + c) * 16 + xi)];
       for (int a = 0; a < 3; ++a)
         for (int e = 0; e < 3; ++e) {
           double v = 0;
           for (int r = 0; r < 4; ++r)
-            for (int f = 0; f < 4; ++f) v += g_abs[r][a] * s[r][f] * g_abs[f][e];
+            for (int f = 0; f < 4; ++f) v += g_abs[r][a] * s[4 * r + f] * g_abs[f][e];
           mag[std::size_t((o * k.c + c) * 9 + a * 3 + e)] = v;
         }
     }

@@ -8,8 +8,8 @@
 /// dw[o, c, kh, kw] = sum over n, i, j of dy[n, o, i, j] x[...same window...], db = sum of dy over
 /// n, i, j. conv_transpose2d(x, w) is the input gradient of a convolution whose output is x and
 /// whose weight is w [C_in, O/groups, kH, kW]; its backward is that convolution (dx) and its
-/// weight gradient (dw). All three run as direct products (float, double) or implicit GEMMs
-/// (backend/cpu/conv.hpp); x is read in any layout (NCHW, channels-last: weft::channels_last),
+/// weight gradient (dw). All three run as Winograd's F(2x2, 3x3) (float 3x3 of stride 1), direct
+/// products (float, double) or implicit GEMMs (backend/cpu/conv.hpp); x is read in any layout (NCHW, channels-last: weft::channels_last),
 /// through a padded channels-last copy from 16 channels a group on. bfloat16 runs on the build's
 /// native bfloat16 GEMM (AVX512-BF16, AMX, BFMMLA) with fp32 sums rounded once; half, and
 /// bfloat16 without one, compute in float and round once.

@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: MIT
-/// @file Convolution on the CPU: the forward, the input gradient and the weight gradient as products of the output positions and the patches, run as direct products (float, double: cpu/conv_direct.hpp) or implicit GEMMs on weft's packed GEMM (cpu/gemm/packed.hpp), the patches never gathered into an im2col buffer.
+/// @file Convolution on the CPU: the forward, the input gradient and the weight gradient as products of the output positions and the patches, run as Winograd's F(2x2, 3x3) (float 3x3 of stride 1: cpu/conv_winograd.hpp), direct products (float, double: cpu/conv_direct.hpp) or implicit GEMMs on weft's packed GEMM (cpu/gemm/packed.hpp), the patches never gathered into an im2col buffer.
+///
+/// Which runs (conv_winograd, conv_direct): Winograd for float 3x3 kernels of stride 1 with 16 or
+/// more channels and 64 or more output tiles (forward, input gradient; the weight gradient where
+/// each thread's transformed sums fit 1 MiB); else the direct product from 16 channels a group;
+/// else the implicit GEMM. What follows describes the product the other two share.
 ///
 /// Forward, for each group: a product of rows = output positions (n, i, j) of the whole batch, k =
 /// the group's channels x kernel taps, columns = the group's output channels. Row (n, i, j),
@@ -647,9 +652,10 @@ HostVector<float> winograd_weights(std::int64_t k, std::int64_t m, const Kernel&
   const std::int64_t group = packed_panels_size<K>(k, m), panels = (m + kCols - 1) / kCols;
   HostVector<float> u(std::size_t(16 * group));
   // written where each goes: U_xi(c, o) at xi group + (o / kCols) k kCols + c kCols + o % kCols (a
-  // panel's columns past m stay zero), a panel per task
-  const int threads = int(std::min<std::int64_t>(panels, threads_for(16 * k * m)));
-  WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(static) if (threads > 1))
+  // panel's columns past m stay zero), the (panel, channel) pairs over the threads (a layer of 64
+  // output channels has one panel)
+  const int threads = threads_for(16 * k * m);
+  WEFT_PRAGMA_OMP(omp parallel for collapse(2) num_threads(threads) schedule(static) if (threads > 1))
   for (std::int64_t p = 0; p < panels; ++p)
     for (std::int64_t c = 0; c < k; ++c)
       for (std::int64_t o = p * kCols; o < std::min(m, (p + 1) * kCols); ++o) {

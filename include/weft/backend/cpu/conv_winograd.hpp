@@ -19,13 +19,15 @@
 /// double and rounded once), so |Y - y| <= (C + 10) u |A^T| [sum_c |U| . |B^T| |d| |B|] |A|, the
 /// same order as the direct sum's k u sum |d g| times the transforms' growth (|B^T| |d| |B| holds
 /// up to 4 |d| an entry): F(2x2, 3x3) is the Winograd variant whose error stays near the direct
-/// sum's (larger tiles, F(4x4, 3x3) with points +-2, +-1/2, lose about 2 digits more in float).
+/// sum's (larger tiles, F(4x4, 3x3) with points +-2 and +-1/2, amplify rounding errors by an
+/// order of magnitude or more in float).
 ///
 /// The loops, per task: a block of whole tile rows (so its outputs are one run of positions
 /// (n, i, j), as the direct product's finished blocks): the block's input tiles transformed into
-/// V (16 x tiles x C, in L2), then per 64 output channels (one weight panel) and per 6 tiles (one
-/// register tile), the 16 products into M (16 x 6 x 64 floats, in L1) and M's output transform
-/// into the block's positions; the block goes to `finish` as the direct product's do.
+/// V (16 x tiles x C, about 1 MiB, in L2); then per 64 output channels (one weight panel) and per
+/// xi, the products of all the block's tiles into M (U_xi's panel stays in L2 while the tiles
+/// pass over it), and M's output transform into the block's positions; the block goes to
+/// `finish` as the direct product's do.
 #pragma once
 
 #include <algorithm>
