@@ -649,24 +649,35 @@ template <class Kernel>
 HostVector<float> winograd_weights(std::int64_t k, std::int64_t m, const Kernel& kernel) {
   using K = GemmFmaKernel<float>;
   constexpr std::int64_t kCols = K::kCols;
+  constexpr int D = simd::native_lanes<double>;
+  using VD = simd::Vec<double, D>;
   const std::int64_t group = packed_panels_size<K>(k, m), panels = (m + kCols - 1) / kCols;
   HostVector<float> u(std::size_t(16 * group));
-  // written where each goes: U_xi(c, o) at xi group + (o / kCols) k kCols + c kCols + o % kCols (a
-  // panel's columns past m stay zero), the (panel, channel) pairs over the threads (a layer of 64
-  // output channels has one panel)
+  // U = G g G^T in double, D output channels at a time, rounded once: U_xi(c, o) written where it
+  // goes, at xi group + (o / kCols) k kCols + c kCols + o % kCols (a panel's columns past m zero);
+  // the (panel, channel) pairs over the threads (a layer of 64 output channels has one panel)
   const int threads = threads_for(16 * k * m);
   WEFT_PRAGMA_OMP(omp parallel for collapse(2) num_threads(threads) schedule(static) if (threads > 1))
   for (std::int64_t p = 0; p < panels; ++p)
-    for (std::int64_t c = 0; c < k; ++c)
-      for (std::int64_t o = p * kCols; o < std::min(m, (p + 1) * kCols); ++o) {
-        double g[3][3];
-        for (int kh = 0; kh < 3; ++kh)
-          for (int kw = 0; kw < 3; ++kw) g[kh][kw] = double(kernel(o, c, kh, kw));
-        float t[16];
-        winograd_kernel_transform(g, t);
-        float* at = u.data() + p * k * kCols + c * kCols + o % kCols;
-        for (int xi = 0; xi < 16; ++xi) at[xi * group] = t[xi];
+    for (std::int64_t c = 0; c < k; ++c) {
+      const std::int64_t o0 = p * kCols, cols = std::min(kCols, m - o0);
+      alignas(64) double g[9][kCols];  // the panel's kernels of channel c, tap-major
+      for (std::int64_t j = 0; j < kCols; ++j)
+        for (int t = 0; t < 9; ++t) g[t][j] = j < cols ? double(kernel(o0 + j, c, t / 3, t % 3)) : 0.0;
+      float* const at = u.data() + p * k * kCols + c * kCols;
+      const VD half = VD::broadcast(0.5);
+      for (std::int64_t j = 0; j < kCols; j += D) {
+        VD q[4][3];  // G g, down each column of the kernel
+        for (int e = 0; e < 3; ++e) {
+          const VD g0 = VD::load(g[e] + j), g1 = VD::load(g[3 + e] + j), g2 = VD::load(g[6 + e] + j);
+          q[0][e] = g0, q[1][e] = (g0 + g1 + g2) * half, q[2][e] = (g0 - g1 + g2) * half, q[3][e] = g2;
+        }
+        for (int i = 0; i < 4; ++i) {  // (G g) G^T, along each row
+          const VD row[4] = {q[i][0], (q[i][0] + q[i][1] + q[i][2]) * half, (q[i][0] - q[i][1] + q[i][2]) * half, q[i][2]};
+          for (int e = 0; e < 4; ++e) simd::convert<float>(row[e]).store(at + (4 * i + e) * group + j);
+        }
       }
+    }
   return u;
 }
 

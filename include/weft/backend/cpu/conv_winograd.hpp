@@ -36,28 +36,6 @@
 
 #include "weft/backend/cpu/conv_direct.hpp"
 
-namespace weft::detail::cpu {
-
-/// The 16 entries U = G g G^T of one 3 x 3 kernel g (row-major), computed in double and rounded
-/// once (row-major 4 x 4: xi = 4 i + j).
-inline void winograd_kernel_transform(const double (&g)[3][3], float (&u)[16]) {
-  double q[4][3];  // G g
-  for (int j = 0; j < 3; ++j) {
-    q[0][j] = g[0][j];
-    q[1][j] = (g[0][j] + g[1][j] + g[2][j]) / 2;
-    q[2][j] = (g[0][j] - g[1][j] + g[2][j]) / 2;
-    q[3][j] = g[2][j];
-  }
-  for (int i = 0; i < 4; ++i) {  // (G g) G^T
-    u[4 * i + 0] = float(q[i][0]);
-    u[4 * i + 1] = float((q[i][0] + q[i][1] + q[i][2]) / 2);
-    u[4 * i + 2] = float((q[i][0] - q[i][1] + q[i][2]) / 2);
-    u[4 * i + 3] = float(q[i][2]);
-  }
-}
-
-}  // namespace weft::detail::cpu
-
 // Host code only: nvcc's device pass has no SIMD layer (see simd.hpp).
 #if !defined(__CUDA_ARCH__)
 
@@ -102,7 +80,7 @@ inline __attribute__((always_inline)) void winograd_output_tile(const Get& m, co
 /// out_h, j < out_w, src(n, h, w, c) at src[n image + h row + w col + c] holding every row and
 /// column the tiles reach:
 /// 2 ceil(out_h / 2) + 2 rows and as many columns an image. `u` holds the transformed weight
-/// (winograd_kernel_transform of each kernel) as 16 groups of k x m DirectKernel<float> panels,
+/// (U = G g G^T of each kernel: winograd_weights) as 16 groups of k x m DirectKernel<float> panels,
 /// U_xi(c, o), the groups packed_panels_size(k, m) apart. finish(0, i0, i1, 0, m, block, ld)
 /// receives runs of at most 256 output positions (n, i, j) of the batch, block(i - i0, o) at
 /// block[(i - i0) ld + o], as the direct product hands out its blocks.
