@@ -113,7 +113,7 @@ constexpr bool conv_winograd_shape(const ConvGeometry& geo, bool transposed = fa
 /// kWinogradTiles or more 2 x 2 output tiles over the batch (`transposed`: the input gradient's,
 /// tiles of x's positions). Each task reads the whole transformed weight (16 C O floats) once for
 /// its tiles, so with few tiles (a batch of 1 in a deep layer: ResNet-50's 7 x 7 stage has 16) the
-/// product waits on it: there the direct product, which reads 9 C O, runs 1.5-3x faster.
+/// product waits on it: there the direct product, which reads 9 C O, runs about 2x faster.
 inline constexpr std::int64_t kWinogradTiles = 64;
 template <class T>
 constexpr bool conv_winograd(const ConvGeometry& geo, bool transposed = false) {
