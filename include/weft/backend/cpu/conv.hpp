@@ -132,8 +132,8 @@ std::string conv_patches_text(const ConvGeometry& geo, std::int64_t channel_stri
                       (geo.out_h - 1) * geo.stride_h + (geo.kernel_h - 1) * geo.dilation_h - geo.pad_h >= geo.in_h ||
                       (geo.out_w - 1) * geo.stride_w + (geo.kernel_w - 1) * geo.dilation_w - geo.pad_w >= geo.in_w;
   const bool copy = channel_stride != 1 || padded;
-  if (conv_winograd<T>(geo))
-    return copy ? "Winograd F(2x2, 3x3), 16 products of 4 x 4 tiles transformed from a padded channels-last copy of x"
+  if (conv_winograd<T>(geo))  // its 4 x 4 tiles also reach a row (column) past an odd output
+    return copy || geo.out_h % 2 || geo.out_w % 2 ? "Winograd F(2x2, 3x3), 16 products of 4 x 4 tiles transformed from a padded channels-last copy of x"
                 : "Winograd F(2x2, 3x3), 16 products of 4 x 4 tiles transformed from x";
   if (conv_direct<T>(cg))
     return copy ? "direct, patches read in place from a padded channels-last copy of x" : "direct, patches read in place from x";
@@ -690,6 +690,16 @@ inline SourcePads winograd_pads(std::int64_t h, std::int64_t w, std::int64_t pad
           std::max<std::int64_t>(0, (out_w + 1) / 2 * 2 + 2 - pad_w - w)};
 }
 
+/// The source a Winograd correlation reads: src [batch, channels, h, w] copied channels-last with
+/// the padding its tiles reach (winograd_pads), or src itself where it is channels-last already
+/// and they reach nothing past it.
+template <class T>
+PatchSource<T> winograd_source(const Strided4<const T>& src, std::int64_t batch, std::int64_t channels, std::int64_t h,
+                               std::int64_t w, std::int64_t pad_h, std::int64_t pad_w, std::int64_t out_h,
+                               std::int64_t out_w) {
+  return PatchSource<T>(src, batch, channels, h, w, channels, 9, winograd_pads(h, w, pad_h, pad_w, out_h, out_w));
+}
+
 /// The forward's transformed weight for Winograd (conv_winograd_shape): U of the kernels w[o, c].
 inline HostVector<float> winograd_forward_weights(const ConvGeometry& geo, const float* w) {
   return winograd_weights(geo.in_channels, geo.out_channels, [&](std::int64_t o, std::int64_t c, int kh, int kw) {
@@ -817,8 +827,8 @@ void conv_forward_product(const ConvGeometry& geo, const Strided4<const T>& x, c
       if (conv_winograd<T>(geo)) {  // prepacked: the transformed weight after the direct product's panels
         const float* u = prepacked ? prepacked + packed_panels_size<ConvKernel<T>>(geo.reduction(), geo.out_channels) : nullptr;
         if (!u) own = winograd_forward_weights(geo, w), u = own.data();
-        const PatchSource<T> source(xs, part.batch, geo.in_channels, geo.in_h, geo.in_w, geo.in_channels, geo.taps(),
-                                    winograd_pads(geo.in_h, geo.in_w, geo.pad_h, geo.pad_w, geo.out_h, geo.out_w));
+        const PatchSource<T> source = winograd_source(xs, part.batch, geo.in_channels, geo.in_h, geo.in_w, geo.pad_h,
+                                                      geo.pad_w, geo.out_h, geo.out_w);
         const Strided4<const T>& v = source.view();
         winograd_product(v.data, v.sn, v.sh, v.sw, part.batch, geo.out_h, geo.out_w, geo.in_channels, geo.out_channels, u,
                          threads_for(part.macs() / 64),
@@ -949,8 +959,8 @@ void conv2d_backward_input(const ConvGeometry& geo, const Strided4<const T>& dy,
       const HostVector<float> u = winograd_weights(og, cg, [&](std::int64_t c, std::int64_t o, int kh, int kw) {
         return w[(o * cg + c) * 9 + (2 - kh) * 3 + 2 - kw];
       });
-      const PatchSource<T> source(dy, geo.batch, og, geo.out_h, geo.out_w, og, taps,
-                                  winograd_pads(geo.out_h, geo.out_w, 2 - geo.pad_h, 2 - geo.pad_w, geo.in_h, geo.in_w));
+      const PatchSource<T> source = winograd_source(dy, geo.batch, og, geo.out_h, geo.out_w, 2 - geo.pad_h,
+                                                    2 - geo.pad_w, geo.in_h, geo.in_w);
       const Strided4<const T>& v = source.view();
       winograd_product(v.data, v.sn, v.sh, v.sw, geo.batch, geo.in_h, geo.in_w, og, cg, u.data(), threads_for(geo.macs() / 64),
                        [&](std::int64_t, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1,
@@ -1060,8 +1070,8 @@ void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x,
           conv_slab_images<T>(geo.batch, geo.in_channels, geo.in_h + 2 * geo.pad_h, geo.in_w + 2 * geo.pad_w, true);
       for (std::int64_t n0 = 0; n0 < geo.batch; n0 += slab) {
         const std::int64_t images = std::min(slab, geo.batch - n0);
-        const PatchSource<T> xs(images_from(x, n0), images, cg, geo.in_h, geo.in_w, cg, taps,
-                                winograd_pads(geo.in_h, geo.in_w, geo.pad_h, geo.pad_w, geo.out_h, geo.out_w));
+        const PatchSource<T> xs = winograd_source(images_from(x, n0), images, cg, geo.in_h, geo.in_w, geo.pad_h,
+                                                  geo.pad_w, geo.out_h, geo.out_w);
         const PatchSource<T> dys(images_from(dy, n0), images, og, geo.out_h, geo.out_w, og, taps,
                                  SourcePads{0, geo.out_h % 2, 0, geo.out_w % 2});
         const Strided4<const T>&xv = xs.view(), &dv = dys.view();

@@ -41,8 +41,8 @@
 
 namespace weft::detail::cpu {
 
-/// V = B^T d B for lanes of channels: d(i, j) = load(at + i row + j col), V_xi stored at v + xi
-/// stride. P is a packet (simd::Vec) or a float (the channels past the last whole packet).
+/// V = B^T d B for lanes of channels: d(i, j) = load(at + i row + j col), each V_xi handed to
+/// store(xi, value). P is a packet (simd::Vec) or a float (the channels past the last whole packet).
 template <class P, class Load, class Store>
 inline __attribute__((always_inline)) void winograd_input_tile(const float* at, std::int64_t row, std::int64_t col,
                                                                const Load& load, const Store& store) {
