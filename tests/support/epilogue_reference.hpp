@@ -35,11 +35,14 @@ EpilogueProduct<T> epilogue_product(const TensorView<T>& a, const TensorView<T>&
     }
     return out;
   };
+  // Built once; only the k slots move in the loop.
+  std::vector<std::int64_t> ia = batch_index(a), ib = batch_index(b);
+  ia.push_back(idx[std::size_t(nb)]), ia.push_back(0);
+  ib.push_back(0), ib.push_back(idx[std::size_t(nb) + 1]);
   CompensatedSum dot, mag;
   for (std::int64_t kk = 0; kk < k; ++kk) {
-    std::vector<std::int64_t> ia = batch_index(a), ib = batch_index(b);
-    ia.push_back(idx[std::size_t(nb)]), ia.push_back(kk);
-    ib.push_back(kk), ib.push_back(idx[std::size_t(nb) + 1]);
+    ia[ia.size() - 1] = kk;
+    ib[ib.size() - 2] = kk;
     const double x = value_at(a, ia) * value_at(b, ib);
     dot.add(x);
     mag.add(std::fabs(x));

@@ -50,19 +50,19 @@ void check_matmul(const weft::TensorBase<T>& a, const weft::TensorBase<T>& b) {
   REQUIRE(c.shape() == want_shape);
   constexpr double eps = compute_eps<T>();
   WEFT_CHECK_REPORT(check_output(c, [&](const std::vector<std::int64_t>& idx) {
-    // idx = batch..., [i if a is a matrix], [j if b is a matrix]
-    std::vector<std::int64_t> bi(idx.begin(), idx.begin() + batch.rank());
-    const std::int64_t i = a.dim() > 1 ? idx[std::size_t(batch.rank())] : 0;
-    const std::int64_t j = b.dim() > 1 ? idx.back() : 0;
+    // idx = batch..., [i if a is a matrix], [j if b is a matrix]; a's and b's indices are built
+    // once and only their k slot moves (vectors built per term were 3/4 of a sanitizer run).
+    const std::vector<std::int64_t> bi(idx.begin(), idx.begin() + batch.rank());
+    std::vector<std::int64_t> ia = a.dim() > 1 ? bi : std::vector<std::int64_t>{}, ib = b.dim() > 1 ? bi : std::vector<std::int64_t>{};
+    if (a.dim() > 1) ia.push_back(idx[std::size_t(batch.rank())]);
+    ia.push_back(0);
+    ib.push_back(0);
+    if (b.dim() > 1) ib.push_back(idx.back());
+    const std::size_t ka = ia.size() - 1, kb = ib.size() - (b.dim() > 1 ? 2 : 1);
     CompensatedSum dot, mag;
     for (std::int64_t kk = 0; kk < k; ++kk) {
-      std::vector<std::int64_t> ia = bi, ib = bi;
-      if (a.dim() > 1) ia.push_back(i);
-      ia.push_back(kk);
-      ib.push_back(kk);
-      if (b.dim() > 1) ib.push_back(j);
-      if (a.dim() == 1) ia = {kk};
-      if (b.dim() == 1) ib = {kk};
+      ia[ka] = kk;
+      ib[kb] = kk;
       const double x = value_at(a, ia) * value_at(b, ib);
       dot.add(x);
       mag.add(std::fabs(x));
