@@ -53,5 +53,11 @@ void check_same(const weft::TensorBase<T>& got, const Tensor<T>& want) {
 /// float32's epsilon, 2^-23: the unit of the GPU tolerances.
 inline constexpr double kEps = 0x1p-23;
 
+/// A tensor's values (any device, any strides) copied to the host in row-major order.
+template <class T>
+std::vector<T> values_on_host(const weft::TensorBase<T>& t) {
+  return t.to(Device::cpu()).to_vector();
+}
+
 }  // namespace WEFT_BACKEND_ABI
 }  // namespace gpu_inputs

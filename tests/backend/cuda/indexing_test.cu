@@ -19,11 +19,6 @@ using weft::test::cuda_available;
 namespace {
 inline namespace WEFT_BACKEND_ABI {  // its helpers reach weft's backends (docs/architecture.md, ODR safety)
 
-template <class T>
-std::vector<T> host_values(const weft::TensorBase<T>& t) {
-  return t.to(Device::cpu()).to_vector();
-}
-
 /// Index values in [0, limit) on the GPU, in a GPU layout.
 template <class I>
 weft::TensorView<I> gpu_index(Rng& rng, const Shape& shape, std::int64_t limit, GpuLayout layout) {
@@ -42,24 +37,24 @@ void check_copies(Rng& rng) {
   Shape other = shape;
   other[dim] = rng.integer(0, 5);
   const weft::TensorView<T> y = on_gpu<T>(rng, other, layout());
-  CHECK(host_values(weft::cat({x, y, x}, dim)) == weft::cat({hx, y.to(Device::cpu()), hx}, dim).to_vector());
+  CHECK(values_on_host(weft::cat({x, y, x}, dim)) == weft::cat({hx, y.to(Device::cpu()), hx}, dim).to_vector());
   const int new_dim = dim - shape.rank() - 1;  // negative
-  CHECK(host_values(weft::stack({x, x}, new_dim)) == weft::stack({hx, hx}, new_dim).to_vector());
+  CHECK(values_on_host(weft::stack({x, x}, new_dim)) == weft::stack({hx, hx}, new_dim).to_vector());
 
   const std::int64_t n = shape[dim] == 0 ? 0 : rng.integer(0, 9);
   const weft::TensorView<I> index = gpu_index<I>(rng, Shape{n}, shape[dim], layout());
-  CHECK(host_values(weft::index_select(x, dim, index)) ==
+  CHECK(values_on_host(weft::index_select(x, dim, index)) ==
         weft::index_select(hx, dim, index.to(Device::cpu())).to_vector());
 
   Shape gshape = shape;
   for (int d = 0; d < gshape.rank(); ++d)
     gshape[d] = d == dim ? (shape[dim] == 0 ? 0 : rng.integer(0, 7)) : rng.integer(0, shape[d]);
   const weft::TensorView<I> g = gpu_index<I>(rng, gshape, shape[dim], layout());
-  CHECK(host_values(weft::gather(x, dim, g)) == weft::gather(hx, dim, g.to(Device::cpu())).to_vector());
+  CHECK(values_on_host(weft::gather(x, dim, g)) == weft::gather(hx, dim, g.to(Device::cpu())).to_vector());
 
   const weft::TensorView<T> weight = on_gpu<T>(rng, Shape{rng.integer(1, 30), rng.integer(1, 70)}, layout());
   const weft::TensorView<I> tokens = gpu_index<I>(rng, random_shape(rng, 0, 3, 200), weight.shape()[0], layout());
-  CHECK(host_values(weft::embedding(weight, tokens)) ==
+  CHECK(values_on_host(weft::embedding(weight, tokens)) ==
         weft::embedding(weight.to(Device::cpu()), tokens.to(Device::cpu())).to_vector());
 }
 
@@ -168,7 +163,7 @@ TEST_CASE("cuda embedding_backward, masked_fill, and an out-of-range index" * do
 
   const weft::TensorView<float> x = on_gpu<float>(rng, Shape{5, 7}, GpuLayout::transposed);
   const Tensor<float> filled = weft::masked_fill(x, x > 0.0f, -INFINITY);
-  const std::vector<float> hx = host_values(x), hf = host_values(filled);
+  const std::vector<float> hx = values_on_host(x), hf = values_on_host(filled);
   for (std::size_t i = 0; i < hx.size(); ++i) CHECK(hf[i] == (hx[i] > 0 ? -INFINITY : hx[i]));
 
   // The index lives on the GPU: it is read back and checked before anything is added.
@@ -177,7 +172,7 @@ TEST_CASE("cuda embedding_backward, masked_fill, and an out-of-range index" * do
   const std::string m = error_of([&] { weft::index_add(target, 0, bad, weft::ones<float>(Shape{3, 4}, gpu)); });
   CHECK(has(m, "weft::index_add"));
   CHECK(has(m, "index value 3 at position [2]"));
-  for (float v : host_values(target)) CHECK(v == 0.0f);
+  for (float v : values_on_host(target)) CHECK(v == 0.0f);
 }
 
 }  // TEST_SUITE

@@ -21,11 +21,6 @@ namespace {
 inline namespace WEFT_BACKEND_ABI {  // its helpers reach weft's backends (docs/architecture.md, ODR safety)
 
 template <class T>
-std::vector<T> host_values(const weft::TensorBase<T>& t) {
-  return t.to(Device::cpu()).to_vector();
-}
-
-template <class T>
 void check_moves(Rng& rng) {
   const Shape shape = random_shape(rng, 2, 4, 3000);
   const auto layout = [&] { return GpuLayout(rng.integer(0, 2)); };
@@ -33,28 +28,28 @@ void check_moves(Rng& rng) {
   const Tensor<T> hx = x.to(Device::cpu());
   const int r = shape.rank();
   INFO("dtype ", type_name<T>(), ", x ", shape_str(shape));
-  CHECK(host_values(weft::flip(x, {0, -1})) == weft::flip(hx, {0, -1}).to_vector());
-  CHECK(host_values(weft::roll(x, {7, -3}, {1, 0})) == weft::roll(hx, {7, -3}, {1, 0}).to_vector());
-  CHECK(host_values(weft::roll(x, -5)) == weft::roll(hx, -5).to_vector());
+  CHECK(values_on_host(weft::flip(x, {0, -1})) == weft::flip(hx, {0, -1}).to_vector());
+  CHECK(values_on_host(weft::roll(x, {7, -3}, {1, 0})) == weft::roll(hx, {7, -3}, {1, 0}).to_vector());
+  CHECK(values_on_host(weft::roll(x, -5)) == weft::roll(hx, -5).to_vector());
   std::vector<std::int64_t> repeats(std::size_t(r + 1), 1);
   repeats[0] = 2, repeats[std::size_t(r)] = 3;
-  CHECK(host_values(weft::repeat(x, repeats)) == weft::repeat(hx, repeats).to_vector());
-  CHECK(host_values(weft::tile(x, {2})) == weft::tile(hx, {2}).to_vector());
+  CHECK(values_on_host(weft::repeat(x, repeats)) == weft::repeat(hx, repeats).to_vector());
+  CHECK(values_on_host(weft::tile(x, {2})) == weft::tile(hx, {2}).to_vector());
   const std::int64_t n = shape[r - 1];
   if (n > 1) {
     const std::vector<std::int64_t> pads{n - 1, -1, 1, 2};
     for (PadMode mode : {PadMode::constant, PadMode::reflect, PadMode::replicate}) {
       if (mode == PadMode::reflect && shape[r - 2] < 3) continue;
-      CHECK(host_values(weft::pad(x, pads, mode)) == weft::pad(hx, pads, mode).to_vector());
+      CHECK(values_on_host(weft::pad(x, pads, mode)) == weft::pad(hx, pads, mode).to_vector());
     }
   }
   const Tensor<T> lower = weft::tril(x, 1), upper = weft::triu(x, -1);
-  CHECK(host_values(lower) == Tensor<T>(weft::tril(hx, 1)).to_vector());
-  CHECK(host_values(upper) == Tensor<T>(weft::triu(hx, -1)).to_vector());
+  CHECK(values_on_host(lower) == Tensor<T>(weft::tril(hx, 1)).to_vector());
+  CHECK(values_on_host(upper) == Tensor<T>(weft::triu(hx, -1)).to_vector());
   const weft::TensorView<T> v = on_gpu<T>(rng, Shape{rng.integer(1, 50)}, layout());
   const Tensor<T> o = weft::outer(x.select(0, 0).select(0, 0), v);
   const Tensor<T> hv = v.to(Device::cpu());
-  CHECK(host_values(o) == Tensor<T>(weft::outer(hx.select(0, 0).select(0, 0), hv)).to_vector());
+  CHECK(values_on_host(o) == Tensor<T>(weft::outer(hx.select(0, 0).select(0, 0), hv)).to_vector());
 }
 
 }  // namespace WEFT_BACKEND_ABI
@@ -76,7 +71,7 @@ TEST_CASE("cuda einsum: cuBLAS against the host's GEMM, views and copies" * doct
   const Tensor<float> ha = a.to(Device::cpu()), hb = b.to(Device::cpu());
   for (const char* spec : {"bij,jbk->bik", "bij,jbk->kib", "bij,jbk", "bij,jbk->", "...j,jbk->...k"}) {
     INFO("spec ", spec);
-    const std::vector<float> got = host_values(weft::einsum(spec, a, b)), want = weft::einsum(spec, ha, hb).to_vector();
+    const std::vector<float> got = values_on_host(weft::einsum(spec, a, b)), want = weft::einsum(spec, ha, hb).to_vector();
     REQUIRE(got.size() == want.size());
     // Two float sums of up to 3 * 9 * 17 products of values in [-4, 4]: each within that many
     // half-ulps of float of the sum of magnitudes (at most 16 per product).
