@@ -53,12 +53,13 @@ void check_matmul(const weft::TensorBase<T>& a, const weft::TensorBase<T>& b) {
     // idx = batch..., [i if a is a matrix], [j if b is a matrix]; a's and b's indices are built
     // once and only their k slot moves (vectors built per term were 3/4 of a sanitizer run).
     const std::vector<std::int64_t> bi(idx.begin(), idx.begin() + batch.rank());
-    std::vector<std::int64_t> ia = a.dim() > 1 ? bi : std::vector<std::int64_t>{}, ib = b.dim() > 1 ? bi : std::vector<std::int64_t>{};
-    if (a.dim() > 1) ia.push_back(idx[std::size_t(batch.rank())]);
+    std::vector<std::int64_t> ia, ib;  // a vector operand has no batch index
+    if (a.dim() > 1) ia = bi, ia.push_back(idx[std::size_t(batch.rank())]);
+    if (b.dim() > 1) ib = bi;
+    const std::size_t ka = ia.size(), kb = ib.size();  // the k slots
     ia.push_back(0);
     ib.push_back(0);
     if (b.dim() > 1) ib.push_back(idx.back());
-    const std::size_t ka = ia.size() - 1, kb = ib.size() - (b.dim() > 1 ? 2 : 1);
     CompensatedSum dot, mag;
     for (std::int64_t kk = 0; kk < k; ++kk) {
       ia[ka] = kk;
