@@ -594,52 +594,77 @@ void implicit_gemm(std::int64_t groups, std::int64_t rows, std::int64_t k, std::
   }
 }
 
-/// Every group's k x m weight operand B_g(s, col) = weight(g, s, col) (col < m, s < k, in the
-/// patch operand's column order) packed for kernel K, the groups' panels back to back.
-template <class K, class T, class Weight>
-HostVector<typename K::Packed> pack_group_weights(std::int64_t groups, std::int64_t k, std::int64_t m,
-                                                   const Weight& weight) {
+/// Every group's k x m weight operand B_g packed for kernel K, the groups' panels back to back.
+/// fill(g, j0, cols, dst, ld) writes B_g's columns [j0, j0 + cols) (at most 64), every row:
+/// dst[s ld + c] = B_g(s, j0 + c) for s < k, c < cols.
+template <class K, class T, class Fill>
+HostVector<typename K::Packed> pack_group_weights(std::int64_t groups, std::int64_t k, std::int64_t m, const Fill& fill) {
   const std::int64_t size = packed_panels_size<K>(k, m);
   HostVector<typename K::Packed> panels(std::size_t(groups * size));
-  // B_g row-major, for the kernels that pack rows of pairs (bfloat16); rows padded by a line so
-  // that a tile's column of writes does not fall in one L1 set (rows of 2048 bfloat16 are 4 KiB
-  // apart: 3.3 ms for ResNet-50's 512 x 2048 weight, 0.2 ms for its product)
-  const std::int64_t ld = m + 64 / std::int64_t(sizeof(T));
-  HostVector<T> matrix;
-  if constexpr (!is_fma_kernel_v<K>) matrix.resize(std::size_t(k * ld));
-  // B's elements in tiles of kTile steps with the columns outer: a weight row (an output
-  // channel) holds its channel-major steps contiguously, so a tile reads runs of kTile elements
-  // and writes a block that stays in L1. Steps outer read one element per row and line per step:
-  // ResNet-50's last 3x3 weight (9.4 MB) packed at 4.3 GB/s, 3.6x the time of its batch-1 product.
   constexpr std::int64_t kTile = 64;
-  for (std::int64_t g = 0; g < groups; ++g) {
-    if constexpr (is_fma_kernel_v<K>) {  // k-major panels: each element written where it goes
-      pack_all_panels<K>([&](std::int64_t j0, std::int64_t steps, T* dst) {
+  if constexpr (is_fma_kernel_v<K>) {  // k-major panels (kStep 1): each column panel filled in place
+    static_assert(K::kStep == 1 && K::kCols <= kTile, "pack_group_weights: k-major panels of at most 64 columns");
+    for (std::int64_t g = 0; g < groups; ++g)
+      pack_all_panels<K>([&](std::int64_t j0, std::int64_t, T* dst) {
         const std::int64_t cols = std::min(K::kCols, m - j0);
-        for (std::int64_t s0 = 0; s0 < steps; s0 += kTile) {
-          const std::int64_t s1 = std::min(steps, s0 + kTile);
-          for (std::int64_t c = 0; c < cols; ++c)
-            for (std::int64_t s = s0; s < s1; ++s) dst[s * K::kCols + c] = weight(g, s, j0 + c);
-          for (std::int64_t c = cols; c < K::kCols; ++c)
-            for (std::int64_t s = s0; s < s1; ++s) dst[s * K::kCols + c] = T(0);
-        }
+        fill(g, j0, cols, dst, K::kCols);
+        if (cols < K::kCols)
+          for (std::int64_t s = 0; s < k; ++s) std::fill(dst + s * K::kCols + cols, dst + (s + 1) * K::kCols, T(0));
       }, k, m, panels.data() + g * size);
-    } else {
-      // square tiles: the matrix's rows are m apart, so a tile also spans only kTile columns
-      const std::int64_t row_tiles = (k + kTile - 1) / kTile, col_tiles = (m + kTile - 1) / kTile;
-      const int threads = int(std::min<std::int64_t>(row_tiles * col_tiles, threads_for(k * m)));
+  } else {
+    // B_g row-major, for the kernels that pack rows of pairs (bfloat16); rows padded by a line so
+    // that a tile's column of writes does not fall in one L1 set (rows of 2048 bfloat16 are 4 KiB
+    // apart: 3.3 ms for ResNet-50's 512 x 2048 weight, 0.2 ms for its product)
+    const std::int64_t ld = m + 64 / std::int64_t(sizeof(T)), col_tiles = (m + kTile - 1) / kTile;
+    HostVector<T> matrix(std::size_t(k * ld));
+    for (std::int64_t g = 0; g < groups; ++g) {
+      const int threads = int(std::min<std::int64_t>(col_tiles, threads_for(k * m)));
       WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(static) if (threads > 1))
-      for (std::int64_t tile = 0; tile < row_tiles * col_tiles; ++tile) {
-        const std::int64_t s0 = tile / col_tiles * kTile, c0 = tile % col_tiles * kTile;
-        for (std::int64_t col = c0; col < std::min(m, c0 + kTile); ++col)
-          for (std::int64_t s = s0; s < std::min(k, s0 + kTile); ++s) matrix[s * ld + col] = weight(g, s, col);
-      }
+      for (std::int64_t tile = 0; tile < col_tiles; ++tile)
+        fill(g, tile * kTile, std::min(kTile, m - tile * kTile), matrix.data() + tile * kTile, ld);
       pack_all_panels<K>([&](std::int64_t j0, std::int64_t steps, typename K::Packed* dst) {
         pack_columns_panel<K>(matrix.data(), ld, k, m, j0, steps, dst);
       }, k, m, panels.data() + g * size);
     }
   }
   return panels;
+}
+
+/// dst[s ld + c] = weight(s, j0 + c) for s < k, c < cols: pack_group_weights's fill for a weight
+/// read one element at a time, in tiles of 64 steps with the columns outer (a weight row, an
+/// output channel, holds its steps in runs, so a tile reads runs and writes a block that stays in L1).
+template <class T, class Weight>
+void fill_weight_columns(std::int64_t k, std::int64_t j0, std::int64_t cols, T* dst, std::int64_t ld,
+                         const Weight& weight) {
+  constexpr std::int64_t kTile = 64;
+  for (std::int64_t s0 = 0; s0 < k; s0 += kTile)
+    for (std::int64_t c = 0; c < cols; ++c)
+      for (std::int64_t s = s0; s < std::min(k, s0 + kTile); ++s) dst[s * ld + c] = weight(s, j0 + c);
+}
+
+/// dst[step_of[q] ld + c] = src[c ld_src + q] for q < k, c < cols: pack_group_weights's fill for
+/// a weight whose columns are rows of src (an output channel's kernel), its elements reordered
+/// by step_of. L x L tiles go through a packet transpose (simd::transpose_tile) and each tile row
+/// to its step as one packet: an element at a time, each through the operand's index tables, the
+/// pack of ResNet-50's 512-channel 3 x 3 weight was about half of its batch-1 convolution.
+template <class T>
+void fill_transposed_columns(const T* src, std::int64_t ld_src, std::int64_t k, std::int64_t cols,
+                             const std::int64_t* step_of, T* dst, std::int64_t ld) {
+  constexpr std::int64_t L = simd::kTransposeLanes<T>;
+  alignas(64) T tile[L * L];
+  std::int64_t c0 = 0;
+  for (; c0 + L <= cols; c0 += L) {
+    const T* in = src + c0 * ld_src;
+    std::int64_t q0 = 0;
+    for (; q0 + L <= k; q0 += L) {
+      simd::transpose_tile(in + q0, ld_src, tile, L);
+      for (std::int64_t q = 0; q < L; ++q) std::memcpy(dst + step_of[q0 + q] * ld + c0, tile + q * L, L * sizeof(T));
+    }
+    for (std::int64_t q = q0; q < k; ++q)
+      for (std::int64_t c = 0; c < L; ++c) dst[step_of[q] * ld + c0 + c] = in[c * ld_src + q];
+  }
+  for (std::int64_t q = 0; q < k; ++q)  // the columns past the last whole tile
+    for (std::int64_t c = c0; c < cols; ++c) dst[step_of[q] * ld + c] = src[c * ld_src + q];
 }
 
 /// The transformed weight of a Winograd convolution with k input and m output channels (the
@@ -714,13 +739,13 @@ template <class T>
 HostVector<typename ConvKernel<T>::Packed> conv_forward_weights(const ConvGeometry& geo, const PatchOperand<T>& patches,
                                                                  const T* w) {
   const std::int64_t k = geo.reduction(), m = geo.out_per_group(), taps = geo.taps();
-  if (!patches.channels_inner)  // channel-major columns are the weight's own order: B = w_g^T
-    return pack_group_weights<ConvKernel<T>, T>(geo.groups, k, m, [&](std::int64_t g, std::int64_t s, std::int64_t o) {
-      return w[(g * m + o) * k + s];
-    });
-  return pack_group_weights<ConvKernel<T>, T>(geo.groups, k, m, [&](std::int64_t g, std::int64_t s, std::int64_t o) {
-    return w[(g * m + o) * k + patches.column_channel[s] * taps + patches.column_tap[s]];
-  });
+  // B_g(s, o) = w_g[o, q] with q = channel(s) taps + tap(s): the kernel's element q goes to step s
+  std::vector<std::int64_t> step_of(static_cast<std::size_t>(k));
+  for (std::int64_t s = 0; s < k; ++s) step_of[patches.column_channel[s] * taps + patches.column_tap[s]] = s;
+  return pack_group_weights<ConvKernel<T>, T>(
+      geo.groups, k, m, [&](std::int64_t g, std::int64_t j0, std::int64_t cols, T* dst, std::int64_t ld) {
+        fill_transposed_columns(w + (g * m + j0) * k, k, k, cols, step_of.data(), dst, ld);
+      });
 }
 
 /// The forward's patch operand of group g: x's windows at the output positions, read from
@@ -1028,8 +1053,11 @@ void conv2d_backward_input(const ConvGeometry& geo, const Strided4<const T>& dy,
     // B_g(s = (o, t), c) = w[g og + o, c, tap t] (every group's patches share the column order)
     const PatchOperand<T>& order = patches[0];
     const HostVector<typename K::Packed> panels =
-        pack_group_weights<K, T>(geo.groups, k, cg, [&](std::int64_t g, std::int64_t s, std::int64_t c) {
-          return w[((g * og + order.column_channel[s]) * cg + c) * taps + phase.tap_index[order.column_tap[s]]];
+        pack_group_weights<K, T>(geo.groups, k, cg, [&](std::int64_t g, std::int64_t j0, std::int64_t cols, T* dst,
+                                                         std::int64_t ld) {
+          fill_weight_columns(k, j0, cols, dst, ld, [&](std::int64_t s, std::int64_t c) {
+            return w[((g * og + order.column_channel[s]) * cg + c) * taps + phase.tap_index[order.column_tap[s]]];
+          });
         });
     auto finish = [&](std::int64_t g, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const B* block,
                       std::int64_t ld) {
