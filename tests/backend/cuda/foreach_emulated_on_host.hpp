@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file EmulatedOnHost for the foreach bodies (foreach_suite.hpp): the foreach kernel's
+/// @file ForeachEmulatedOnHost for the foreach bodies (foreach_suite.hpp): the foreach kernel's
 /// per-block body (cuda::run_foreach_block, the function every GPU block runs) executed on the host
 /// for every block of every launch the planner packs, over CPU tensors, cycling through three
 /// launch tables. Plain C++ (foreach_block.hpp needs no nvcc, only the CUDA runtime's version).
@@ -21,7 +21,7 @@ inline namespace WEFT_BACKEND_ABI {  // its helpers reach weft's backends (docs/
 
 /// The executor the foreach bodies take (as OnCuda): each run packs its launches and runs every
 /// block's body, thread by thread, on the host.
-struct EmulatedOnHost {
+struct ForeachEmulatedOnHost {
   static Device device() { return Device::cpu(); }
 
   /// Launch tables the runs cycle through: the kernel's 4 KB table and its

@@ -15,31 +15,31 @@ TEST_SUITE("cuda") {
 
 TEST_CASE_TEMPLATE("foreach blocks on the host: out = p - lr * g and p -= lr * g over random lists", T, float,
                    double, weft::half, weft::bfloat16) {
-  for (int round = 0; round < 2; ++round) axpy_over_random_lists<EmulatedOnHost, T>();
+  for (int round = 0; round < 2; ++round) axpy_over_random_lists<ForeachEmulatedOnHost, T>();
 }
 
 TEST_CASE("foreach blocks on the host: a one-element tensor operand, and two lists swapped") {
-  for (int round = 0; round < 3; ++round) single_tensor_operand_and_swap<EmulatedOnHost>();
+  for (int round = 0; round < 3; ++round) single_tensor_operand_and_swap<ForeachEmulatedOnHost>();
 }
 
 TEST_CASE("foreach blocks on the host: long lists in several launches, tensors continuing in the next") {
-  const auto split_before = EmulatedOnHost::split_tensors;
-  const auto multi_before = EmulatedOnHost::multi_launch_runs;
-  for (int round = 0; round < 3; ++round) long_list_with_large_tensors<EmulatedOnHost>(3000, 3);
-  CHECK(EmulatedOnHost::split_tensors > split_before);
-  CHECK(EmulatedOnHost::multi_launch_runs > multi_before);
+  const auto split_before = ForeachEmulatedOnHost::split_tensors;
+  const auto multi_before = ForeachEmulatedOnHost::multi_launch_runs;
+  for (int round = 0; round < 3; ++round) long_list_with_large_tensors<ForeachEmulatedOnHost>(3000, 3);
+  CHECK(ForeachEmulatedOnHost::split_tensors > split_before);
+  CHECK(ForeachEmulatedOnHost::multi_launch_runs > multi_before);
 }
 
 TEST_CASE("foreach blocks on the host: the tests reach every table, the vector and the scalar path") {
-  axpy_over_random_lists<EmulatedOnHost, float>();
-  for (int config = 0; config < EmulatedOnHost::configs; ++config) {
+  axpy_over_random_lists<ForeachEmulatedOnHost, float>();
+  for (int config = 0; config < ForeachEmulatedOnHost::configs; ++config) {
     CAPTURE(config);
-    CHECK(EmulatedOnHost::runs[config] > 0);
+    CHECK(ForeachEmulatedOnHost::runs[config] > 0);
   }
-  CHECK(EmulatedOnHost::vector_blocks > 0);
-  CHECK(EmulatedOnHost::scalar_blocks > 0);
-  CHECK(EmulatedOnHost::multi_launch_runs > 0);
-  CHECK(EmulatedOnHost::split_tensors > 0);
+  CHECK(ForeachEmulatedOnHost::vector_blocks > 0);
+  CHECK(ForeachEmulatedOnHost::scalar_blocks > 0);
+  CHECK(ForeachEmulatedOnHost::multi_launch_runs > 0);
+  CHECK(ForeachEmulatedOnHost::split_tensors > 0);
 }
 
 }  // TEST_SUITE("cuda")

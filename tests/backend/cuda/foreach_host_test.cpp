@@ -175,7 +175,7 @@ TEST_CASE("foreach launch tables: capacity from the kernel argument limit, and p
 TEST_CASE("foreach blocks on the host: a fused AdamW step over bf16, float and half lists with a ScalarList") {
   for (std::size_t length : {1, 2, 37, 1000}) {
     CAPTURE(length);
-    adamw_mixed_dtypes<EmulatedOnHost>(length);
+    adamw_mixed_dtypes<ForeachEmulatedOnHost>(length);
   }
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /// @file The cuda suite's foreach test bodies, shared by its files: each body runs on an executor,
-/// OnCuda (weft::fuse on lists of CUDA tensors, foreach_test.cu) or EmulatedOnHost (every block of
-/// every planned launch run on the host, foreach_host_test.cpp), against double-precision references.
+/// OnCuda (weft::fuse on lists of CUDA tensors, foreach_test.cu) or ForeachEmulatedOnHost (every block
+/// of every planned launch run on the host, foreach_host_test.cpp), against double-precision references.
 #pragma once
 
 #include <doctest/doctest.h>

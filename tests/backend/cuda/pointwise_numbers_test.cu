@@ -32,7 +32,11 @@ TEST_CASE("pointwise on cuda: numbers, factories, compound assignment, eval and 
   Tensor<float> x = xh.to(Device::cuda());
   y += x;  // y = y + x, reading y in place
   check_result(
-      y, [&](const Index& i) { return Expected{3.5 + value_at(xh, i), 3.5 + std::fabs(value_at(xh, i))}; }, 4);
+      y,
+      [&](const Index& i) {
+        return Expected{3.5 + broadcast_value_at(xh, i), 3.5 + std::fabs(broadcast_value_at(xh, i))};
+      },
+      4);
 
   Tensor<float> e = weft::eval(weft::exp(x) - 1);
   CHECK(e.device() == Device::cuda());
@@ -40,7 +44,7 @@ TEST_CASE("pointwise on cuda: numbers, factories, compound assignment, eval and 
   check_result(
       e,
       [&](const Index& i) {
-        const double ev = std::exp(value_at(xh, i));
+        const double ev = std::exp(broadcast_value_at(xh, i));
         return Expected{ev - 1, ev + 1};
       },
       8);
@@ -49,7 +53,7 @@ TEST_CASE("pointwise on cuda: numbers, factories, compound assignment, eval and 
   Tensor<float> sh = weft::randn<float>(Shape{127, 127}, 8);
   Tensor<float> s = sh.to(Device::cuda());
   s = s.transpose(0, 1);
-  check_result(s, [&](const Index& i) { return Expected{value_at(sh, Index{i[1], i[0]}), 0}; }, 0);
+  check_result(s, [&](const Index& i) { return Expected{broadcast_value_at(sh, Index{i[1], i[0]}), 0}; }, 0);
 
   // Logging every component must not disturb a launch.
   weft::set_logs("cuda,+fusion,output_code");
@@ -58,7 +62,7 @@ TEST_CASE("pointwise on cuda: numbers, factories, compound assignment, eval and 
   check_result(
       logged,
       [&](const Index& i) {
-        const double v = value_at(xh, i), r = v / (1 + std::exp(-v));
+        const double v = broadcast_value_at(xh, i), r = v / (1 + std::exp(-v));
         return Expected{r, std::fabs(r)};
       },
       8);
@@ -74,7 +78,7 @@ TEST_CASE("pointwise on cuda: rounding, modulo, logical ops and tests of values"
   check_result(
       r,
       [&](const Index& i) {
-        const double v = value_at(xh, i), f = std::fmod(v, 1.5), m = std::fmod(v, -2.0);
+        const double v = broadcast_value_at(xh, i), f = std::fmod(v, 1.5), m = std::fmod(v, -2.0);
         const double rem = m != 0 && m > 0 ? m - 2.0 : m;
         const double want = std::nearbyint(v) + std::floor(v) * 2 + f + rem;
         return Expected{want, std::fabs(std::nearbyint(v)) + std::fabs(std::floor(v)) * 2 + 4};
@@ -84,7 +88,7 @@ TEST_CASE("pointwise on cuda: rounding, modulo, logical ops and tests of values"
   check_result(
       b,
       [&](const Index& i) {
-        const double v = value_at(xh, i);
+        const double v = broadcast_value_at(xh, i);
         return Expected{double((v > 0 && v < 1) || v == 0), 0};
       },
       0);

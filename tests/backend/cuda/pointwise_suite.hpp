@@ -60,7 +60,7 @@ void for_each_index(const Shape& shape, F&& f) {
 
 /// Element of a host tensor read at an index of the (broadcast) output shape.
 template <class T>
-double value_at(const weft::TensorBase<T>& host, const Index& out) {
+double broadcast_value_at(const weft::TensorBase<T>& host, const Index& out) {
   const int lead = int(out.size()) - host.dim();
   std::int64_t offset = 0;
   for (int d = 0; d < host.dim(); ++d)
@@ -310,7 +310,8 @@ void chain_over_random_shapes(int iterations) {
     check_result(
         y.view,
         [&](const Index& i) {
-          const double av = value_at(a.host, i), bv = value_at(b.host, i), cv = value_at(c.host, i);
+          const double av = broadcast_value_at(a.host, i), bv = broadcast_value_at(b.host, i),
+                       cv = broadcast_value_at(c.host, i);
           const double s = av / (1.0 + std::exp(-bv));
           return Expected{s + cv, std::fabs(s) + std::fabs(cv)};
         },
@@ -332,7 +333,8 @@ void integers_over_random_shapes(int iterations) {
     check_result(
         y.view,
         [&](const Index& i) {
-          const double av = value_at(a.host, i), bv = value_at(b.host, i), cv = value_at(c.host, i);
+          const double av = broadcast_value_at(a.host, i), bv = broadcast_value_at(b.host, i),
+                       cv = broadcast_value_at(c.host, i);
           return Expected{weft_test::wrapped<T>(av * bv + cv - av), 0};
         },
         0);
@@ -364,16 +366,20 @@ void bools_casts_and_mixed_widths(int iterations) {
     check_result(
         y.view,
         [&](const Index& i) {
-          const double bv = value_at(b.host, i);
-          return Expected{value_at(a.host, i) != 0 ? bv : double(value_at(c.host, i) != bv), 0};
+          const double bv = broadcast_value_at(b.host, i);
+          return Expected{broadcast_value_at(a.host, i) != 0 ? bv : double(broadcast_value_at(c.host, i) != bv), 0};
         },
         0);
     check_result(
-        z.view, [&](const Index& i) { return Expected{double(value_at(x.host, i) < value_at(w.host, i)), 0}; }, 0);
+        z.view,
+        [&](const Index& i) {
+          return Expected{double(broadcast_value_at(x.host, i) < broadcast_value_at(w.host, i)), 0};
+        },
+        0);
     check_result(
         h.view,
         [&](const Index& i) {
-          const double xv = value_at(x.host, i), wv = value_at(w.host, i);
+          const double xv = broadcast_value_at(x.host, i), wv = broadcast_value_at(w.host, i);
           const double rounded = double(float(weft::half(float(xv))));  // cast<half> rounds explicitly
           const double pick = xv < wv ? xv : 0.5;
           return Expected{rounded * 2 + pick, std::fabs(rounded * 2) + std::fabs(pick)};
@@ -402,16 +408,16 @@ void every_alignment_and_tail() {
         TensorView<T> xh = host_base.narrow(0, in_offset, n);
         if constexpr (std::is_same_v<T, bool>) {
           Exec::run(weft::assign(y, x == false));
-          check_result(y, [&](const Index& i) { return Expected{value_at(xh, i) == 0 ? 1.0 : 0.0, 0}; }, 0);
+          check_result(y, [&](const Index& i) { return Expected{broadcast_value_at(xh, i) == 0 ? 1.0 : 0.0, 0}; }, 0);
         } else if constexpr (std::is_integral_v<T>) {
           Exec::run(weft::assign(y, x * 3 - 7));
-          check_result(y, [&](const Index& i) { return Expected{value_at(xh, i) * 3 - 7, 0}; }, 0);
+          check_result(y, [&](const Index& i) { return Expected{broadcast_value_at(xh, i) * 3 - 7, 0}; }, 0);
         } else {
           Exec::run(weft::assign(y, x * 2 + 1));  // one rounding (or none, fused), in the compute type
           check_result(
               y,
               [&](const Index& i) {
-                const double v = value_at(xh, i);
+                const double v = broadcast_value_at(xh, i);
                 return Expected{v * 2 + 1, std::fabs(v * 2) + 1};
               },
               4);
@@ -459,7 +465,8 @@ void fused_optimizer_step(const std::vector<Shape>& shapes) {
         Expected m1, v1;
       };
       auto moments = [&](const Index& i) {
-        const double mv = value_at(m.host, i), gv = value_at(g.host, i), vv = value_at(v.host, i);
+        const double mv = broadcast_value_at(m.host, i), gv = broadcast_value_at(g.host, i),
+                     vv = broadcast_value_at(v.host, i);
         const double v1v = fb2 * vv + fc2 * gv * gv;  // no cancellation: every term >= 0
         return Moments{{fb1 * mv + fc1 * gv, std::fabs(fb1 * mv) + std::fabs(fc1 * gv)}, {v1v, v1v}};
       };
@@ -472,7 +479,7 @@ void fused_optimizer_step(const std::vector<Shape>& shapes) {
             const double denom = std::sqrt(r.v1.value) + feps;
             const double q = flr * r.m1.value / denom;
             const double q_magnitude = flr * r.m1.magnitude / denom;  // m1's error scales with its terms
-            const double pv = value_at(p.host, i);
+            const double pv = broadcast_value_at(p.host, i);
             return Expected{pv - q, std::fabs(pv) + q_magnitude};
           },
           8, &p_before);
@@ -492,8 +499,8 @@ void fused_swap() {
                                      b_before = weft::test::storage_bytes(b.host);
     TensorView<double> ad = a.device, bd = b.device;
     Exec::run(weft::assign(ad, bd), weft::assign(bd, ad));
-    check_result(ad, [&](const Index& i) { return Expected{value_at(b.host, i), 0}; }, 0, &a_before);
-    check_result(bd, [&](const Index& i) { return Expected{value_at(a.host, i), 0}; }, 0, &b_before);
+    check_result(ad, [&](const Index& i) { return Expected{broadcast_value_at(b.host, i), 0}; }, 0, &a_before);
+    check_result(bd, [&](const Index& i) { return Expected{broadcast_value_at(a.host, i), 0}; }, 0, &b_before);
   }
 }
 

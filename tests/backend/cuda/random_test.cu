@@ -31,7 +31,7 @@ TEST_CASE("cuda random ops: the CPU's values for the same seed and call order" *
     CHECK(weft::default_generator().offset() > 0);
   };
   same_on_both("rand float", [](Device d) { return weft::rand<float>(Shape{300, 301}, d); });
-  same_on_both("rand half", [](Device d) { return weft::rand<half>(Shape{1000}, d); });
+  same_on_both("rand half", [](Device d) { return weft::rand<weft::half>(Shape{1000}, d); });
   same_on_both("randn double", [](Device d) { return weft::randn<double>(Shape{77, 5}, d); });
   same_on_both("randint int64", [](Device d) { return weft::randint<std::int64_t>(-9, 1 << 20, Shape{999}, d); });
   same_on_both("normal_ and uniform_ through a transposed view", [](Device d) {
