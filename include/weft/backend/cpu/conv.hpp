@@ -630,41 +630,39 @@ HostVector<typename K::Packed> pack_group_weights(std::int64_t groups, std::int6
   return panels;
 }
 
-/// dst[s ld + c] = weight(s, j0 + c) for s < k, c < cols: pack_group_weights's fill for a weight
-/// read one element at a time, in tiles of 64 steps with the columns outer (a weight row, an
-/// output channel, holds its steps in runs, so a tile reads runs and writes a block that stays in L1).
-template <class T, class Weight>
-void fill_weight_columns(std::int64_t k, std::int64_t j0, std::int64_t cols, T* dst, std::int64_t ld,
-                         const Weight& weight) {
-  constexpr std::int64_t kTile = 64;
-  for (std::int64_t s0 = 0; s0 < k; s0 += kTile)
-    for (std::int64_t c = 0; c < cols; ++c)
-      for (std::int64_t s = s0; s < std::min(k, s0 + kTile); ++s) dst[s * ld + c] = weight(s, j0 + c);
-}
-
-/// dst[step_of[q] ld + c] = src[c ld_src + q] for q < k, c < cols: pack_group_weights's fill for
-/// a weight whose columns are rows of src (an output channel's kernel), its elements reordered
-/// by step_of. L x L tiles go through a packet transpose (simd::transpose_tile) and each tile row
-/// to its step as one packet: an element at a time, each through the operand's index tables, the
-/// pack of ResNet-50's 512-channel 3 x 3 weight was about half of its batch-1 convolution.
+/// dst[step_of[q] ld + c] = src[c ld_src + q] for q < k with step_of[q] >= 0 (the others are not
+/// B's), c < cols: pack_group_weights's fill for a weight whose columns are rows of src, its
+/// elements reordered by step_of. L x L tiles go through a packet transpose (simd::transpose_tile)
+/// and each tile row to its step as one packet: an element at a time, each through the operand's
+/// index tables, the pack of ResNet-50's 512-channel 3 x 3 weight was about half of its batch-1
+/// convolution. Rows shorter than L (the input gradient's 3 x 3 kernels, a row per input channel)
+/// are read as tiles too, past their end into the next rows, where `readable` elements from src
+/// may be read; rows of one element each (1 x 1 kernels) are one run, copied as it is.
 template <class T>
 void fill_transposed_columns(const T* src, std::int64_t ld_src, std::int64_t k, std::int64_t cols,
-                             const std::int64_t* step_of, T* dst, std::int64_t ld) {
+                             const std::int64_t* step_of, T* dst, std::int64_t ld, std::int64_t readable) {
+  if (k == 1 && ld_src == 1) {
+    if (step_of[0] >= 0) std::memcpy(dst + step_of[0] * ld, src, std::size_t(cols) * sizeof(T));
+    return;
+  }
   constexpr std::int64_t L = simd::kTransposeLanes<T>;
   alignas(64) T tile[L * L];
   std::int64_t c0 = 0;
   for (; c0 + L <= cols; c0 += L) {
     const T* in = src + c0 * ld_src;
     std::int64_t q0 = 0;
-    for (; q0 + L <= k; q0 += L) {
+    for (; q0 < k && (c0 + L - 1) * ld_src + q0 + L <= readable; q0 += L) {
       simd::transpose_tile(in + q0, ld_src, tile, L);
-      for (std::int64_t q = 0; q < L; ++q) std::memcpy(dst + step_of[q0 + q] * ld + c0, tile + q * L, L * sizeof(T));
+      for (std::int64_t q = q0; q < std::min(k, q0 + L); ++q)
+        if (step_of[q] >= 0) std::memcpy(dst + step_of[q] * ld + c0, tile + (q - q0) * L, L * sizeof(T));
     }
     for (std::int64_t q = q0; q < k; ++q)
-      for (std::int64_t c = 0; c < L; ++c) dst[step_of[q] * ld + c0 + c] = in[c * ld_src + q];
+      if (step_of[q] >= 0)
+        for (std::int64_t c = 0; c < L; ++c) dst[step_of[q] * ld + c0 + c] = in[c * ld_src + q];
   }
   for (std::int64_t q = 0; q < k; ++q)  // the columns past the last whole tile
-    for (std::int64_t c = c0; c < cols; ++c) dst[step_of[q] * ld + c] = src[c * ld_src + q];
+    if (step_of[q] >= 0)
+      for (std::int64_t c = c0; c < cols; ++c) dst[step_of[q] * ld + c] = src[c * ld_src + q];
 }
 
 /// The transformed weight of a Winograd convolution with k input and m output channels (the
@@ -744,7 +742,8 @@ HostVector<typename ConvKernel<T>::Packed> conv_forward_weights(const ConvGeomet
   for (std::int64_t s = 0; s < k; ++s) step_of[patches.column_channel[s] * taps + patches.column_tap[s]] = s;
   return pack_group_weights<ConvKernel<T>, T>(
       geo.groups, k, m, [&](std::int64_t g, std::int64_t j0, std::int64_t cols, T* dst, std::int64_t ld) {
-        fill_transposed_columns(w + (g * m + j0) * k, k, k, cols, step_of.data(), dst, ld);
+        fill_transposed_columns(w + (g * m + j0) * k, k, k, cols, step_of.data(), dst, ld,
+                                (geo.out_channels - g * m - j0) * k);
       });
 }
 
@@ -1050,14 +1049,20 @@ void conv2d_backward_input(const ConvGeometry& geo, const Strided4<const T>& dy,
       patches[g].channel0 = g * og;
       patches[g].finish();
     }
-    // B_g(s = (o, t), c) = w[g og + o, c, tap t] (every group's patches share the column order)
+    // B_g(s = (o, t), c) = w[g og + o, c, tap t] (every group's patches share the column order):
+    // output channel o's kernels [cg, taps] transposed, kernel tap q to step step_of[o taps + q]
     const PatchOperand<T>& order = patches[0];
+    std::vector<std::int64_t> step_of(static_cast<std::size_t>(og * taps), -1);
+    for (std::int64_t s = 0; s < k; ++s)
+      step_of[order.column_channel[s] * taps + phase.tap_index[order.column_tap[s]]] = s;
     const HostVector<typename K::Packed> panels =
         pack_group_weights<K, T>(geo.groups, k, cg, [&](std::int64_t g, std::int64_t j0, std::int64_t cols, T* dst,
                                                          std::int64_t ld) {
-          fill_weight_columns(k, j0, cols, dst, ld, [&](std::int64_t s, std::int64_t c) {
-            return w[((g * og + order.column_channel[s]) * cg + c) * taps + phase.tap_index[order.column_tap[s]]];
-          });
+          for (std::int64_t o = 0; o < og; ++o) {
+            const std::int64_t at = ((g * og + o) * cg + j0) * taps;
+            fill_transposed_columns(w + at, taps, taps, cols, step_of.data() + o * taps, dst, ld,
+                                    geo.out_channels * cg * taps - at);
+          }
         });
     auto finish = [&](std::int64_t g, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const B* block,
                       std::int64_t ld) {
@@ -1123,16 +1128,33 @@ void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x,
     for (std::int64_t g = 0; g < geo.groups; ++g) patches.push_back(conv_forward_patches(geo, x, g, &*source));
   }
   int threads = threads_for(geo.macs() / 64);
-  // Positions per task: the packed patch panels of a task (positions x k) about 1 MiB.
-  const std::int64_t chunk = conv_rows_per_task<K>(positions, k, geo.groups, threads);
+  // Positions per task: the packed patch panels of a task (positions x k) about 1 MiB, and at
+  // least 128 (or the threads' even share): each task also adds its og x k sums into its thread's
+  // copy, which against 2 x 128 flops an output stays a small part (ResNet-50's 1024-channel 1 x 1
+  // at batch 1, 196 positions: in 8 tasks the adds were a quarter of its float weight gradient).
+  const std::int64_t chunk = std::max(conv_rows_per_task<K>(positions, k, geo.groups, threads),
+                                      std::min<std::int64_t>(128, (positions + threads - 1) / threads));
   const std::int64_t chunks = (positions + chunk - 1) / chunk;
   const bool split_positions = og * k * std::int64_t(sizeof(B)) <= (std::int64_t(1) << 20);
   const std::int64_t tasks = split_positions ? geo.groups * chunks : geo.groups;
+  // Partial sums: a copy per thread where the positions split, added at the end (the GEMM's in
+  // the patches' column order, the direct product's in dw's). With one copy, none: the GEMM's
+  // blocks, each complete once, and the direct product's sums (T itself) land in dw straight away
+  // (ResNet-50's 512-channel 3 x 3 at batch 1: a 9.4 MB float copy zeroed, summed into and
+  // reordered on one thread was 3/4 of its bfloat16 weight gradient).
   const int sums = split_positions ? int(std::min<std::int64_t>(threads, tasks)) : 1;
   const std::int64_t size = geo.out_channels * k;
-  HostVector<B> partial(std::size_t(sums * size), B(0));
-  // The product of group g over positions p0 .. p0 + count - 1, added into sum, on `threads`.
-  auto product = [&](std::int64_t g, std::int64_t p0, std::int64_t count, B* sum, int gemm_threads) {
+  const bool in_copies = split_positions && (!direct || sums > 1);
+  HostVector<B> partial(std::size_t(in_copies ? sums * size : 0), B(0));
+  // dw_column[j]: where the patches' column j, (channel, tap), lies in a row of dw
+  std::vector<std::int64_t> dw_column(static_cast<std::size_t>(k));
+  auto set_order = [&](const PatchOperand<T>& order) {
+    for (std::int64_t j = 0; j < k; ++j) dw_column[j] = order.column_channel[j] * taps + order.column_tap[j];
+  };
+  if (!direct) set_order(patches[0]);
+  // The product of group g over positions p0 .. p0 + count - 1 on `threads`; each finished block's
+  // row o of group g, columns j0 .. j0 + count - 1, goes to store(g og + o, j0, values, count).
+  auto product = [&](std::int64_t g, std::int64_t p0, std::int64_t count, int gemm_threads, const auto& store) {
     const PatchOperand<T>& patch = patches[g];
     // A(o, p) = dy[n, g og + o, i, j] for the positions p: kRows rows of `count`, gathered
     // k-major into an FMA panel, or row-major for the other kernels' packers.
@@ -1169,8 +1191,7 @@ void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x,
       }
     };
     auto done = [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const B* block, std::int64_t ld) {
-      for (std::int64_t i = i0; i < i1; ++i)
-        for (std::int64_t j = j0; j < j1; ++j) sum[(g * og + i) * k + j] += block[(i - i0) * ld + (j - j0)];
+      for (std::int64_t i = i0; i < i1; ++i) store(g * og + i, j0, block + (i - i0) * ld, j1 - j0);
     };
     gemm_packed<K>(pack_a, pack_b, og, count, k, gemm_threads, GemmBlockEpilogue<decltype(done)>{done});
   };
@@ -1184,13 +1205,19 @@ void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x,
         B* sum = partial.data();
 #endif
         const std::int64_t g = task / chunks, p0 = task % chunks * chunk;
-        product(g, p0, std::min(chunk, positions - p0), sum, 1);
+        product(g, p0, std::min(chunk, positions - p0), 1,
+                [&](std::int64_t row, std::int64_t j0, const B* __restrict values, std::int64_t count) {
+                  B* __restrict out = sum + row * k + j0;
+                  for (std::int64_t j = 0; j < count; ++j) out[j] += values[j];
+                });
       }
     } else {
-      for (std::int64_t g = 0; g < geo.groups; ++g) product(g, 0, positions, partial.data(), threads);
+      for (std::int64_t g = 0; g < geo.groups; ++g)
+        product(g, 0, positions, threads, [&](std::int64_t row, std::int64_t j0, const B* values, std::int64_t count) {
+          for (std::int64_t j = 0; j < count; ++j) dw[row * k + dw_column[j0 + j]] = T(values[j]);
+        });
     }
   };
-  PatchOperand<T> order;  // the sums' column order
   if (direct) {
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
       // x's copy in slabs of images (conv_slab_bytes), the sums added over them
@@ -1204,27 +1231,30 @@ void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x,
         const Strided4<const T> xs = images_from(x, n0);
         const PatchSource<T> slab_source(xs, part.batch, geo.in_channels, geo.in_h, geo.in_w, cg, taps,
                                          conv_forward_pads(part, xs));
-        order = conv_forward_patches(part, xs, 0, &slab_source);
+        const PatchOperand<T> order = conv_forward_patches(part, xs, 0, &slab_source);
+        set_order(order);
         for (std::int64_t q = 0; q < plane; ++q) {
           std::int64_t h0, w0;
           order.row_origin(q, x_offset[q], h0, w0);
         }
         direct_weight_product<T>(geo.groups, og, k, part.batch, x_offset, order.src.data, order.src.sn,
                                  cg * order.src.sc, order.column_offset, dy_offset, dy.data + n0 * dy.sn, dy.sn, dy.sc,
-                                 threads, sums, partial.data());
+                                 threads, sums, dw_column, n0 == 0, in_copies ? partial.data() : dw);
       }
     }
   } else {
     weight_gradient_gemm();
-    order = patches[0];
   }
-  // The sums are in the patches' column order; dw in the weight's (channel, tap).
+  if (!in_copies) return;
+  // The copies added into dw, rows on the threads.
+  const int add_threads = int(std::min<std::int64_t>(threads_for(sums * size), geo.out_channels));
+  WEFT_PRAGMA_OMP(omp parallel for num_threads(add_threads) schedule(static) if (add_threads > 1))
   for (std::int64_t row = 0; row < geo.out_channels; ++row)
     for (std::int64_t j = 0; j < k; ++j) {
       const std::int64_t e = row * k + j;
       B total = partial[e];
       for (int t = 1; t < sums; ++t) total += partial[t * size + e];
-      dw[row * k + order.column_channel[j] * taps + order.column_tap[j]] = T(total);
+      dw[row * k + (direct ? j : dw_column[j])] = T(total);
     }
 }
 

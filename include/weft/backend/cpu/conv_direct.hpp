@@ -316,21 +316,24 @@ WEFT_HOST_UNROLL(4)
 }
 
 /// The weight gradient as a direct product, for each group g < groups:
-///   sums[(g og + o) k + s] += sum over positions p of dy(p, g og + o) x_g(p, s)
+///   sums[(g og + o) k + sum_column[s]] (+)= sum over positions p of dy(p, g og + o) x_g(p, s)
 /// with dy(p, c) = dy[n dy_image + c dy_channel + dy_offset[q]] and x_g(p, s) = x[n x_image +
 /// g x_group + x_offset[q] + column_offset[s]] for p = n plane + q (plane = x_offset's length);
 /// every kCols columns of a panel one run (column_offset consecutive; k a multiple of kCols).
-/// `sums` holds `copies` arrays of groups og k elements back to back: with more than one, the
-/// positions split over the threads, each summing into its own (the caller adds them); with one,
-/// the threads split the output tiles and each sweeps every position. Positions go in chunks
-/// (across images) whose x panel (chunk x kCols) and dy rows stay in L2 while every tile of output
-/// channels reads them.
+/// sum_column puts the patches' columns in the weight's order, so that with one copy `sums` can
+/// be dw itself. `sums` holds `copies` arrays of groups og k elements back to back: with more than
+/// one, the positions split over the threads, each summing into its own (the caller adds them);
+/// with one, the threads split the output tiles and each sweeps every position. `overwrite`: the
+/// sums hold nothing yet, and each copy's first chunk writes them (no zeroing pass). Positions go
+/// in chunks (across images) whose x panel (chunk x kCols) and dy rows stay in L2 while every tile
+/// of output channels reads them.
 template <class T>
 void direct_weight_product(std::int64_t groups, std::int64_t og, std::int64_t k, std::int64_t images,
                            const std::vector<std::int64_t>& x_offset, const T* x, std::int64_t x_image,
                            std::int64_t x_group, const std::vector<std::int64_t>& column_offset,
                            const std::vector<std::int64_t>& dy_offset, const T* dy, std::int64_t dy_image,
-                           std::int64_t dy_channel, int threads, int copies, T* sums) {
+                           std::int64_t dy_channel, int threads, int copies, const std::vector<std::int64_t>& sum_column,
+                           bool overwrite, T* sums) {
   constexpr std::int64_t R = DirectTile<T>::kRows, kCols = BlockGemmTile<T>::kCols, kMaxChunk = 1024;
   // Positions a chunk: 1024 where each thread sums its own copy (its tiles' sums then pass through
   // cache half as often), 512 where the threads share the tiles (the chunk's dy rows for every
@@ -354,6 +357,7 @@ void direct_weight_product(std::int64_t groups, std::int64_t og, std::int64_t k,
     const std::int64_t p_begin = copies > 1 ? std::min(positions, me * share) : 0;
     const std::int64_t p_end = copies > 1 ? std::min(positions, p_begin + share) : positions;
     T* sum = sums + (copies > 1 ? me * size : 0);
+    if (overwrite && p_begin == p_end) std::fill(sum, sum + size, T(0));  // a copy with no positions
     alignas(64) T tile[R * kCols];
     const T* rows[R];
     std::int64_t chunk_x[kMaxChunk], chunk_dy[kMaxChunk];  // the chunk's offsets, its images' included
@@ -373,9 +377,14 @@ void direct_weight_product(std::int64_t groups, std::int64_t og, std::int64_t k,
           rows[r] = dy + (g * og + o0 + std::min(r, live - 1)) * dy_channel;
         direct_weight_tile<T>(rows, chunk_dy, x + g * x_group + column_offset[std::size_t(panel * kCols)], chunk_x,
                               count, tile, kCols, true);
-        T* out = sum + (g * og + o0) * k + panel * kCols;
-        for (std::int64_t r = 0; r < live; ++r)
-          for (std::int64_t j = 0; j < kCols; ++j) out[r * k + j] += tile[r * kCols + j];
+        T* out = sum + (g * og + o0) * k;
+        const std::int64_t* to = sum_column.data() + panel * kCols;
+        if (overwrite && c0 == p_begin)
+          for (std::int64_t r = 0; r < live; ++r)
+            for (std::int64_t j = 0; j < kCols; ++j) out[r * k + to[j]] = tile[r * kCols + j];
+        else
+          for (std::int64_t r = 0; r < live; ++r)
+            for (std::int64_t j = 0; j < kCols; ++j) out[r * k + to[j]] += tile[r * kCols + j];
       }
     }
   }
