@@ -80,6 +80,18 @@ Config random_wide_config(Rng& rng) {
   return k;
 }
 
+/// A random configuration of a stem: 1 to 4 input channels a group against 16 to 20 output ones,
+/// kernels up to 7 x 7, whose input gradient runs by taps (cpu::conv_input_gradient_by_taps).
+Config random_stem_config(Rng& rng) {
+  Config k = random_config(rng);
+  k.groups = rng.integer(1, 2);
+  k.c = k.groups * rng.integer(1, 4);
+  k.o = k.groups * rng.integer(16, 20);
+  k.kh = rng.integer(2, 7), k.kw = rng.integer(1, 7);
+  k.h = rng.integer(k.dh * (k.kh - 1) + 1, 20), k.w = rng.integer(k.dw * (k.kw - 1) + 1, 20);
+  return k;
+}
+
 /// Reference forward, input gradient and weight gradient, in double, by the definition.
 struct Reference {
   std::vector<double> y, dx, dw;
@@ -459,6 +471,9 @@ TEST_CASE("conv2d forward and backward: random configurations, both layouts, aga
   check_random_convolutions<bfloat16>(10, random_wide_config);  // even channel counts: the direct product on AVX512-BF16
   check_random_convolutions<float>(10, random_wide_config);
   check_random_convolutions<double>(5, random_wide_config);
+  check_random_convolutions<float>(8, random_stem_config);
+  check_random_convolutions<bfloat16>(6, random_stem_config);
+  check_random_convolutions<double>(4, random_stem_config);
 }
 
 

@@ -958,6 +958,112 @@ void conv2d_forward(const ConvGeometry& geo, const Strided4<const T>& x, const T
   conv_forward_product(geo, x, w, prepacked, finish);
 }
 
+/// Whether the input gradient runs by taps (conv2d_backward_input_by_taps): few input channels a
+/// group (a stem's 3), against enough output channels for the product's depth, and a kernel
+/// larger than 1 x 1. Per stride phase, the product's columns are the input channels alone, 3 of
+/// a 16- or 32-column panel: ResNet-18's stem ran its input gradient at 9 GFLOP/s so, 5x slower
+/// than its weight gradient.
+inline bool conv_input_gradient_by_taps(const ConvGeometry& geo) {
+  return geo.in_per_group() < kPatchCopyChannels && geo.out_per_group() >= kPatchCopyChannels && geo.taps() > 1;
+}
+
+/// dx = the input gradient of conv(x, w) for dy by taps, for conv_input_gradient_by_taps:
+///   z_g((t, c), p) = sum over o of w[g og + o, c, t] dy[p, g og + o]
+/// a GEMM of rows = the group's input channels x taps (s = t cg + c), k = its output channels,
+/// columns = the output positions p = (n, i, j), whose rows of dy are runs of positions (NCHW);
+/// then each row of dx adds its taps' rows of z, shifted:
+///   dx[n, g cg + c, h, w] = sum over taps (kh, kw) reaching it of z_g((t, c), (n, i, j)),
+///   h = i stride_h - pad_h + kh dilation_h, w = j stride_w - pad_w + kw dilation_w.
+/// z holds the kernel's block sums (bfloat16: float, rounded once as dx is written). Slabs of
+/// images whose dy is about 1 MiB (the GEMM's packed dy then stays in L2: ResNet-18's stem at
+/// batch 64, its 16 MB of dy packed at once, ran 1.5-2x slower) and whose z fits conv_slab_bytes.
+/// ResNet-18's stem: 24.8 -> 2.6 ms in float, against 9 GFLOP/s per stride phase.
+template <class T>
+void conv2d_backward_input_by_taps(const ConvGeometry& geo, const Strided4<const T>& dy, const T* w,
+                                   const Strided4<T>& dx) {
+  using K = ConvKernel<T>;
+  using B = typename K::Elem;
+  using Packed = typename K::Packed;
+  const std::int64_t cg = geo.in_per_group(), og = geo.out_per_group(), taps = geo.taps(), m = cg * taps;
+  const std::int64_t plane = geo.out_h * geo.out_w;
+  const std::int64_t slab = std::clamp<std::int64_t>(
+      std::min(conv_slab_bytes.load(std::memory_order_relaxed) / (plane * geo.groups * m * std::int64_t(sizeof(B))),
+               (std::int64_t(1) << 20) / (plane * og * std::int64_t(sizeof(T)))),
+      1, geo.batch);
+  HostVector<B> z(std::size_t(std::min(slab, geo.batch) * plane * geo.groups * m));
+  // A_g(s = (t, c), o) = w[g og + o, c, tap t]: every group's m x og, row-major, back to back
+  std::vector<T> a(static_cast<std::size_t>(geo.groups * m * og));
+  for (std::int64_t g = 0; g < geo.groups; ++g)
+    for (std::int64_t o = 0; o < og; ++o)
+      for (std::int64_t c = 0; c < cg; ++c)
+        for (std::int64_t t = 0; t < taps; ++t)
+          a[(g * m + t * cg + c) * og + o] = w[((g * og + o) * cg + c) * taps + t];
+  for (std::int64_t n0 = 0; n0 < geo.batch; n0 += slab) {
+    const std::int64_t images = std::min(slab, geo.batch - n0), positions = images * plane;
+    for (std::int64_t g = 0; g < geo.groups; ++g) {
+      auto pack_a = [&](std::int64_t i0, std::int64_t steps, Packed* dst) {
+        pack_rows_panel<K>(a.data() + g * m * og, og, m, og, i0, steps, dst);
+      };
+      // B(o, p) = dy[n0 + n, g og + o, i, j] for the panel's positions p = (n, i, j): runs along
+      // rows of dy, written k-major into an FMA panel, or row-major for the other kernels' packers
+      thread_local std::vector<T> staged;
+      auto pack_b = [&](std::int64_t j0, std::int64_t steps, Packed* dst) {
+        T* rows;
+        if constexpr (is_fma_kernel_v<K>) rows = dst;
+        else staged.resize(std::size_t(og * K::kCols)), rows = staged.data();
+        const std::int64_t cols = std::min(K::kCols, positions - j0);
+        for (std::int64_t o = 0; o < og; ++o) {
+          const T* channel = dy.data + n0 * dy.sn + (g * og + o) * dy.sc;
+          T* d = rows + o * K::kCols;
+          for (std::int64_t p = j0, done = 0; done < cols;) {
+            const std::int64_t n = p / plane, i = p % plane / geo.out_w, j = p % geo.out_w;
+            const std::int64_t run = std::min(cols - done, geo.out_w - j);
+            const T* from = channel + n * dy.sn + i * dy.sh + j * dy.sw;
+            if (dy.sw == 1) std::copy(from, from + run, d + done);
+            else for (std::int64_t e = 0; e < run; ++e) d[done + e] = from[e * dy.sw];
+            done += run, p += run;
+          }
+          std::fill(d + cols, d + K::kCols, T(0));
+        }
+        if constexpr (!is_fma_kernel_v<K>) pack_columns_panel<K>(rows, K::kCols, og, K::kCols, 0, steps, dst);
+      };
+      gemm_packed<K>(pack_a, pack_b, m, og, positions, threads_for(positions * og * m / 64),
+                     GemmStore<B>{z.data() + g * m * positions, positions});
+    }
+    // a task per row of dx (n, channel, h): the sum of its taps' shifted rows of z
+    const std::int64_t rows = images * geo.in_channels * geo.in_h;
+    const int threads = threads_for(rows * geo.in_w * taps);
+    WEFT_PRAGMA_OMP(omp parallel num_threads(threads) if (threads > 1))
+    {
+      std::vector<B> acc(static_cast<std::size_t>(geo.in_w));
+      WEFT_PRAGMA_OMP(omp for schedule(static))
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const std::int64_t n = r / (geo.in_channels * geo.in_h), gc = r / geo.in_h % geo.in_channels;
+        const std::int64_t h = r % geo.in_h, g = gc / cg, c = gc % cg;
+        std::fill(acc.begin(), acc.end(), B(0));
+        for (std::int64_t kh = 0; kh < geo.kernel_h; ++kh) {
+          const std::int64_t ih = h + geo.pad_h - kh * geo.dilation_h;
+          if (ih < 0 || ih % geo.stride_h != 0 || ih / geo.stride_h >= geo.out_h) continue;
+          for (std::int64_t kw = 0; kw < geo.kernel_w; ++kw) {
+            const std::int64_t s = (kh * geo.kernel_w + kw) * cg + c, shift = kw * geo.dilation_w - geo.pad_w;
+            const B* src = z.data() + (g * m + s) * positions + (n * geo.out_h + ih / geo.stride_h) * geo.out_w;
+            // output columns j with 0 <= j stride_w + shift < in_w
+            const std::int64_t j_begin = shift >= 0 ? 0 : (-shift + geo.stride_w - 1) / geo.stride_w;
+            const std::int64_t j_end = std::min(geo.out_w, (geo.in_w - shift + geo.stride_w - 1) / geo.stride_w);
+            B* to = acc.data();
+            if (geo.stride_w == 1)
+              for (std::int64_t j = j_begin; j < j_end; ++j) to[j + shift] += src[j];
+            else
+              for (std::int64_t j = j_begin; j < j_end; ++j) to[j * geo.stride_w + shift] += src[j];
+          }
+        }
+        T* out = dx.data + (n0 + n) * dx.sn + gc * dx.sc + h * dx.sh;
+        for (std::int64_t col = 0; col < geo.in_w; ++col) out[col * dx.sw] = T(acc[col]);
+      }
+    }
+  }
+}
+
 /// dx = the input gradient of conv(x, w) for dy (any strides; w contiguous [O, C/g, kH, kW]),
 /// written into dx (any strides), every element once, on ConvKernel<T>.
 template <class T>
@@ -965,6 +1071,7 @@ void conv2d_backward_input(const ConvGeometry& geo, const Strided4<const T>& dy,
   using K = ConvKernel<T>;
   using B = typename K::Elem;
   const std::int64_t cg = geo.in_per_group(), og = geo.out_per_group(), taps = geo.taps();
+  if (conv_input_gradient_by_taps(geo)) return conv2d_backward_input_by_taps(geo, dy, w, dx);
   // dy's copy in slabs of images (conv_slab_bytes), each slab's product on its own
   const std::int64_t slab =
       conv_slab_images<T>(geo.batch, geo.out_channels, geo.out_h + geo.kernel_h, geo.out_w + geo.kernel_w,
