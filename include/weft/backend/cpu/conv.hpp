@@ -195,6 +195,12 @@ bool conv_native() {
   else return conv_native_built_v<T>;
 }
 
+/// Rows above and below a source and columns left and right that its copy holds as zeros.
+struct SourcePads {
+  std::int64_t top = 0, bottom = 0, left = 0, right = 0;
+  bool any() const { return top || bottom || left || right; }
+};
+
 /// The patch operand of an implicit GEMM: row i = (n, a, b) of a [batch, grid_h, grid_w] grid,
 /// column s = (c, t) (channel c, tap t):
 ///   A(i, s) = src[n, channel0 + c, a step_h + origin_h + tap_h[t], b step_w + origin_w + tap_w[t]]
@@ -210,6 +216,7 @@ struct PatchOperand {
   std::int64_t step_h = 1, step_w = 1, origin_h = 0, origin_w = 0;
   std::int64_t channel0 = 0, channels = 1;
   std::vector<std::int64_t> tap_h, tap_w;
+  SourcePads zeros;  // the source's rows and columns of padding (a PatchSource's copy), all zeros
   // Derived by finish(): per tap its element offset; per column its channel, tap, offset.
   bool channels_inner = false;
   std::vector<std::int64_t> tap_offset, column_channel, column_tap, column_offset, column_h, column_w;
@@ -391,12 +398,6 @@ struct PatchOperand {
   }
 };
 
-/// Rows above and below a source and columns left and right that its copy holds as zeros.
-struct SourcePads {
-  std::int64_t top = 0, bottom = 0, left = 0, right = 0;
-  bool any() const { return top || bottom || left || right; }
-};
-
 /// The source a convolution's patches are read from: the tensor itself where patches_channel_runs
 /// says not to read runs, or where its channels are adjacent already and no window reaches past
 /// it; else a channels-last copy with the padding the windows reach (pads) as zeros, so that every
@@ -481,6 +482,7 @@ class PatchSource {
     p.src = view_;
     p.src_h = h_ + pads_.top + pads_.bottom, p.src_w = w_ + pads_.left + pads_.right;
     p.origin_h += pads_.top, p.origin_w += pads_.left;
+    p.zeros = pads_;
   }
 
  private:
@@ -813,6 +815,21 @@ void conv_product(const std::vector<PatchOperand<T>>& patches, std::int64_t k, s
   const PatchOperand<T>& first = patches[0];
   if constexpr (direct_kernel_built_v<T>) {
     if (conv_direct<T>(first.channels) && first.channels_inner) {
+      // The taps each row reaches in the data, not the padding: those of its grid row's and grid
+      // column's (a tap t is bit t; with more than 64 taps, every tap).
+      std::vector<std::uint64_t> row_taps(static_cast<std::size_t>(first.grid_h), kAllTaps),
+          column_taps(static_cast<std::size_t>(first.grid_w), kAllTaps);
+      if (first.taps() <= 64)
+        for (std::int64_t t = 0; t < first.taps(); ++t) {
+          for (std::int64_t a = 0; a < first.grid_h; ++a) {
+            const std::int64_t h = a * first.step_h + first.origin_h + first.tap_h[t];
+            if (h < first.zeros.top || h >= first.src_h - first.zeros.bottom) row_taps[a] &= ~(std::uint64_t(1) << t);
+          }
+          for (std::int64_t b = 0; b < first.grid_w; ++b) {
+            const std::int64_t w = b * first.step_w + first.origin_w + first.tap_w[t];
+            if (w < first.zeros.left || w >= first.src_w - first.zeros.right) column_taps[b] &= ~(std::uint64_t(1) << t);
+          }
+        }
       // every group's windows at the same places; group g's columns at its channel0 (first's is 0)
       direct_conv_product<T>(
           std::int64_t(patches.size()), first.rows(), k, m,
@@ -822,7 +839,12 @@ void conv_product(const std::vector<PatchOperand<T>>& patches, std::int64_t k, s
             first.row_origin(i, base, h0, w0);
             return base;
           },
-          [&](std::int64_t s) { return first.column_offset[s]; }, weights, threads, finish);
+          [&](std::int64_t s) { return first.column_offset[s]; }, [&](std::int64_t s) { return first.column_tap[s]; },
+          [&](std::int64_t i) {
+            const std::int64_t b = i % first.grid_w, a = i / first.grid_w % first.grid_h;
+            return row_taps[a] & column_taps[b];
+          },
+          weights, threads, finish);
       return;
     }
   }
