@@ -193,4 +193,39 @@ TEST_SUITE("core") {
     weft::empty_host_cache();
     CHECK(weft::host_cache_bytes() == 0);
   }
+
+  TEST_CASE("host cache: a freed buffer that would pass the limit makes room by freeing the longest kept") {
+    using weft::detail::kHostPoolEnabled;
+    if (!kHostPoolEnabled) return;  // nothing is kept (AddressSanitizer)
+    const std::size_t limit = weft::host_cache_limit();
+    weft::empty_host_cache();
+    const std::size_t a = weft::detail::host_cache_rounded(300000 * sizeof(float));
+    const std::size_t b = weft::detail::host_cache_rounded(400000 * sizeof(float));
+    const std::size_t c = weft::detail::host_cache_rounded(500000 * sizeof(float));
+    weft::set_host_cache_limit(b + c);
+    const void *at_a, *at_b;
+    {
+      const weft::Tensor<float> ta = weft::zeros<float>(weft::Shape{300000});
+      const weft::Tensor<float> tb = weft::zeros<float>(weft::Shape{400000});
+      const weft::Tensor<float> tc = weft::zeros<float>(weft::Shape{500000});
+      at_a = ta.data(), at_b = tb.data();
+      CHECK(tc.data() != nullptr);
+    }  // freed c, b, a: a passes the limit, so c (kept longest) goes
+    CHECK(weft::host_cache_bytes() == a + b);
+    {
+      const weft::Tensor<float> tb = weft::zeros<float>(weft::Shape{400000});
+      const weft::Tensor<float> ta = weft::zeros<float>(weft::Shape{300000});
+      CHECK(tb.data() == at_b);
+      CHECK(ta.data() == at_a);
+      CHECK(weft::host_cache_bytes() == 0);
+    }
+    // a buffer larger than the limit alone is not kept, and frees nothing
+    weft::empty_host_cache();
+    weft::set_host_cache_limit(a);
+    { const weft::Tensor<float> ta = weft::zeros<float>(weft::Shape{300000}); }
+    { const weft::Tensor<float> tb = weft::zeros<float>(weft::Shape{400000}); }
+    CHECK(weft::host_cache_bytes() == a);
+    weft::set_host_cache_limit(limit);
+    weft::empty_host_cache();
+  }
 }  // TEST_SUITE

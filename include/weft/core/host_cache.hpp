@@ -11,14 +11,20 @@
 ///
 /// Sizes are rounded up to kHostCacheGranule (64 KiB) so that near sizes share a list. The cache
 /// holds at most host_cache_limit() bytes (default 1 GiB, weft::set_host_cache_limit): a freed
-/// buffer that would pass the limit goes back to the system. weft::empty_host_cache() frees every
-/// kept buffer (torch.cuda.empty_cache's role). Kept buffers still count in the process's RSS.
-/// Under AddressSanitizer nothing is kept, so that a use after free is still reported.
+/// buffer that would pass the limit makes room by sending the longest-kept buffers back to the
+/// system, since the sizes a program frees now are those it asks for next (a loop's). Refusing
+/// the new buffer instead left a full cache holding an earlier phase's sizes for good: a run over
+/// 38 convolution layers ran its last ones 2-3x slower, every call faulting its scratch in anew.
+/// A buffer larger than the limit is not kept. weft::empty_host_cache() frees every kept buffer
+/// (torch.cuda.empty_cache's role). Kept buffers still count in the process's RSS. Under
+/// AddressSanitizer nothing is kept, so that a use after free is still reported.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdlib>
+#include <iterator>
+#include <list>
 #include <map>
 #include <mutex>
 
@@ -52,21 +58,23 @@ class HostBlockCache {
   /// A kept buffer of host_cache_rounded(bytes) bytes, or nullptr when none is kept.
   void* take(std::size_t bytes) {
     std::lock_guard<std::mutex> lock(mutex_);
-    const auto it = kept_.find(host_cache_rounded(bytes));
-    if (it == kept_.end()) return nullptr;
-    void* p = it->second;
-    kept_bytes_ -= it->first;
-    kept_.erase(it);
+    const auto it = by_size_.find(host_cache_rounded(bytes));
+    if (it == by_size_.end()) return nullptr;
+    void* p = it->second->p;
+    forget(it);
     return p;
   }
 
-  /// Keeps p (a buffer of host_cache_rounded(bytes) bytes) unless that would pass the limit;
-  /// false: the caller frees it.
+  /// Keeps p (a buffer of host_cache_rounded(bytes) bytes), the longest-kept buffers freed to
+  /// stay within the limit; false (the caller frees it) when p alone passes the limit.
   bool keep(void* p, std::size_t bytes) {
     const std::size_t rounded = host_cache_rounded(bytes);
     std::lock_guard<std::mutex> lock(mutex_);
-    if (kept_bytes_ + rounded > limit_.load(std::memory_order_relaxed)) return false;
-    kept_.emplace(rounded, p);
+    const std::size_t limit = limit_.load(std::memory_order_relaxed);
+    if (rounded > limit) return false;
+    while (kept_bytes_ + rounded > limit) free_oldest();
+    age_.push_back(Kept{p, rounded});
+    by_size_.emplace(rounded, std::prev(age_.end()));
     kept_bytes_ += rounded;
     return true;
   }
@@ -74,8 +82,9 @@ class HostBlockCache {
   /// Frees every kept buffer.
   void empty() {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto& [bytes, p] : kept_) std::free(p);
-    kept_.clear();
+    for (const Kept& k : age_) std::free(k.p);
+    age_.clear();
+    by_size_.clear();
     kept_bytes_ = 0;
   }
 
@@ -84,21 +93,38 @@ class HostBlockCache {
     return kept_bytes_;
   }
   std::size_t limit() const { return limit_.load(std::memory_order_relaxed); }
-  /// A new limit; kept buffers beyond it are freed now.
+  /// A new limit; the longest-kept buffers beyond it are freed now.
   void set_limit(std::size_t bytes) {
     limit_.store(bytes, std::memory_order_relaxed);
     std::lock_guard<std::mutex> lock(mutex_);
-    while (kept_bytes_ > bytes) {
-      const auto largest = std::prev(kept_.end());
-      kept_bytes_ -= largest->first;
-      std::free(largest->second);
-      kept_.erase(largest);
-    }
+    while (kept_bytes_ > bytes) free_oldest();
   }
 
  private:
+  struct Kept {
+    void* p;
+    std::size_t bytes;
+  };
+  using BySize = std::multimap<std::size_t, std::list<Kept>::iterator>;
+
+  /// Drops a kept buffer from both indexes (the caller owns it or frees it).
+  void forget(BySize::iterator it) {
+    kept_bytes_ -= it->first;
+    age_.erase(it->second);
+    by_size_.erase(it);
+  }
+  /// Frees the buffer kept longest.
+  void free_oldest() {
+    const auto oldest = age_.begin();
+    auto it = by_size_.lower_bound(oldest->bytes);
+    while (it->second != oldest) ++it;
+    std::free(oldest->p);
+    forget(it);
+  }
+
   std::mutex mutex_;
-  std::multimap<std::size_t, void*> kept_;
+  std::list<Kept> age_;  // kept buffers, longest kept first
+  BySize by_size_;       // the same, by rounded size
   std::size_t kept_bytes_ = 0;
   std::atomic<std::size_t> limit_{std::size_t(1) << 30};
 };
