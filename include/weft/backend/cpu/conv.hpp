@@ -226,6 +226,24 @@ struct PatchOperand {
   std::int64_t rows() const { return batch * grid_h * grid_w; }
   std::int64_t columns() const { return channels * taps(); }
 
+  /// The taps whose elements lie in the data, not the zero padding, for each grid row a
+  /// (rows[a]) and grid column b (columns[b]): tap t is bit t, and a row (n, a, b) reaches the
+  /// taps of rows[a] & columns[b]. With more than 64 taps, every tap (kAllTaps).
+  void data_taps(std::vector<std::uint64_t>& rows, std::vector<std::uint64_t>& columns) const {
+    rows.assign(std::size_t(grid_h), kAllTaps), columns.assign(std::size_t(grid_w), kAllTaps);
+    if (taps() > 64) return;
+    for (std::int64_t t = 0; t < taps(); ++t) {
+      for (std::int64_t a = 0; a < grid_h; ++a) {
+        const std::int64_t h = a * step_h + origin_h + tap_h[t];
+        if (h < zeros.top || h >= src_h - zeros.bottom) rows[a] &= ~(std::uint64_t(1) << t);
+      }
+      for (std::int64_t b = 0; b < grid_w; ++b) {
+        const std::int64_t w = b * step_w + origin_w + tap_w[t];
+        if (w < zeros.left || w >= src_w - zeros.right) columns[b] &= ~(std::uint64_t(1) << t);
+      }
+    }
+  }
+
   /// Fills the derived tables once the taps are set.
   void finish() {
     const std::int64_t nt = taps();
@@ -815,21 +833,8 @@ void conv_product(const std::vector<PatchOperand<T>>& patches, std::int64_t k, s
   const PatchOperand<T>& first = patches[0];
   if constexpr (direct_kernel_built_v<T>) {
     if (conv_direct<T>(first.channels) && first.channels_inner) {
-      // The taps each row reaches in the data, not the padding: those of its grid row's and grid
-      // column's (a tap t is bit t; with more than 64 taps, every tap).
-      std::vector<std::uint64_t> row_taps(static_cast<std::size_t>(first.grid_h), kAllTaps),
-          column_taps(static_cast<std::size_t>(first.grid_w), kAllTaps);
-      if (first.taps() <= 64)
-        for (std::int64_t t = 0; t < first.taps(); ++t) {
-          for (std::int64_t a = 0; a < first.grid_h; ++a) {
-            const std::int64_t h = a * first.step_h + first.origin_h + first.tap_h[t];
-            if (h < first.zeros.top || h >= first.src_h - first.zeros.bottom) row_taps[a] &= ~(std::uint64_t(1) << t);
-          }
-          for (std::int64_t b = 0; b < first.grid_w; ++b) {
-            const std::int64_t w = b * first.step_w + first.origin_w + first.tap_w[t];
-            if (w < first.zeros.left || w >= first.src_w - first.zeros.right) column_taps[b] &= ~(std::uint64_t(1) << t);
-          }
-        }
+      std::vector<std::uint64_t> row_taps, column_taps;  // the taps each row reaches in the data
+      first.data_taps(row_taps, column_taps);
       // every group's windows at the same places; group g's columns at its channel0 (first's is 0)
       direct_conv_product<T>(
           std::int64_t(patches.size()), first.rows(), k, m,
@@ -1351,6 +1356,7 @@ void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x,
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
       // x's copy in slabs of images (conv_slab_bytes), the sums added over them
       std::vector<std::int64_t> x_offset(static_cast<std::size_t>(plane)), dy_offset(static_cast<std::size_t>(plane));
+      std::vector<std::uint64_t> position_taps(static_cast<std::size_t>(plane));
       for (std::int64_t q = 0; q < plane; ++q) dy_offset[q] = q / geo.out_w * dy.sh + q % geo.out_w * dy.sw;
       const std::int64_t slab =
           conv_slab_images<T>(geo.batch, geo.in_channels, geo.in_h + 2 * geo.pad_h, geo.in_w + 2 * geo.pad_w, true);
@@ -1362,13 +1368,17 @@ void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x,
                                          conv_forward_pads(part, xs));
         const PatchOperand<T> order = conv_forward_patches(part, xs, 0, &slab_source);
         set_order(order);
+        std::vector<std::uint64_t> row_taps, column_taps;
+        order.data_taps(row_taps, column_taps);
         for (std::int64_t q = 0; q < plane; ++q) {
           std::int64_t h0, w0;
           order.row_origin(q, x_offset[q], h0, w0);
+          position_taps[q] = row_taps[q / geo.out_w] & column_taps[q % geo.out_w];
         }
-        direct_weight_product<T>(geo.groups, og, k, part.batch, x_offset, order.src.data, order.src.sn,
-                                 cg * order.src.sc, order.column_offset, dy_offset, dy.data + n0 * dy.sn, dy.sn, dy.sc,
-                                 threads, sums, dw_column, n0 == 0, in_copies ? partial.data() : dw);
+        direct_weight_product<T>(geo.groups, og, k, part.batch, x_offset, position_taps, order.src.data, order.src.sn,
+                                 cg * order.src.sc, order.column_offset, order.column_tap, dy_offset,
+                                 dy.data + n0 * dy.sn, dy.sn, dy.sc, threads, sums, dw_column, n0 == 0,
+                                 in_copies ? partial.data() : dw);
       }
     }
   } else {

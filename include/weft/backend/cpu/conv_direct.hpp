@@ -370,7 +370,9 @@ WEFT_HOST_UNROLL(4)
 ///   sums[(g og + o) k + sum_column[s]] (+)= sum over positions p of dy(p, g og + o) x_g(p, s)
 /// with dy(p, c) = dy[n dy_image + c dy_channel + dy_offset[q]] and x_g(p, s) = x[n x_image +
 /// g x_group + x_offset[q] + column_offset[s]] for p = n plane + q (plane = x_offset's length);
-/// every kCols columns of a panel one run (column_offset consecutive; k a multiple of kCols).
+/// every kCols columns of a panel one run (column_offset consecutive; k a multiple of kCols), of
+/// one tap, column_tap[s]. A panel sums only the positions whose window reaches its tap in the
+/// data (bit column_tap of position_taps[q]): x is zero in the padding.
 /// sum_column puts the patches' columns in the weight's order, so that with one copy `sums` can
 /// be dw itself. `sums` holds `copies` arrays of groups og k elements back to back: with more than
 /// one, the positions split over the threads, each summing into its own (the caller adds them);
@@ -380,8 +382,9 @@ WEFT_HOST_UNROLL(4)
 /// of output channels reads them.
 template <class T>
 void direct_weight_product(std::int64_t groups, std::int64_t og, std::int64_t k, std::int64_t images,
-                           const std::vector<std::int64_t>& x_offset, const T* x, std::int64_t x_image,
-                           std::int64_t x_group, const std::vector<std::int64_t>& column_offset,
+                           const std::vector<std::int64_t>& x_offset, const std::vector<std::uint64_t>& position_taps,
+                           const T* x, std::int64_t x_image, std::int64_t x_group,
+                           const std::vector<std::int64_t>& column_offset, const std::vector<std::int64_t>& column_tap,
                            const std::vector<std::int64_t>& dy_offset, const T* dy, std::int64_t dy_image,
                            std::int64_t dy_channel, int threads, int copies, const std::vector<std::int64_t>& sum_column,
                            bool overwrite, T* sums) {
@@ -411,23 +414,33 @@ void direct_weight_product(std::int64_t groups, std::int64_t og, std::int64_t k,
     if (overwrite && p_begin == p_end) std::fill(sum, sum + size, T(0));  // a copy with no positions
     alignas(64) T tile[R * kCols];
     const T* rows[R];
-    std::int64_t chunk_x[kMaxChunk], chunk_dy[kMaxChunk];  // the chunk's offsets, its images' included
+    // the chunk's offsets, its images' included; those of the positions reaching one tap
+    std::int64_t chunk_x[kMaxChunk], chunk_dy[kMaxChunk], tap_x[kMaxChunk], tap_dy[kMaxChunk];
+    std::uint64_t chunk_taps[kMaxChunk];
     for (std::int64_t c0 = p_begin; c0 < p_end; c0 += chunk) {
       const std::int64_t count = std::min(chunk, p_end - c0);
       for (std::int64_t i = 0, n = c0 / plane, q = c0 - n * plane; i < count; ++i) {
         chunk_x[i] = n * x_image + x_offset[std::size_t(q)];
         chunk_dy[i] = n * dy_image + dy_offset[std::size_t(q)];
+        chunk_taps[i] = position_taps[std::size_t(q)];
         if (++q == plane) q = 0, ++n;
       }
+      std::int64_t listed_tap = -1, reached = 0;
       for (std::int64_t u = 0; u < units; ++u) {
         if (copies == 1 && u % threads != me) continue;  // tiles split: a fixed share each
         // the row tiles innermost: one panel's chunk of x (chunk x kCols) stays in L2 across them
         const std::int64_t g = u / (row_tiles * panels), panel = u / row_tiles % panels, t = u % row_tiles;
         const std::int64_t o0 = t * R, live = std::min(R, og - o0);
+        const std::int64_t tap = column_tap[std::size_t(panel * kCols)];
+        if (tap != listed_tap) {  // the positions whose window reaches this tap in the data
+          listed_tap = tap, reached = 0;
+          for (std::int64_t i = 0; i < count; ++i)
+            if (tap >= 64 || (chunk_taps[i] >> tap & 1)) tap_x[reached] = chunk_x[i], tap_dy[reached++] = chunk_dy[i];
+        }
         for (std::int64_t r = 0; r < R; ++r)  // rows past og repeat the last (computed, not added)
           rows[r] = dy + (g * og + o0 + std::min(r, live - 1)) * dy_channel;
-        direct_weight_tile<T>(rows, chunk_dy, x + g * x_group + column_offset[std::size_t(panel * kCols)], chunk_x,
-                              count, tile, kCols, true);
+        direct_weight_tile<T>(rows, tap_dy, x + g * x_group + column_offset[std::size_t(panel * kCols)], tap_x,
+                              reached, tile, kCols, true);
         T* out = sum + (g * og + o0) * k;
         const std::int64_t* to = sum_column.data() + panel * kCols;
         if (overwrite && c0 == p_begin)
