@@ -942,11 +942,13 @@ void store_block(const Strided4<T>& dst, std::int64_t grid_h, std::int64_t grid_
     }
   } else {
     // Tiles of L rows x L columns transposed as packets (simd::transpose_tile) into `column`, then
-    // written down each channel: an element read L apart in the block costs a line each.
+    // written down each channel: an element read L apart in the block costs a line each. The row
+    // tiles inner, so that a channel's run continues where the last tile's ended (a 16-bit run of
+    // L is half a line).
     constexpr std::int64_t L = simd::kTransposeLanes<B>;
     alignas(64) B column[L * L];
-    for (std::int64_t ib = i0; ib < i1; ib += L)
-      for (std::int64_t jb = j0; jb < j1; jb += L) {
+    for (std::int64_t jb = j0; jb < j1; jb += L)
+      for (std::int64_t ib = i0; ib < i1; ib += L) {
         const std::int64_t ni = std::min(L, i1 - ib), nj = std::min(L, j1 - jb);
         const B* src = block + (ib - i0) * ld + (jb - j0);
         if (ni == L && nj == L) simd::transpose_tile(src, ld, column, L);
