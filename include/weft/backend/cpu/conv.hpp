@@ -930,9 +930,14 @@ void store_block(const Strided4<T>& dst, std::int64_t grid_h, std::int64_t grid_
   constexpr std::int64_t kMaxRows = 512;  // a block's rows (kBlockRows) fit
   std::int64_t row_offset[kMaxRows];
   const std::int64_t plane = grid_h * grid_w;
+  // positions stepped in order (n, a, b), no division a row
+  std::int64_t n = i0 / plane, a = (i0 - n * plane) / grid_w, b = i0 - n * plane - a * grid_w;
   for (std::int64_t i = i0; i < i1; ++i) {
-    const std::int64_t n = i / plane, a = (i - n * plane) / grid_w, b = i - n * plane - a * grid_w;
     row_offset[i - i0] = n * dst.sn + (h0 + a * step_h) * dst.sh + (w0 + b * step_w) * dst.sw;
+    if (++b == grid_w) {
+      b = 0;
+      if (++a == grid_h) a = 0, ++n;
+    }
   }
   if (dst.sc == 1) {
     for (std::int64_t i = i0; i < i1; ++i) {
