@@ -1237,12 +1237,13 @@ void conv2d_backward_input(const ConvGeometry& geo, const Strided4<const T>& dy,
 /// Two ways to split the work. By positions: tasks of about 1 MiB of packed patches, each a whole
 /// og x k product over its positions summed into its thread's copy of dw (the copies added at the
 /// end), which every task reads and writes. By output blocks: per group one product over all
-/// positions on the threads, each output block summed once (the driver slices the positions), the
-/// packed patches then as large as positions x k (past the driver's kept scratch it works in
-/// parts, packing dy again for each). The partial sums decide: where a thread's copy fits the
-/// same 1 MiB of cache (ResNet-18's first two stages, 64 x 576 and 128 x 1152), by positions, 10%
-/// faster than by blocks at 128 x 1152; larger copies go to memory every task (its last stage:
-/// 512 x 4608 sums, 9.4 MB, per task of 56 positions, ran at 0.6x the rate by blocks), so by blocks.
+/// positions on the threads, each output block summed once (the driver slices the positions) and
+/// written into dw as it completes, the packed patches then as large as positions x k (past the
+/// driver's kept scratch it works in parts, packing dy again for each). The partial sums decide:
+/// where a thread's copy fits the same 1 MiB of cache (ResNet-18's first two stages, 64 x 576 and
+/// 128 x 1152), by positions, 10% faster than by blocks at 128 x 1152; larger copies go to memory
+/// every task (its last stage: 512 x 4608 sums, 9.4 MB, per task of 56 positions, ran at 0.6x the
+/// rate by blocks), so by blocks.
 template <class T>
 void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x, const Strided4<const T>& dy, T* dw) {
   using K = ConvKernel<T>;
