@@ -92,6 +92,21 @@ Config random_stem_config(Rng& rng) {
   return k;
 }
 
+/// A random 1 x 1 kernel of stride 2 or 3 (in h, w or both) without padding, 32 to 40 channels a
+/// group: the convolution of stride 1 over x's sampled rows and columns (cpu::conv_sampled_input),
+/// whose 16-bit channels-last copy transposes whole tiles of a row's elements, and whose input
+/// gradient fills the positions no window reads with zeros.
+Config random_sampled_config(Rng& rng) {
+  Config k = random_config(rng);
+  k.same = false, k.kh = k.kw = 1, k.ph = k.pw = 0;
+  k.sh = rng.integer(1, 3), k.sw = rng.integer(k.sh == 1 ? 2 : 1, 3);
+  k.groups = rng.integer(1, 2);
+  k.c = k.groups * rng.integer(32, 40);
+  k.o = k.groups * rng.integer(1, 20);
+  k.h = rng.integer(1, 20), k.w = rng.integer(1, 40);
+  return k;
+}
+
 /// Reference forward, input gradient and weight gradient, in double, by the definition.
 struct Reference {
   std::vector<double> y, dx, dw;
@@ -474,6 +489,9 @@ TEST_CASE("conv2d forward and backward: random configurations, both layouts, aga
   check_random_convolutions<float>(8, random_stem_config);
   check_random_convolutions<bfloat16>(6, random_stem_config);
   check_random_convolutions<double>(4, random_stem_config);
+  check_random_convolutions<float>(4, random_sampled_config);
+  check_random_convolutions<bfloat16>(6, random_sampled_config);
+  check_random_convolutions<double>(2, random_sampled_config);
 }
 
 

@@ -436,11 +436,12 @@ class PatchSource {
     copy_ = static_cast<T*>(allocate_host_buffer(bytes_));
     if (!copy_) throw std::bad_alloc();
     const int threads = threads_for(batch * hp * wp * channels);
-    // NCHW with each image's plane contiguous: tiles of L channels x L consecutive plane elements
-    // (across rows of the image: 8 x 8 and 4 x 4 images have no row of L), each a packet transpose
-    // whose L rows of channels go to their positions; the padding ring zeroed on its own.
+    // Channels not adjacent (NCHW, or a view of it): tiles of L channels x L consecutive positions
+    // of the image (across its rows: 8 x 8 and 4 x 4 images have no row of L), each a packet
+    // transpose whose L rows of channels go to their positions; the padding ring zeroed on its
+    // own.
     constexpr std::int64_t L = simd::kTransposeLanes<T>;
-    const bool planes = src.sc != 1 && src.sw == 1 && src.sh == w;
+    const bool tiles = src.sc != 1;
     const std::int64_t plane = h * w, channel_tiles = (channels + L - 1) / L;
     WEFT_PRAGMA_OMP(omp parallel num_threads(threads) if (threads > 1))
     {
@@ -454,17 +455,12 @@ class PatchSource {
         }
         std::fill(out, out + pads.left * channels, T(0));
         std::fill(out + (pads.left + w) * channels, out + wp * channels, T(0));
-        if (planes) continue;  // the tiles below fill the inside
+        if (tiles) continue;  // the tiles below fill the inside
         out += pads.left * channels;
         const T* in = src.data + n * src.sn + i * src.sh;
-        if (src.sc == 1) {
-          for (std::int64_t j = 0; j < w; ++j) std::copy(in + j * src.sw, in + j * src.sw + channels, out + j * channels);
-          continue;
-        }
-        for (std::int64_t c = 0; c < channels; ++c)
-          for (std::int64_t j = 0; j < w; ++j) out[j * channels + c] = in[c * src.sc + j * src.sw];
+        for (std::int64_t j = 0; j < w; ++j) std::copy(in + j * src.sw, in + j * src.sw + channels, out + j * channels);
       }
-      if (planes) {
+      if (tiles && src.sw == 1 && src.sh == w) {  // whole planes: tiles run across the image's rows
         WEFT_PRAGMA_OMP(omp for schedule(static))
         for (std::int64_t task = 0; task < batch * channel_tiles; ++task) {
           const std::int64_t n = task / channel_tiles, c0 = task % channel_tiles * L, nc = std::min(L, channels - c0);
@@ -481,6 +477,30 @@ class PatchSource {
           }
           for (std::int64_t p = p0; p < plane; ++p)  // the remainder, one element at a time
             for (std::int64_t c = 0; c < nc; ++c) at(p)[c] = in[c * src.sc + p];
+        }
+      } else if (tiles) {
+        // Rows of a view (a 1 x 1 kernel's sampled input: positions sw apart, conv_sampled_input):
+        // each tile L consecutive elements of a row of the underlying tensor, of which every sw-th
+        // is a position (only the sampled rows are read, in packets). A tile reads up to sw - 1
+        // elements past its last position: within the view's extent (up to its last element),
+        // inside the tensor it views.
+        const std::int64_t per = src.sw >= 1 && src.sw <= L && src.sn > 0 && src.sc > 0 && src.sh > 0 ? L / src.sw : 0;
+        const T* last = src.data + (batch - 1) * src.sn + (channels - 1) * src.sc + (h - 1) * src.sh + (w - 1) * src.sw;
+        WEFT_PRAGMA_OMP(omp for schedule(static))
+        for (std::int64_t task = 0; task < batch * channel_tiles * h; ++task) {
+          const std::int64_t n = task / (channel_tiles * h), c0 = task / h % channel_tiles * L, i = task % h;
+          const std::int64_t nc = std::min(L, channels - c0);
+          const T* in = src.data + n * src.sn + c0 * src.sc + i * src.sh;
+          T* out = copy_ + ((n * hp + i + pads.top) * wp + pads.left) * channels + c0;
+          alignas(64) T tile[L * L];
+          std::int64_t j0 = 0;
+          for (; nc == L && per > 0 && j0 + per <= w && in + (L - 1) * src.sc + j0 * src.sw + L - 1 <= last; j0 += per) {
+            simd::transpose_tile(in + j0 * src.sw, src.sc, tile, L);
+            for (std::int64_t q = 0; q < per; ++q)
+              std::copy(tile + q * src.sw * L, tile + (q * src.sw + 1) * L, out + (j0 + q) * channels);
+          }
+          for (std::int64_t j = j0; j < w; ++j)  // the remainder, one element at a time
+            for (std::int64_t c = 0; c < nc; ++c) out[j * channels + c] = in[c * src.sc + j * src.sw];
         }
       }
     }
@@ -809,6 +829,35 @@ Strided4<T> images_from(const Strided4<T>& a, std::int64_t n0) {
   return Strided4<T>{a.data + n0 * a.sn, a.sn, a.sc, a.sh, a.sw};
 }
 
+/// a(n, c, i, j) = value for every element of the batch x channels x h x w array a (any strides):
+/// runs along its unit-stride dim (w, or the channels where they are adjacent), each run as long
+/// as the dims outside it continue it (a dense array: one run), filled in pieces on the threads.
+template <class T>
+void fill_strided(const Strided4<T>& a, std::int64_t batch, std::int64_t channels, std::int64_t h, std::int64_t w,
+                  T value) {
+  const bool channels_inner = a.sc == 1 && a.sw != 1;  // dims outermost first
+  const std::int64_t size[4] = {batch, channels_inner ? h : channels, channels_inner ? w : h, channels_inner ? channels : w};
+  const std::int64_t stride[4] = {a.sn, channels_inner ? a.sh : a.sc, channels_inner ? a.sw : a.sh, channels_inner ? a.sc : a.sw};
+  int outer = 3;
+  std::int64_t run = size[3];
+  while (outer > 0 && stride[outer - 1] == run * stride[3]) run *= size[--outer];
+  std::int64_t runs = 1;
+  for (int d = 0; d < outer; ++d) runs *= size[d];
+  constexpr std::int64_t kPiece = std::int64_t(1) << 14;
+  const std::int64_t pieces = (run + kPiece - 1) / kPiece;
+  const int threads = threads_for(runs * run);
+  WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(static) if (threads > 1))
+  for (std::int64_t task = 0; task < runs * pieces; ++task) {
+    std::int64_t r = task / pieces, offset = 0;
+    for (int d = outer - 1; d >= 0; --d) offset += r % size[d] * stride[d], r /= size[d];
+    const std::int64_t e0 = task % pieces * kPiece, e1 = std::min(run, e0 + kPiece);
+    T* p = a.data + offset;
+    if (stride[3] == 1) std::fill(p + e0, p + e1, value);
+    else
+      for (std::int64_t e = e0; e < e1; ++e) p[e * stride[3]] = value;
+  }
+}
+
 /// x's source for the forward's patches (and the weight gradient's): x, or its channels-last copy
 /// padded as far as the windows reach.
 template <class T>
@@ -821,6 +870,27 @@ template <class T>
 PatchSource<T> conv_forward_source(const ConvGeometry& geo, const Strided4<const T>& x) {
   return PatchSource<T>(x, geo.batch, geo.in_channels, geo.in_h, geo.in_w, geo.in_per_group(), geo.taps(),
                         conv_forward_pads(geo, x));
+}
+
+/// Whether a convolution reads only every stride-th row and column of x: a 1 x 1 kernel of stride
+/// more than 1, without padding. It is then the convolution of stride 1 over x's sampled view
+/// (sampled_geometry, sampled_view): the channels-last copy holds only the elements read (copying
+/// all of x was 40% of ResNet-18's bfloat16 strided shortcut; the sampled quarter, 10%), and the
+/// input gradient is that of stride 1 into dx's sampled view, the rest of dx zeros.
+inline bool conv_sampled_input(const ConvGeometry& geo) {
+  return geo.kernel_h == 1 && geo.kernel_w == 1 && geo.pad_h == 0 && geo.pad_w == 0 &&
+         (geo.stride_h > 1 || geo.stride_w > 1);
+}
+inline ConvGeometry sampled_geometry(const ConvGeometry& geo) {
+  ConvGeometry sampled = geo;
+  sampled.in_h = geo.out_h, sampled.in_w = geo.out_w;
+  sampled.stride_h = sampled.stride_w = sampled.dilation_h = sampled.dilation_w = 1;
+  return sampled;
+}
+/// x's elements at (stride_h i, stride_w j): the input of sampled_geometry(geo).
+template <class T>
+Strided4<T> sampled_view(const ConvGeometry& geo, const Strided4<T>& x) {
+  return Strided4<T>{x.data, x.sn, x.sc, x.sh * geo.stride_h, x.sw * geo.stride_w};
 }
 
 /// For each group g: the rows x k x m product of its patch operand (read from one source) and its
@@ -984,6 +1054,7 @@ void conv2d_forward(const ConvGeometry& geo, const Strided4<const T>& x, const T
                     const typename ConvKernel<T>::Packed* prepacked, const ConvEpilogue<T>& epilogue,
                     const Strided4<T>& out) {
   using B = typename ConvKernel<T>::Elem;  // the finished blocks' type: T, or float for bfloat16
+  if (conv_sampled_input(geo)) return conv2d_forward(sampled_geometry(geo), sampled_view(geo, x), w, prepacked, epilogue, out);
   const std::int64_t m = geo.out_per_group(), plane = geo.out_h * geo.out_w;
   auto finish = [&](std::int64_t g, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const B* block,
                     std::int64_t ld) {
@@ -1123,6 +1194,10 @@ void conv2d_backward_input(const ConvGeometry& geo, const Strided4<const T>& dy,
   using B = typename K::Elem;
   const std::int64_t cg = geo.in_per_group(), og = geo.out_per_group(), taps = geo.taps();
   if (conv_input_gradient_by_taps(geo)) return conv2d_backward_input_by_taps(geo, dy, w, dx);
+  if (conv_sampled_input(geo)) {
+    fill_strided(dx, geo.batch, geo.in_channels, geo.in_h, geo.in_w, T(0));
+    return conv2d_backward_input(sampled_geometry(geo), dy, w, sampled_view(geo, dx));
+  }
   // dy's copy in slabs of images (conv_slab_bytes), each slab's product on its own
   const std::int64_t slab =
       conv_slab_images<T>(geo.batch, geo.out_channels, geo.out_h + geo.kernel_h, geo.out_w + geo.kernel_w,
@@ -1251,6 +1326,7 @@ void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x,
   using Packed = typename K::Packed;
   const std::int64_t og = geo.out_per_group(), k = geo.reduction(), positions = geo.out_positions(), taps = geo.taps();
   const std::int64_t plane = geo.out_h * geo.out_w, cg = geo.in_per_group();
+  if (conv_sampled_input(geo)) return conv2d_backward_weight(sampled_geometry(geo), sampled_view(geo, x), dy, dw);
   if constexpr (std::is_same_v<T, float>) {
     // Winograd where the forward runs it and each thread's 16 O C sums fit 1 MiB of cache (ResNet-18's
     // first two stages); x copied padded for the tiles, dy channels-last, in slabs of images
