@@ -34,6 +34,7 @@ WEFT_SIMD_INLINE Row transpose_pick(Row upper, Row lower, std::index_sequence<J.
 /// Rounds b = B, B / 2, ..., 1 of transpose_tile over its L rows.
 template <int L, int B, class Row>
 WEFT_SIMD_INLINE void transpose_rounds(Row (&r)[L]) {
+#pragma GCC unroll 64
   for (int i = 0; i < L; ++i) {
     if (i & B) continue;
     const Row upper = r[i], lower = r[i + B];
@@ -57,8 +58,10 @@ WEFT_SIMD_INLINE void transpose_tile(const T* in, std::int64_t in_stride, T* out
   static_assert(sizeof(T) == sizeof(Bits), "transpose_tile: 2-, 4- or 8-byte elements");
   typedef Bits Row __attribute__((vector_size(L * sizeof(Bits))));
   Row r[L];
+#pragma GCC unroll 64
   for (int i = 0; i < L; ++i) std::memcpy(&r[i], static_cast<const void*>(in + i * in_stride), sizeof(Row));
   if constexpr (L > 1) transpose_rounds<L, L / 2>(r);
+#pragma GCC unroll 64
   for (int j = 0; j < L; ++j) std::memcpy(static_cast<void*>(out + j * out_stride), &r[j], sizeof(Row));
 }
 
