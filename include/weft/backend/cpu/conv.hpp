@@ -1404,19 +1404,24 @@ void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x,
   const std::int64_t chunk = std::max(conv_rows_per_task<K>(positions, k, geo.groups, threads),
                                       std::min<std::int64_t>(128, (positions + threads - 1) / threads));
   const std::int64_t chunks = (positions + chunk - 1) / chunk;
-  const bool split_positions = og * k * std::int64_t(sizeof(B)) <= (std::int64_t(1) << 20);
+  // The GEMM over few positions against the output channels (a small batch's deep layers) goes by
+  // output blocks whatever the sums' size: split by positions, ResNet-50's 1024-channel 1 x 1 at
+  // batch 1 (196 positions, 256 x 1024 sums) zeroed two 1 MiB copies, added a block into them per
+  // task and summed them into dw at the end, 3/4 of its bfloat16 weight gradient.
+  const bool few_positions = !direct && positions <= 2 * og;
+  const bool split_positions = og * k * std::int64_t(sizeof(B)) <= (std::int64_t(1) << 20) && !few_positions;
   const std::int64_t tasks = split_positions ? geo.groups * chunks : geo.groups;
   // Partial sums: a copy per thread where the positions split, added at the end (the GEMM's in
   // the patches' column order, the direct product's in dw's). With one copy, none: the GEMM's
   // blocks, each complete once, and the direct product's sums (T itself) land in dw straight away
   // (ResNet-50's 512-channel 3 x 3 at batch 1: a 9.4 MB float copy zeroed, summed into and
   // reordered on one thread was 3/4 of its bfloat16 weight gradient).
-  // By output blocks with few positions against the output channels (a small batch's deep layers),
-  // the patch columns in dw's order: each block row lands in dw as one run, rounded a packet at a
-  // time, where in the patches' tap-major order it went an element at a time 9 apart (ResNet-50's
-  // 512-channel 3 x 3 at batch 1: 57% of its bfloat16 weight gradient). Their packing then reads
-  // an element at a time, positions x k, against og x k outputs.
-  if (!split_positions && positions <= 2 * og)
+  // By output blocks with few positions, the patch columns in dw's order: each block row lands in
+  // dw as one run, rounded a packet at a time, where in the patches' tap-major order it went an
+  // element at a time 9 apart (ResNet-50's 512-channel 3 x 3 at batch 1, 49 positions: 57% of its
+  // bfloat16 weight gradient; its 256-channel one, 196 positions: 20%). Their packing then reads an
+  // element at a time, positions x k, against og x k outputs.
+  if (few_positions)
     for (PatchOperand<T>& p : patches) p.order_by_channel();
   const int sums = split_positions ? int(std::min<std::int64_t>(threads, tasks)) : 1;
   const std::int64_t size = geo.out_channels * k;
