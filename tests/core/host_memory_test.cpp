@@ -194,6 +194,33 @@ TEST_SUITE("core") {
     CHECK(weft::host_cache_bytes() == 0);
   }
 
+  TEST_CASE("host cache: of several kept buffers of one size, a request takes the one kept last") {
+    using weft::detail::kHostPoolEnabled;
+    if (!kHostPoolEnabled) return;  // nothing is kept (AddressSanitizer)
+    weft::empty_host_cache();
+    const void *at_a, *at_b, *at_c;
+    {
+      const weft::Tensor<float> ta = weft::zeros<float>(weft::Shape{300000});
+      const weft::Tensor<float> tb = weft::zeros<float>(weft::Shape{300000});
+      const weft::Tensor<float> tc = weft::zeros<float>(weft::Shape{300000});
+      at_a = ta.data(), at_b = tb.data(), at_c = tc.data();
+    }  // kept in the order c, b, a
+    // a loop that frees its buffer and asks again gets the same one back each time
+    for (int i = 0; i < 3; ++i) {
+      const weft::Tensor<float> t = weft::zeros<float>(weft::Shape{300000});
+      CHECK(t.data() == at_a);
+    }
+    {
+      const weft::Tensor<float> t1 = weft::zeros<float>(weft::Shape{300000});
+      const weft::Tensor<float> t2 = weft::zeros<float>(weft::Shape{300000});
+      const weft::Tensor<float> t3 = weft::zeros<float>(weft::Shape{300000});
+      CHECK(t1.data() == at_a);
+      CHECK(t2.data() == at_b);
+      CHECK(t3.data() == at_c);
+    }
+    weft::empty_host_cache();
+  }
+
   TEST_CASE("host cache: a freed buffer that would pass the limit makes room by freeing the longest kept") {
     using weft::detail::kHostPoolEnabled;
     if (!kHostPoolEnabled) return;  // nothing is kept (AddressSanitizer)

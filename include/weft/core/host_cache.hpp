@@ -55,11 +55,16 @@ class HostBlockCache {
     return *cache;
   }
 
-  /// A kept buffer of host_cache_rounded(bytes) bytes, or nullptr when none is kept.
+  /// A kept buffer of host_cache_rounded(bytes) bytes, or nullptr when none is kept. Of several,
+  /// the one kept last: the likeliest still in the CPU's caches. Taking the first kept cycled a
+  /// loop through every buffer of its size: a convolution packing a 4 MB weight per call, with
+  /// three other 4 MB buffers kept, wrote each call into one gone from L3 (ResNet-50's
+  /// 2048-channel 1 x 1 at batch 1: 1.23 ms a call, against 0.77 with its own buffer back).
   void* take(std::size_t bytes) {
     std::lock_guard<std::mutex> lock(mutex_);
-    const auto it = by_size_.find(host_cache_rounded(bytes));
-    if (it == by_size_.end()) return nullptr;
+    const auto [first, last] = by_size_.equal_range(host_cache_rounded(bytes));
+    if (first == last) return nullptr;
+    const auto it = std::prev(last);  // equal keys stay in the order they were kept
     void* p = it->second->p;
     forget(it);
     return p;
