@@ -94,13 +94,14 @@ TEST_SUITE("cpu") {
 
 // The rule's max errors are noise on problems this small: with dominant_ds, 1 case in ~1300
 // still measured 1.0-1.5x the bound (a naive run lucky in its scores' rounding); without it, 1 in
-// ~30 did, up to 3.5x. Hence at most one case of 100 beyond the rule, none beyond twice it: 100
-// seeds all passed, and the code before dominant_ds failed 77 of them.
+// ~30 did, up to 3.5x. Hence at most two cases of 100 beyond the rule (three at 1 in 1300: about
+// 1 run in 10^5; two came up once, WEFT_TEST_SEED=7723444337733568485 under the sanitizers),
+// none beyond twice it; the code before dominant_ds had about 3 beyond the rule per 100.
 TEST_CASE("sdpa: float32 flash gradients on peaked rows within 2x a naive float run") {
   WEFT_TEST_RNG(rng);
   int beyond = 0;
   for (int iter = 0; iter < 100; ++iter) beyond += check_peaked_case(rng) > 1;
-  CHECK(beyond <= 1);
+  CHECK(beyond <= 2);
 }
 
 }
