@@ -1304,10 +1304,9 @@ void conv2d_backward_input(const ConvGeometry& geo, const Strided4<const T>& dy,
     const std::int64_t phase_taps = std::int64_t(phase.tap_index.size()), k = og * phase_taps;
     PatchOperand<T>& base = phase.patches;
     if (k == 0) {  // no tap reaches these inputs (stride > dilated kernel): their gradient is 0
-      for (std::int64_t n = 0; n < geo.batch; ++n)
-        for (std::int64_t c = 0; c < geo.in_channels; ++c)
-          for (std::int64_t h = phase.ph; h < geo.in_h; h += geo.stride_h)
-            for (std::int64_t w_ = phase.pw; w_ < geo.in_w; w_ += geo.stride_w) dx.data[dx.offset(n, c, h, w_)] = T(0);
+      fill_strided(Strided4<T>{dx.data + phase.ph * dx.sh + phase.pw * dx.sw, dx.sn, dx.sc, dx.sh * geo.stride_h,
+                               dx.sw * geo.stride_w},
+                   geo.batch, geo.in_channels, base.grid_h, base.grid_w, T(0));
       continue;
     }
     source.rebase(base);
