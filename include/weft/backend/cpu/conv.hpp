@@ -45,6 +45,7 @@
 
 #include "weft/backend/cpu/conv_direct.hpp"
 #include "weft/backend/cpu/conv_winograd.hpp"
+#include "weft/backend/cpu/gemm/batch.hpp"
 #include "weft/backend/cpu/gemm/bf16.hpp"
 #include "weft/backend/cpu/gemm/fma.hpp"
 #include "weft/backend/cpu/simd/transpose.hpp"
@@ -648,6 +649,32 @@ void implicit_gemm(std::int64_t groups, std::int64_t rows, std::int64_t k, std::
   }
 }
 
+/// K's b panel of a k x cols operand (cols <= K::kCols, at most 64) that fill(dst, ld) writes
+/// row-major, dst[s ld + c] = B(s, c) for s < k, c < cols; the panel's columns past cols are zeros.
+/// The FMA kernels' k-major panels are filled in place. Kernels that pack rows of pairs (bfloat16)
+/// get B filled into the thread's staging and packed from it while it is in L2 (filling a whole
+/// operand first sent 5 MB to memory and back: ResNet-50's 512-channel 3 x 3 weight, a third of
+/// its batch-1 forward); its rows padded by a line, so that a tile's column of writes does not
+/// fall in one L1 set.
+template <class K, class T, class Fill>
+void pack_filled_panel(std::int64_t k, std::int64_t cols, std::int64_t steps, const Fill& fill,
+                       typename K::Packed* dst) {
+  constexpr std::int64_t kTile = 64;
+  static_assert(K::kCols <= kTile, "pack_filled_panel: panels of at most 64 columns");
+  if constexpr (is_fma_kernel_v<K>) {
+    static_assert(K::kStep == 1, "pack_filled_panel: k-major panels");
+    fill(dst, K::kCols);
+    if (cols < K::kCols)
+      for (std::int64_t s = 0; s < k; ++s) std::fill(dst + s * K::kCols + cols, dst + (s + 1) * K::kCols, T(0));
+  } else {
+    const std::int64_t ld = K::kCols + 64 / std::int64_t(sizeof(T));
+    thread_local std::vector<T> staged;
+    staged.resize(std::size_t(k * ld));
+    fill(staged.data(), ld);
+    pack_columns_panel<K>(staged.data(), ld, k, cols, 0, steps, dst);
+  }
+}
+
 /// Every group's k x m weight operand B_g packed for kernel K, the groups' panels back to back.
 /// fill(g, j0, cols, dst, ld) writes B_g's columns [j0, j0 + cols) (at most 64), every row:
 /// dst[s ld + c] = B_g(s, j0 + c) for s < k, c < cols.
@@ -655,32 +682,11 @@ template <class K, class T, class Fill>
 HostVector<typename K::Packed> pack_group_weights(std::int64_t groups, std::int64_t k, std::int64_t m, const Fill& fill) {
   const std::int64_t size = packed_panels_size<K>(k, m);
   HostVector<typename K::Packed> panels(std::size_t(groups * size));
-  constexpr std::int64_t kTile = 64;
-  if constexpr (is_fma_kernel_v<K>) {  // k-major panels (kStep 1): each column panel filled in place
-    static_assert(K::kStep == 1 && K::kCols <= kTile, "pack_group_weights: k-major panels of at most 64 columns");
-    for (std::int64_t g = 0; g < groups; ++g)
-      pack_all_panels<K>([&](std::int64_t j0, std::int64_t, T* dst) {
-        const std::int64_t cols = std::min(K::kCols, m - j0);
-        fill(g, j0, cols, dst, K::kCols);
-        if (cols < K::kCols)
-          for (std::int64_t s = 0; s < k; ++s) std::fill(dst + s * K::kCols + cols, dst + (s + 1) * K::kCols, T(0));
-      }, k, m, panels.data() + g * size);
-  } else {
-    // Kernels that pack rows of pairs (bfloat16): per column panel, B_g's columns filled row-major
-    // into the thread's staging, then packed from it while it is in L2 (filling all of B_g first
-    // sent 5 MB to memory and back: ResNet-50's 512-channel 3 x 3 weight, a third of its batch-1
-    // forward). Rows padded by a line, so that a tile's column of writes does not fall in one L1 set.
-    static_assert(K::kCols <= kTile, "pack_group_weights: panels of at most 64 columns");
-    const std::int64_t ld = K::kCols + 64 / std::int64_t(sizeof(T));
-    for (std::int64_t g = 0; g < groups; ++g)
-      pack_all_panels<K>([&](std::int64_t j0, std::int64_t steps, typename K::Packed* dst) {
-        thread_local std::vector<T> staged;
-        staged.resize(std::size_t(k * ld));
-        const std::int64_t cols = std::min(K::kCols, m - j0);
-        fill(g, j0, cols, staged.data(), ld);
-        pack_columns_panel<K>(staged.data(), ld, k, cols, 0, steps, dst);
-      }, k, m, panels.data() + g * size);
-  }
+  for (std::int64_t g = 0; g < groups; ++g)
+    pack_all_panels<K>([&](std::int64_t j0, std::int64_t steps, typename K::Packed* dst) {
+      const std::int64_t cols = std::min(K::kCols, m - j0);
+      pack_filled_panel<K, T>(k, cols, steps, [&](T* to, std::int64_t ld) { fill(g, j0, cols, to, ld); }, dst);
+    }, k, m, panels.data() + g * size);
   return panels;
 }
 
@@ -1082,6 +1088,107 @@ void store_block(const Strided4<T>& dst, std::int64_t grid_h, std::int64_t grid_
   }
 }
 
+/// Whether the forward runs by output positions (conv2d_forward_by_positions): one group of few
+/// input channels (a stem's 3: its patches have no runs of channels to read), stride 1 along w,
+/// from an x whose rows are runs (unit w stride) into an output whose positions are adjacent and
+/// channels not (NCHW). The product's rows are then the output channels and its columns the
+/// positions, so a block's rows are runs of the output and the patch panels' rows copies of x's
+/// rows. In the other orientation, ResNet-18's stem stored its NCHW output through transposes (a
+/// third of its bfloat16 forward) and gathered its patches an element at a time (a fifth). At
+/// stride 2 (ResNet-50's 7 x 7 stem) every other element of x's rows is picked, an element at a
+/// time: it measured no faster than the other orientation, which it keeps.
+template <class T>
+bool conv_forward_by_positions(const ConvGeometry& geo, const Strided4<const T>& x, const Strided4<T>& out) {
+  return geo.groups == 1 && geo.in_channels < kPatchCopyChannels && geo.stride_w == 1 && x.sw == 1 && out.sw == 1 &&
+         out.sc != 1;
+}
+
+/// The patch operand of conv2d_forward_by_positions for image n, columns j0 .. j0 + cols - 1 (the
+/// output positions p = i out_w + j), every row s = (c, kh, kw) (channel-major, as w's rows):
+///   dst[s ld + p - j0] = x[n, c, i stride_h - pad_h + kh dilation_h, j - pad_w + kw dilation_w]
+/// zero where that lies in the padding (stride 1 along w): each output row's piece is a copy of a
+/// run of x's row between the zeros its ends reach.
+template <class T>
+void fill_position_columns(const ConvGeometry& geo, const Strided4<const T>& x, std::int64_t n, std::int64_t j0,
+                           std::int64_t cols, T* dst, std::int64_t ld) {
+  const std::int64_t taps = geo.taps();
+  for (std::int64_t s = 0; s < geo.reduction(); ++s) {
+    const std::int64_t c = s / taps, kh = s % taps / geo.kernel_w, kw = s % geo.kernel_w;
+    T* row = dst + s * ld;
+    for (std::int64_t p = j0; p < j0 + cols;) {
+      const std::int64_t i = p / geo.out_w, j = p % geo.out_w, run = std::min(geo.out_w - j, j0 + cols - p);
+      T* to = row + (p - j0);
+      p += run;
+      const std::int64_t ih = i * geo.stride_h - geo.pad_h + kh * geo.dilation_h;
+      if (ih < 0 || ih >= geo.in_h) {
+        std::fill(to, to + run, T(0));
+        continue;
+      }
+      // the run's elements e in [lo, hi) read x's row from w0 + e; those before and after, the padding
+      const T* from = x.data + n * x.sn + c * x.sc + ih * x.sh;
+      const std::int64_t w0 = j - geo.pad_w + kw * geo.dilation_w;
+      const std::int64_t lo = std::clamp<std::int64_t>(-w0, 0, run), hi = std::clamp<std::int64_t>(geo.in_w - w0, lo, run);
+      std::fill(to, to + lo, T(0));
+      std::copy(from + w0 + lo, from + w0 + hi, to + lo);
+      std::fill(to + hi, to + run, T(0));
+    }
+  }
+}
+
+/// out = conv(x, w) with the epilogue for conv_forward_by_positions, on ConvKernel<T>: per image
+/// n, the O x k x (out_h out_w) product Y_n(o, p) = sum_s W(o, s) P_n(s, p) of the weight as it
+/// is (rows of [O, C kH kW], packed once) and the patch panels (fill_position_columns); each
+/// finished block's rows go to out[n, o] as runs, with bias[o], relu and the residual applied.
+template <class T>
+void conv2d_forward_by_positions(const ConvGeometry& geo, const Strided4<const T>& x, const T* w,
+                                 const ConvEpilogue<T>& epilogue, const Strided4<T>& out) {
+  using K = ConvKernel<T>;
+  using B = typename K::Elem;  // the finished blocks' type: T, or float for bfloat16
+  using Packed = typename K::Packed;
+  const std::int64_t k = geo.reduction(), m = geo.out_channels, plane = geo.out_h * geo.out_w;
+  const std::int64_t steps = (k + K::kStep - 1) / K::kStep, row_panels = (m + K::kRows - 1) / K::kRows;
+  HostVector<Packed> weights(std::size_t(row_panels * steps * K::kStepElemsA));
+  for (std::int64_t t = 0; t < row_panels; ++t)
+    pack_rows_panel<K>(w, k, m, k, t * K::kRows, steps, weights.data() + t * steps * K::kStepElemsA);
+  const ConvEpilogue<T>& e = epilogue;
+  const bool as_is = !e.bias && !e.residual.data && !e.relu_before_residual && !e.relu_after_residual;
+  for_each_packed_product(geo.batch, m, k, plane, [&](std::int64_t n, int threads) {
+    auto pack_b = [&](std::int64_t j0, std::int64_t panel_steps, Packed* dst) {
+      const std::int64_t cols = std::min(K::kCols, plane - j0);
+      pack_filled_panel<K, T>(k, cols, panel_steps, [&](T* to, std::int64_t ld) {
+        fill_position_columns(geo, x, n, j0, cols, to, ld);
+      }, dst);
+    };
+    auto done = [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const B* block,
+                    std::int64_t ld) {
+      for (std::int64_t o = i0; o < i1; ++o) {
+        const B* from = block + (o - i0) * ld;
+        for (std::int64_t p = j0; p < j1;) {  // a run per output row the block's columns reach
+          const std::int64_t i = p / geo.out_w, j = p % geo.out_w, run = std::min(geo.out_w - j, j1 - p);
+          T* to = out.data + out.offset(n, o, i, j);
+          const B* values = from + (p - j0);
+          if (as_is) {
+            store_run(to, values, run);
+          } else {
+            const T* residual = e.residual.data ? e.residual.data + e.residual.offset(n, o, i, j) : nullptr;
+            const B bias = e.bias ? B(e.bias[o]) : B(0);
+            store_values<T, B>(to, run, [&](std::int64_t q) {
+              B y = values[q] + bias;
+              if (e.relu_before_residual) y = std::max(y, B(0));
+              if (residual) y += B(residual[q * e.residual.sw]);
+              if (e.relu_after_residual) y = std::max(y, B(0));
+              return y;
+            });
+          }
+          p += run;
+        }
+      }
+    };
+    gemm_packed<K>(PrepackedPanels<Packed>{weights.data()}, pack_b, m, k, plane, threads,
+                   GemmBlockEpilogue<decltype(done)>{done});
+  });
+}
+
 /// out = conv(x, w) with the epilogue, on ConvKernel<T> (float, double; bfloat16 where
 /// conv_native: the epilogue on the fp32 sums, rounded once) (x, out any strides; w contiguous
 /// [O, C/g, kH, kW], or prepacked by conv_forward_weights when `prepacked` is not null).
@@ -1091,6 +1198,7 @@ void conv2d_forward(const ConvGeometry& geo, const Strided4<const T>& x, const T
                     const Strided4<T>& out) {
   using B = typename ConvKernel<T>::Elem;  // the finished blocks' type: T, or float for bfloat16
   if (conv_sampled_input(geo)) return conv2d_forward(sampled_geometry(geo), sampled_view(geo, x), w, prepacked, epilogue, out);
+  if (conv_forward_by_positions(geo, x, out)) return conv2d_forward_by_positions(geo, x, w, epilogue, out);
   const std::int64_t m = geo.out_per_group(), plane = geo.out_h * geo.out_w;
   auto finish = [&](std::int64_t g, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const B* block,
                     std::int64_t ld) {
