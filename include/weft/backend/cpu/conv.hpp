@@ -1089,50 +1089,103 @@ void store_block(const Strided4<T>& dst, std::int64_t grid_h, std::int64_t grid_
 }
 
 /// Whether the forward runs by output positions (conv2d_forward_by_positions): one group of few
-/// input channels (a stem's 3: its patches have no runs of channels to read), stride 1 along w,
-/// from an x whose rows are runs (unit w stride) into an output whose positions are adjacent and
-/// channels not (NCHW). The product's rows are then the output channels and its columns the
-/// positions, so a block's rows are runs of the output and the patch panels' rows copies of x's
-/// rows. In the other orientation, ResNet-18's stem stored its NCHW output through transposes (a
-/// third of its bfloat16 forward) and gathered its patches an element at a time (a fifth). At
-/// stride 2 (ResNet-50's 7 x 7 stem) every other element of x's rows is picked, an element at a
-/// time: it measured no faster than the other orientation, which it keeps.
+/// input channels (a stem's 3: its patches have no runs of channels to read), from an x whose
+/// rows are runs (unit w stride) into an output whose positions are adjacent and channels not
+/// (NCHW). The product's rows are then the output channels and its columns the positions, so a
+/// block's rows are runs of the output and the patch panels' rows copies of runs of x's rows
+/// (PositionRows). In the other orientation, ResNet-18's stem stored its NCHW output through
+/// transposes (a third of its bfloat16 forward) and gathered its patches an element at a time (a
+/// fifth).
 template <class T>
 bool conv_forward_by_positions(const ConvGeometry& geo, const Strided4<const T>& x, const Strided4<T>& out) {
-  return geo.groups == 1 && geo.in_channels < kPatchCopyChannels && geo.stride_w == 1 && x.sw == 1 && out.sw == 1 &&
-         out.sc != 1;
+  return geo.groups == 1 && geo.in_channels < kPatchCopyChannels && x.sw == 1 && out.sw == 1 && out.sc != 1;
 }
 
-/// The patch operand of conv2d_forward_by_positions for image n, columns j0 .. j0 + cols - 1 (the
-/// output positions p = i out_w + j), every row s = (c, kh, kw) (channel-major, as w's rows):
-///   dst[s ld + p - j0] = x[n, c, i stride_h - pad_h + kh dilation_h, j - pad_w + kw dilation_w]
-/// zero where that lies in the padding (stride 1 along w): each output row's piece is a copy of a
-/// run of x's row between the zeros its ends reach.
+/// x's rows as conv2d_forward_by_positions reads them: at stride 1 along w, x itself; at stride s,
+/// each row split into its s phases, phase r holding x[..., u s + r] at u (phase_width(r) of them),
+/// copied once (a 224 x 224 stem's x is 1/12 of its patches): a tap's elements for consecutive
+/// output columns j, x[..., j s + d], are then consecutive in phase d mod s, and every patch row is
+/// a copy. Picking every s-th element of x's rows while filling the patches ran an element at a
+/// time, 30% of ResNet-50's stem.
 template <class T>
-void fill_position_columns(const ConvGeometry& geo, const Strided4<const T>& x, std::int64_t n, std::int64_t j0,
-                           std::int64_t cols, T* dst, std::int64_t ld) {
-  const std::int64_t taps = geo.taps();
-  for (std::int64_t s = 0; s < geo.reduction(); ++s) {
-    const std::int64_t c = s / taps, kh = s % taps / geo.kernel_w, kw = s % geo.kernel_w;
-    T* row = dst + s * ld;
-    for (std::int64_t p = j0; p < j0 + cols;) {
-      const std::int64_t i = p / geo.out_w, j = p % geo.out_w, run = std::min(geo.out_w - j, j0 + cols - p);
-      T* to = row + (p - j0);
-      p += run;
-      const std::int64_t ih = i * geo.stride_h - geo.pad_h + kh * geo.dilation_h;
-      if (ih < 0 || ih >= geo.in_h) {
-        std::fill(to, to + run, T(0));
-        continue;
-      }
-      // the run's elements e in [lo, hi) read x's row from w0 + e; those before and after, the padding
-      const T* from = x.data + n * x.sn + c * x.sc + ih * x.sh;
-      const std::int64_t w0 = j - geo.pad_w + kw * geo.dilation_w;
-      const std::int64_t lo = std::clamp<std::int64_t>(-w0, 0, run), hi = std::clamp<std::int64_t>(geo.in_w - w0, lo, run);
-      std::fill(to, to + lo, T(0));
-      std::copy(from + w0 + lo, from + w0 + hi, to + lo);
-      std::fill(to + hi, to + run, T(0));
+class PositionRows {
+ public:
+  PositionRows(const ConvGeometry& geo, const Strided4<const T>& x) : x_(x), step_(geo.stride_w), in_w_(geo.in_w) {
+    if (step_ == 1) return;
+    const std::int64_t wide = (in_w_ + step_ - 1) / step_, rows = geo.batch * geo.in_channels * geo.in_h;
+    phases_.resize(std::size_t(rows * step_ * wide));
+    const int threads = threads_for(rows * in_w_);
+    WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(static) if (threads > 1))
+    for (std::int64_t row = 0; row < rows; ++row) {
+      const std::int64_t n = row / (geo.in_channels * geo.in_h), c = row / geo.in_h % geo.in_channels, h = row % geo.in_h;
+      const T* from = x.data + n * x.sn + c * x.sc + h * x.sh;
+      T* to = phases_.data() + row * step_ * wide;
+      for (std::int64_t r = 0; r < step_; ++r)
+        for (std::int64_t u = 0; u < phase_width(r); ++u) to[r * wide + u] = from[u * step_ + r];
     }
+    x_ = Strided4<const T>{phases_.data(), geo.in_channels * geo.in_h * step_ * wide, geo.in_h * step_ * wide,
+                           step_ * wide, 1};
+    phase_stride_ = wide;
   }
+  /// Elements of phase r of a row.
+  std::int64_t phase_width(std::int64_t r) const { return (in_w_ - r + step_ - 1) / step_; }
+  /// Where a tap d = kw dilation_w - pad_w reads: x[..., j s + d] is phase `phase`'s element j + shift.
+  struct Tap {
+    std::int64_t phase, shift, width;  // width: the phase's elements
+  };
+  Tap tap(std::int64_t d) const {
+    const std::int64_t r = ((d % step_) + step_) % step_;
+    return {r, (d - r) / step_, phase_width(r)};
+  }
+  /// to[e] = x[n, c, h, (j + e) s + d] for e < run (t = tap(d)), zero where that lies in the padding.
+  void copy(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t j, const Tap& t, std::int64_t run,
+            T* to) const {
+    const std::int64_t u0 = j + t.shift;
+    const T* from = x_.data + n * x_.sn + c * x_.sc + h * x_.sh + t.phase * phase_stride_;
+    // elements e in [lo, hi) lie in the phase; those before and after, the padding
+    const std::int64_t lo = std::clamp<std::int64_t>(-u0, 0, run), hi = std::clamp<std::int64_t>(t.width - u0, lo, run);
+    std::fill(to, to + lo, T(0));
+    std::copy(from + u0 + lo, from + u0 + hi, to + lo);
+    std::fill(to + hi, to + run, T(0));
+  }
+
+ private:
+  Strided4<const T> x_;
+  std::int64_t step_, in_w_, phase_stride_ = 0;
+  HostVector<T> phases_;
+};
+
+/// The patch operand of conv2d_forward_by_positions for image n, columns j0 .. j0 + cols - 1 (the
+/// output positions p = i out_w + j; cols <= 64), every row s = (c, kh, kw) (channel-major, as w's
+/// rows):
+///   dst[s ld + p - j0] = x[n, c, i stride_h - pad_h + kh dilation_h, j stride_w - pad_w + kw dilation_w]
+/// zero where that lies in the padding: each output row's piece one PositionRows copy. The pieces
+/// and taps are worked out once, not per row (their divisions were a third of the fill).
+template <class T>
+void fill_position_columns(const ConvGeometry& geo, const PositionRows<T>& x, std::int64_t n, std::int64_t j0,
+                           std::int64_t cols, T* dst, std::int64_t ld) {
+  struct Piece {
+    std::int64_t i, j, run;  // output row i from column j, `run` positions
+  };
+  constexpr std::int64_t kMaxCols = 64;
+  Piece pieces[kMaxCols];
+  std::int64_t count = 0;
+  for (std::int64_t p = j0; p < j0 + cols; p += pieces[count - 1].run) {
+    const std::int64_t i = p / geo.out_w, j = p % geo.out_w;
+    pieces[count++] = {i, j, std::min(geo.out_w - j, j0 + cols - p)};
+  }
+  T* row = dst;
+  for (std::int64_t c = 0; c < geo.in_channels; ++c)
+    for (std::int64_t kh = 0; kh < geo.kernel_h; ++kh)
+      for (std::int64_t kw = 0; kw < geo.kernel_w; ++kw, row += ld) {
+        const typename PositionRows<T>::Tap tap = x.tap(kw * geo.dilation_w - geo.pad_w);
+        T* to = row;
+        for (std::int64_t q = 0; q < count; to += pieces[q++].run) {
+          const std::int64_t ih = pieces[q].i * geo.stride_h - geo.pad_h + kh * geo.dilation_h;
+          if (ih < 0 || ih >= geo.in_h) std::fill(to, to + pieces[q].run, T(0));
+          else x.copy(n, c, ih, pieces[q].j, tap, pieces[q].run, to);
+        }
+      }
 }
 
 /// out = conv(x, w) with the epilogue for conv_forward_by_positions, on ConvKernel<T>: per image
@@ -1150,13 +1203,14 @@ void conv2d_forward_by_positions(const ConvGeometry& geo, const Strided4<const T
   HostVector<Packed> weights(std::size_t(row_panels * steps * K::kStepElemsA));
   for (std::int64_t t = 0; t < row_panels; ++t)
     pack_rows_panel<K>(w, k, m, k, t * K::kRows, steps, weights.data() + t * steps * K::kStepElemsA);
+  const PositionRows<T> rows(geo, x);
   const ConvEpilogue<T>& e = epilogue;
   const bool as_is = !e.bias && !e.residual.data && !e.relu_before_residual && !e.relu_after_residual;
   for_each_packed_product(geo.batch, m, k, plane, [&](std::int64_t n, int threads) {
     auto pack_b = [&](std::int64_t j0, std::int64_t panel_steps, Packed* dst) {
       const std::int64_t cols = std::min(K::kCols, plane - j0);
       pack_filled_panel<K, T>(k, cols, panel_steps, [&](T* to, std::int64_t ld) {
-        fill_position_columns(geo, x, n, j0, cols, to, ld);
+        fill_position_columns(geo, rows, n, j0, cols, to, ld);
       }, dst);
     };
     auto done = [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const B* block,
