@@ -693,13 +693,19 @@ TEST_CASE("WEFT_LOGS=vision: each convolution's GEMM, the layout of its patches 
   LogCapture capture;
   (void)Tensor<float>(nn::conv2d(x, w, b, {.padding = 1}));  // the node runs when assigned
   nn::conv2d_out<float>(out, x_last, w, b, {.padding = 1}, r, nn::ConvRelu::before_residual);
+  const TensorView<float> out_last = weft::empty_channels_last<float>(Shape{2, 4, 6, 6});
+  nn::conv2d_out<float>(out_last, x, w, TensorView<const float>(), {.padding = 1});
   (void)Tensor<float>(nn::conv2d(random_contiguous<float>(rng, Shape{2, 16, 6, 6}, Domain{}),
                                  random_contiguous<float>(rng, Shape{4, 16, 3, 3}, Domain{}), {.padding = 1}));
   const std::string log = capture.text();
   capture.restore();
   weft::set_logs("");
-  CHECK_MESSAGE(has(log, "nn::conv2d x [2, 8, 6, 6] NCHW * w [4, 8, 3, 3] -> [2, 4, 6, 6] NCHW: 72 x 72 x 4 implicit GEMM, "
-                         "patches channel-major, epilogue + bias\n"), log);
+  // 8 channels of NCHW into NCHW: by output positions; into channels-last, the patches gathered
+  CHECK_MESSAGE(has(log, "nn::conv2d x [2, 8, 6, 6] NCHW * w [4, 8, 3, 3] -> [2, 4, 6, 6] NCHW: 72 x 72 x 4 implicit GEMM "
+                         "by output positions (rows the output channels), patches copied from runs of x's rows, "
+                         "epilogue + bias\n"), log);
+  CHECK_MESSAGE(has(log, "nn::conv2d x [2, 8, 6, 6] NCHW * w [4, 8, 3, 3] -> [2, 4, 6, 6] channels-last: 72 x 72 x 4 "
+                         "implicit GEMM, patches channel-major\n"), log);
   CHECK_MESSAGE(has(log, "nn::conv2d x [2, 8, 6, 6] channels-last * w [4, 8, 3, 3] -> [2, 4, 6, 6] NCHW: 72 x 72 x 4 "
                          "implicit GEMM, patches tap-major from a padded channels-last copy of x (a run per tap), "
                          "epilogue + bias, relu, + residual"),
@@ -726,7 +732,8 @@ TEST_CASE("WEFT_LOGS=vision: a bfloat16 convolution names its GEMM and its one r
   const std::string rounding = native ? weft::detail::cat(", bfloat16 products on ", weft::detail::conv_bf16_path(),
                                                           ", fp32 sums rounded once\n")
                                       : std::string(", in float, rounded once\n");
-  CHECK_MESSAGE(has(log, "9 x 36 x 2 implicit GEMM, patches channel-major" + rounding), log);
+  CHECK_MESSAGE(has(log, "9 x 36 x 2 implicit GEMM by output positions (rows the output channels), patches copied from "
+                         "runs of x's rows" + rounding), log);
   // 16 channels of NCHW under a 1 x 1 kernel: in bfloat16 read from a channels-last copy, by the
   // direct product on AVX512-BF16 or gathered by the other native GEMMs; in float (no native
   // kernel) gathered in place (each element feeds one window: the copy does not pay)

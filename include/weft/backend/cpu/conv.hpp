@@ -122,10 +122,24 @@ constexpr bool conv_winograd(const ConvGeometry& geo, bool transposed = false) {
   return conv_winograd_shape<T>(geo, transposed) && geo.batch * ((h + 1) / 2) * ((w + 1) / 2) >= kWinogradTiles;
 }
 
+/// Whether the forward runs by output positions (conv2d_forward_by_positions): one group of few
+/// input channels (a stem's 3: its patches have no runs of channels to read), from an x whose
+/// rows are runs (x_sw, its w stride, 1) into an output whose positions are adjacent and channels
+/// not (NCHW: out_sw 1, out_sc not). The product's rows are then the output channels and its
+/// columns the positions, so a block's rows are runs of the output and the patch panels' rows
+/// copies of runs of x's rows (PositionRows). In the other orientation, ResNet-18's stem stored
+/// its NCHW output through transposes (a third of its bfloat16 forward) and gathered its patches
+/// an element at a time (a fifth).
+inline bool conv_forward_by_positions(const ConvGeometry& geo, std::int64_t x_sw, std::int64_t out_sc,
+                                      std::int64_t out_sw) {
+  return geo.groups == 1 && geo.in_channels < kPatchCopyChannels && x_sw == 1 && out_sw == 1 && out_sc != 1;
+}
+
 /// How a forward in T with x's channel stride reads its patches, for logs: as the direct product
-/// or an implicit GEMM, and from where.
+/// or an implicit GEMM, and from where; `by_positions`: conv_forward_by_positions holds.
 template <class T>
-std::string conv_patches_text(const ConvGeometry& geo, std::int64_t channel_stride) {
+std::string conv_patches_text(const ConvGeometry& geo, std::int64_t channel_stride, bool by_positions) {
+  if (by_positions) return "implicit GEMM by output positions (rows the output channels), patches copied from runs of x's rows";
   const std::int64_t cg = geo.in_per_group();
   if (!patches_channel_runs<T>(channel_stride, cg, geo.taps())) return "implicit GEMM, patches channel-major";
   // a copy unless x is channels-last and no window reaches past it
@@ -1088,19 +1102,6 @@ void store_block(const Strided4<T>& dst, std::int64_t grid_h, std::int64_t grid_
   }
 }
 
-/// Whether the forward runs by output positions (conv2d_forward_by_positions): one group of few
-/// input channels (a stem's 3: its patches have no runs of channels to read), from an x whose
-/// rows are runs (unit w stride) into an output whose positions are adjacent and channels not
-/// (NCHW). The product's rows are then the output channels and its columns the positions, so a
-/// block's rows are runs of the output and the patch panels' rows copies of runs of x's rows
-/// (PositionRows). In the other orientation, ResNet-18's stem stored its NCHW output through
-/// transposes (a third of its bfloat16 forward) and gathered its patches an element at a time (a
-/// fifth).
-template <class T>
-bool conv_forward_by_positions(const ConvGeometry& geo, const Strided4<const T>& x, const Strided4<T>& out) {
-  return geo.groups == 1 && geo.in_channels < kPatchCopyChannels && x.sw == 1 && out.sw == 1 && out.sc != 1;
-}
-
 /// x's rows as conv2d_forward_by_positions reads them: at stride 1 along w, x itself; at stride s,
 /// each row split into its s phases, phase r holding x[..., u s + r] at u (phase_width(r) of them),
 /// copied once (a 224 x 224 stem's x is 1/12 of its patches): a tap's elements for consecutive
@@ -1252,7 +1253,7 @@ void conv2d_forward(const ConvGeometry& geo, const Strided4<const T>& x, const T
                     const Strided4<T>& out) {
   using B = typename ConvKernel<T>::Elem;  // the finished blocks' type: T, or float for bfloat16
   if (conv_sampled_input(geo)) return conv2d_forward(sampled_geometry(geo), sampled_view(geo, x), w, prepacked, epilogue, out);
-  if (conv_forward_by_positions(geo, x, out)) return conv2d_forward_by_positions(geo, x, w, epilogue, out);
+  if (conv_forward_by_positions(geo, x.sw, out.sc, out.sw)) return conv2d_forward_by_positions(geo, x, w, epilogue, out);
   const std::int64_t m = geo.out_per_group(), plane = geo.out_h * geo.out_w;
   auto finish = [&](std::int64_t g, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const B* block,
                     std::int64_t ld) {
