@@ -1614,19 +1614,35 @@ void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x,
       else staged.resize(std::size_t(K::kRows * count)), rows = staged.data();
       const T* channel0 = dy.data + (g * og + i0) * dy.sc;
       // positions stepped in order (n, i, j), no division per element
-      std::int64_t n = p0 / plane, oi = (p0 - n * plane) / geo.out_w, oj = p0 - n * plane - oi * geo.out_w;
-      for (std::int64_t p = 0; p < count; ++p) {
-        const T* at = channel0 + n * dy.sn + oi * dy.sh + oj * dy.sw;
-        if constexpr (is_fma_kernel_v<K>)
+      const std::int64_t n0 = p0 / plane, oi0 = (p0 - n0 * plane) / geo.out_w, oj0 = p0 - n0 * plane - oi0 * geo.out_w;
+      if constexpr (is_fma_kernel_v<K>) {
+        std::int64_t n = n0, oi = oi0, oj = oj0;
+        for (std::int64_t p = 0; p < count; ++p) {
+          const T* at = channel0 + n * dy.sn + oi * dy.sh + oj * dy.sw;
           for (std::int64_t r = 0; r < K::kRows; ++r) rows[p * K::kRows + r] = r < live ? at[r * dy.sc] : T(0);
-        else
-          for (std::int64_t r = 0; r < live; ++r) rows[r * count + p] = at[r * dy.sc];
-        if (++oj == geo.out_w) {
-          oj = 0;
-          if (++oi == geo.out_h) oi = 0, ++n;
+          if (++oj == geo.out_w) {
+            oj = 0;
+            if (++oi == geo.out_h) oi = 0, ++n;
+          }
         }
+      } else {
+        // row-major: each channel's positions by output rows, a copy per row where dy's positions
+        // are adjacent (NCHW; an element at a time across the rows was half of ResNet-18's
+        // bfloat16 stem weight gradient)
+        for (std::int64_t r = 0; r < live; ++r) {
+          std::int64_t n = n0, oi = oi0, oj = oj0;
+          for (std::int64_t p = 0; p < count;) {
+            const std::int64_t run = std::min(geo.out_w - oj, count - p);
+            const T* at = channel0 + r * dy.sc + n * dy.sn + oi * dy.sh + oj * dy.sw;
+            if (dy.sw == 1) std::copy(at, at + run, rows + r * count + p);
+            else
+              for (std::int64_t e = 0; e < run; ++e) rows[r * count + p + e] = at[e * dy.sw];
+            p += run, oj = 0;
+            if (++oi == geo.out_h) oi = 0, ++n;
+          }
+        }
+        pack_rows_panel<K>(rows, count, live, count, 0, steps, dst);
       }
-      if constexpr (!is_fma_kernel_v<K>) pack_rows_panel<K>(rows, count, live, count, 0, steps, dst);
     };
     // B(p, s) = the patch column s at position p0 + p: kCols columns of `count` rows.
     auto pack_b = [&](std::int64_t j0, std::int64_t steps, Packed* dst) {
