@@ -164,6 +164,18 @@ struct ConvEpilogue {
   const T* bias = nullptr;
   Strided4<const T> residual{};
   bool relu_before_residual = false, relu_after_residual = false;
+
+  /// Whether the sums are written as they are.
+  bool none() const { return !bias && !residual.data && !relu_before_residual && !relu_after_residual; }
+  /// What is written for the sum y of output channel o; r: its residual element (null without one).
+  template <class B>
+  B apply(B y, std::int64_t o, const T* r) const {
+    if (bias) y += B(bias[o]);
+    if (relu_before_residual) y = std::max(y, B(0));
+    if (r) y += B(*r);
+    if (relu_after_residual) y = std::max(y, B(0));
+    return y;
+  }
 };
 
 }  // namespace weft::detail::cpu
@@ -1206,7 +1218,6 @@ void conv2d_forward_by_positions(const ConvGeometry& geo, const Strided4<const T
     pack_rows_panel<K>(w, k, m, k, t * K::kRows, steps, weights.data() + t * steps * K::kStepElemsA);
   const PositionRows<T> rows(geo, x);
   const ConvEpilogue<T>& e = epilogue;
-  const bool as_is = !e.bias && !e.residual.data && !e.relu_before_residual && !e.relu_after_residual;
   for_each_packed_product(geo.batch, m, k, plane, [&](std::int64_t n, int threads) {
     auto pack_b = [&](std::int64_t j0, std::int64_t panel_steps, Packed* dst) {
       const std::int64_t cols = std::min(K::kCols, plane - j0);
@@ -1222,17 +1233,12 @@ void conv2d_forward_by_positions(const ConvGeometry& geo, const Strided4<const T
           const std::int64_t i = p / geo.out_w, j = p % geo.out_w, run = std::min(geo.out_w - j, j1 - p);
           T* to = out.data + out.offset(n, o, i, j);
           const B* values = from + (p - j0);
-          if (as_is) {
+          if (e.none()) {
             store_run(to, values, run);
           } else {
             const T* residual = e.residual.data ? e.residual.data + e.residual.offset(n, o, i, j) : nullptr;
-            const B bias = e.bias ? B(e.bias[o]) : B(0);
             store_values<T, B>(to, run, [&](std::int64_t q) {
-              B y = values[q] + bias;
-              if (e.relu_before_residual) y = std::max(y, B(0));
-              if (residual) y += B(residual[q * e.residual.sw]);
-              if (e.relu_after_residual) y = std::max(y, B(0));
-              return y;
+              return e.apply(values[q], o, residual ? residual + q * e.residual.sw : nullptr);
             });
           }
           p += run;
@@ -1258,20 +1264,18 @@ void conv2d_forward(const ConvGeometry& geo, const Strided4<const T>& x, const T
   auto finish = [&](std::int64_t g, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const B* block,
                     std::int64_t ld) {
     const ConvEpilogue<T>& e = epilogue;
-    if (!e.bias && !e.residual.data && !e.relu_before_residual && !e.relu_after_residual) {
+    if (e.none()) {
       store_block(out, geo.out_h, geo.out_w, 1, 1, 0, 0, g * m, i0, i1, j0, j1, block, ld, BlockAsIs{});
       return;
     }
     auto value = [&](B y, std::int64_t i, std::int64_t j) {
       const std::int64_t o = g * m + j;
-      if (e.bias) y += B(e.bias[o]);
-      if (e.relu_before_residual) y = std::max(y, B(0));
+      const T* r = nullptr;
       if (e.residual.data) {
         const std::int64_t n = i / plane, oi = (i - n * plane) / geo.out_w, oj = i - n * plane - oi * geo.out_w;
-        y += B(e.residual.data[e.residual.offset(n, o, oi, oj)]);
+        r = e.residual.data + e.residual.offset(n, o, oi, oj);
       }
-      if (e.relu_after_residual) y = std::max(y, B(0));
-      return y;
+      return e.apply(y, o, r);
     };
     store_block(out, geo.out_h, geo.out_w, 1, 1, 0, 0, g * m, i0, i1, j0, j1, block, ld, value);
   };
