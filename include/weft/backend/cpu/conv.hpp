@@ -502,6 +502,7 @@ class PatchSource {
         for (std::int64_t j = 0; j < w; ++j) std::copy(in + j * src.sw, in + j * src.sw + channels, out + j * channels);
       }
       if (tiles && src.sw == 1 && src.sh == w) {  // whole planes: tiles run across the image's rows
+        alignas(64) T staged[L * L] = {};
         WEFT_PRAGMA_OMP(omp for schedule(static))
         for (std::int64_t task = 0; task < batch * channel_tiles; ++task) {
           const std::int64_t n = task / channel_tiles, c0 = task % channel_tiles * L, nc = std::min(L, channels - c0);
@@ -510,14 +511,34 @@ class PatchSource {
           auto at = [&](std::int64_t p) {  // plane element p's place in the copy
             return image + ((p / w + pads.top) * wp + p % w + pads.left) * channels;
           };
+          // The first `count` rows of a transposed tile to positions p0 .. p0 + count - 1, stepped
+          // along the image's rows: at(p) for each, a division a position, took half of the copy's
+          // time (a 16 x 16 image's: 0.45 ms against 0.19).
+          auto put = [&](const T* tile, std::int64_t p0, std::int64_t count) {
+            std::int64_t j = p0 % w;
+            T* out = at(p0);
+            for (std::int64_t e = 0; e < count; ++e) {
+              if (nc == L) std::copy(tile + e * L, tile + (e + 1) * L, out);  // a packet
+              else std::copy(tile + e * L, tile + e * L + nc, out);
+              out += channels;
+              if (++j == w) j = 0, out += (pads.left + pads.right) * channels;
+            }
+          };
           alignas(64) T tile[L * L];
           std::int64_t p0 = 0;
           for (; nc == L && p0 + L <= plane; p0 += L) {
             simd::transpose_tile(in + p0, src.sc, tile, L);
-            for (std::int64_t j = 0; j < L; ++j) std::copy(tile + j * L, tile + (j + 1) * L, at(p0 + j));
+            put(tile, p0, L);
           }
-          for (std::int64_t p = p0; p < plane; ++p)  // the remainder, one element at a time
-            for (std::int64_t c = 0; c < nc; ++c) at(p)[c] = in[c * src.sc + p];
+          // The last positions (fewer than L; all of a 4 x 4 or 7 x 7 image's) or channels (fewer
+          // than L) staged as a tile first: element by element, a 4 x 4 image's copy ran at half
+          // the rate. The staged elements past them go to tile rows that are never put.
+          for (std::int64_t rest; p0 < plane; p0 += rest) {
+            rest = std::min(L, plane - p0);
+            for (std::int64_t c = 0; c < nc; ++c) std::copy(in + c * src.sc + p0, in + c * src.sc + p0 + rest, staged + c * L);
+            simd::transpose_tile(staged, L, tile, L);
+            put(tile, p0, rest);
+          }
         }
       } else if (tiles) {
         // Rows of a view (a 1 x 1 kernel's sampled input: positions sw apart, conv_sampled_input):
