@@ -974,7 +974,7 @@ void conv_product(const std::vector<PatchOperand<T>>& patches, std::int64_t k, s
       first.data_taps(row_taps, column_taps);
       // every group's windows at the same places; group g's columns at its channel0 (first's is 0)
       direct_conv_product<T>(
-          std::int64_t(patches.size()), first.rows(), k, m,
+          std::int64_t(patches.size()), first.rows(), first.grid_h * first.grid_w, k, m,
           [&](std::int64_t g) { return first.src.data + (patches[g].channel0 - first.channel0) * first.src.sc; },
           [&](std::int64_t, std::int64_t i) {
             std::int64_t base, h0, w0;
