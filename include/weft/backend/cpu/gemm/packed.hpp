@@ -74,8 +74,9 @@ inline void* packed_gemm_kept_alloc(std::size_t bytes) {
 }
 
 /// One scratch buffer of `count` T, 64-byte aligned: the calling thread's kept buffer `slot` (one
-/// per use within a product: packed a, packed b, partial sums, the epilogue's block), grown as
-/// needed, or a host buffer (allocate_host_buffer) when larger than kKeptScratchBytes.
+/// per use within a product: packed a, packed b, partial sums, the epilogue's block, and a b
+/// panel's staging while it is packed), grown as needed, or a host buffer (allocate_host_buffer)
+/// when larger than kKeptScratchBytes.
 template <class T>
 class PackedGemmScratch {
  public:
@@ -103,7 +104,7 @@ class PackedGemmScratch {
   PackedGemmScratch& operator=(const PackedGemmScratch&) = delete;
   T* get() const { return data_; }
 
-  static constexpr int kSlots = 4;
+  static constexpr int kSlots = 5;
 
  private:
   T* data_ = nullptr;
