@@ -3,7 +3,7 @@
 //
 //   OMP_NUM_THREADS=2 chrt -f 1 build/release/bench/resnet [--batch 64] [--steps 3] [--infer-steps 20]
 //       [--rounds 2] [--threads 2] [--reps 5] [--no-model] [--no-layers] [--no-compile] [--channels-last] [--quick]
-//       [--json FILE]
+//       [--layers TEXT] [--dtypes fp32,bf16] [--json FILE]
 //
 // Built where Meson finds PyTorch's pip wheel (option torch_peer; bench/meson.build), as
 // bench/matmul_torch is: libtorch and weft share the process's libgomp and its threads.
@@ -58,6 +58,8 @@ struct Settings {
   std::int64_t batch = 64, layer_batch = 64, threads = 2, steps = 3, infer_steps = 20, rounds = 2, reps = 5;
   bool model = true, layers = true, torch = true, compile = true, quick = false, channels_last = false;
   std::string json;
+  std::string layer_filter;  // --layers: only the layers whose "net layer" name contains it
+  std::string dtypes = "fp32,bf16";  // --dtypes
 };
 
 // ---------------------------------------------------------------- the model
@@ -383,10 +385,12 @@ int run_layers(const Settings& s, const weft_bench::Peaks& peak, weft_bench::Rep
   std::printf("%s\n", std::string(140, '-').c_str());
   int failures = 0;
   for (bool bf16 : {false, true}) {
+    if (s.dtypes.find(bf16 ? "bf16" : "fp32") == std::string::npos) continue;
     const double roof = bf16 ? weft_bench::bf16_roof(peak) : peak.fp32;
     const std::vector<double> zeros(std::size_t(s.reps), 0.0);
     LayerResult totals{zeros, zeros, zeros, zeros};
     for (const ConvShape& c : conv_shapes(s.layer_batch)) {
+      if ((std::string(c.net) + " " + c.role).find(s.layer_filter) == std::string::npos) continue;
       const LayerResult r = bf16 ? run_layer<weft::bfloat16>(c, torch::kBFloat16, s.reps, s.channels_last)
                                  : run_layer<float>(c, torch::kFloat32, s.reps, s.channels_last);
       const double fwd = c.flops() / (median(r.weft_fwd) * 1e6), bwd = 2 * c.flops() / (median(r.weft_bwd) * 1e6);
@@ -434,10 +438,12 @@ int run_layers(const Settings& s, const weft_bench::Peaks& peak, weft_bench::Rep
 void usage() {
   std::printf("usage: resnet [--batch 64] [--layer-batch 64] [--steps 3] [--infer-steps 20] [--rounds 2] [--threads 2]\n"
               "              [--reps 5] [--no-model] [--no-layers] [--no-torch] [--no-compile] [--channels-last] [--quick]\n"
-              "              [--json FILE]\n"
+              "              [--layers TEXT] [--dtypes fp32,bf16] [--json FILE]\n"
               "  --batch        the training batch (part 1); --layer-batch: ResNet-18's batch in part 2\n"
               "  --no-compile   no torch.compile peer (its compilation takes minutes on 2 cores)\n"
               "  --channels-last  part 2's activations (and torch's weights) in channels-last memory\n"
+              "  --layers TEXT  part 2: only the layers whose \"net layer\" contains TEXT (\"resnet50 stem\"),\n"
+              "                 and --dtypes only those dtypes (the summed targets then sum only those)\n"
               "  --quick        batch 8, 1 round of 1 step and 3 passes, no torch.compile, 1 layer round\n"
               "Run it as `OMP_NUM_THREADS=2 chrt -f 1 resnet ...` on a shared machine.\n");
 }
@@ -462,6 +468,10 @@ int parse_settings(int argc, char** argv, Settings& s) {
       *switches_off.at(a) = false;
     } else if (a == "--channels-last") {
       s.channels_last = true;
+    } else if (a == "--layers" && has_value) {
+      s.layer_filter = argv[++i];
+    } else if (a == "--dtypes" && has_value) {
+      s.dtypes = argv[++i];
     } else if (a == "--json" && has_value) {
       s.json = argv[++i];
     } else if (a == "--quick") {
