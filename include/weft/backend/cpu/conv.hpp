@@ -442,7 +442,11 @@ struct PatchOperand {
       row_origin(p0 + p, base, h0, w0);
       T* d = dst + p * C;
       if (run && window_inside(h0, w0)) {
-        std::copy(s + base + column_offset[j0], s + base + column_offset[j0] + cols, d);
+        const T* from = s + base + column_offset[j0];
+        // a whole panel's width as a copy of constant length: of variable length, a row's copy
+        // made the 128- and 256-channel 3 x 3 bfloat16 weight gradients 5-7% slower
+        if (cols == C) std::copy(from, from + C, d);
+        else std::copy(from, from + cols, d);
       } else if (window_inside(h0, w0)) {
         for (std::int64_t c = 0; c < cols; ++c) d[c] = s[base + column_offset[j0 + c]];
       } else {
@@ -1653,12 +1657,20 @@ void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x,
       } else {
         // row-major: each channel's positions by output rows, a copy per row where dy's positions
         // are adjacent (NCHW; an element at a time across the rows was half of ResNet-18's
-        // bfloat16 stem weight gradient)
+        // bfloat16 stem weight gradient), a copy per image where its rows are too (a 32 x 32
+        // plane's rows copied one by one made its 3 x 3 bfloat16 weight gradient 6% slower)
+        const bool planes = dy.sw == 1 && dy.sh == geo.out_w;
         for (std::int64_t r = 0; r < live; ++r) {
           std::int64_t n = n0, oi = oi0, oj = oj0;
           for (std::int64_t p = 0; p < count;) {
-            const std::int64_t run = std::min(geo.out_w - oj, count - p);
             const T* at = channel0 + r * dy.sc + n * dy.sn + oi * dy.sh + oj * dy.sw;
+            if (planes) {  // to the plane's end
+              const std::int64_t run = std::min(plane - oi * geo.out_w - oj, count - p);
+              std::copy(at, at + run, rows + r * count + p);
+              p += run, oi = oj = 0, ++n;
+              continue;
+            }
+            const std::int64_t run = std::min(geo.out_w - oj, count - p);
             if (dy.sw == 1) std::copy(at, at + run, rows + r * count + p);
             else
               for (std::int64_t e = 0; e < run; ++e) rows[r * count + p + e] = at[e * dy.sw];
