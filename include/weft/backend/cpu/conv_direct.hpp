@@ -239,8 +239,9 @@ inline constexpr std::uint64_t kAllTaps = ~std::uint64_t(0);
 /// block (block(i - i0, j - j0) at block[(i - i0) ld + j - j0], DirectKernel<T>::Acc sums).
 ///
 /// Padding skipped: row_taps(i) is the mask of the taps whose elements lie in the data for row i
-/// (kAllTaps where all do; rows `plane` apart, an image's, have the same), tap_of(s) column s's tap. Within a block the rows go to the tiles in
-/// order of their masks, and a tile runs only the columns of the taps any of its rows reaches:
+/// (kAllTaps where all do; rows `plane` apart, an image's, have the same), tap_of(s) column s's
+/// tap. Within a block the rows go to the tiles in order of their masks, and a tile runs only the
+/// columns of the taps any of its rows reaches:
 /// the others would add products with the padding's zeros. A 4 x 4 output under a 3 x 3 kernel
 /// of padding 1 reaches 100 of its 144 (position, tap) pairs: ResNet-18's last stage, bfloat16,
 /// ran at 0.64x oneDNN's rate counting every pair, and oneDNN's direct kernels skip them. A block
