@@ -40,9 +40,16 @@ using preorder_t = typename preorder<N>::type;
 /// The Map node types of a tree in preorder: the candidates for sharing one computed value.
 template <class N, class Nodes = preorder_t<N>>
 struct maps_in;
+template <class... M>
+struct MapNodes {
+  static constexpr bool kept(std::size_t i) {
+    constexpr bool map[] = {is_map_v<M>..., false};
+    return map[i];
+  }
+};
 template <class N, class... M>
 struct maps_in<N, TypeList<M...>> {
-  using type = concat_t<std::conditional_t<is_map_v<M>, TypeList<M>, TypeList<>>...>;
+  using type = typename select_types<MapNodes<M...>, M...>::type;
 };
 template <class N>
 using maps_in_t = typename maps_in<N>::type;

@@ -38,25 +38,28 @@ inline constexpr bool recompute_cheaper_v<Map<Op, Args...>> =
      std::is_same_v<Op, functors::Neg>) &&
     ((is_leaf_v<Args> || is_scalar_node_v<Args>) && ...);
 
-template <class All, class Pending, class Acc>
-struct select_shared;
-template <class All, class Acc>
-struct select_shared<All, TypeList<>, Acc> {
-  using type = Acc;
+/// kept(i): node Ts[i] occurs more than once, i is its first occurrence, and it is not cheaper to
+/// compute again (recompute_cheaper_v).
+template <class... Ts>
+struct SharedNodes {
+  static constexpr bool kept(std::size_t i) {
+    constexpr int first[] = {index_in<Ts, TypeList<Ts...>>..., -1};
+    constexpr bool repeated[] = {(count_in<Ts, TypeList<Ts...>> >= 2 && !recompute_cheaper_v<Ts>)..., false};
+    return repeated[i] && first[i] == int(i);
+  }
 };
-template <class All, class T, class... Rest, class... Acc>
-struct select_shared<All, TypeList<T, Rest...>, TypeList<Acc...>> {
-  static constexpr bool take = count_in<T, All> >= 2 && count_in<T, TypeList<Acc...>> == 0 && !recompute_cheaper_v<T>;
-  using type = typename select_shared<All, TypeList<Rest...>,
-                                      std::conditional_t<take, TypeList<Acc..., T>, TypeList<Acc...>>>::type;
+template <class List>
+struct shared_nodes;
+template <class... Ts>
+struct shared_nodes<TypeList<Ts...>> {
+  using type = typename select_types<SharedNodes<Ts...>, Ts...>::type;
 };
 
-/// Map node types that occur more than once across the statements: these get
-/// a per-element cache slot, so a subexpression named once in C++ and used in
-/// several outputs is computed once (unless recompute_cheaper_v).
+/// Map node types that occur more than once across the statements, in order of first occurrence:
+/// these get a per-element cache slot, so a subexpression named once in C++ and used in several
+/// outputs is computed once (unless recompute_cheaper_v).
 template <class... Exprs>
-using shared_nodes_t = typename select_shared<concat_t<maps_in_t<Exprs>...>,
-                                              concat_t<maps_in_t<Exprs>...>, TypeList<>>::type;
+using shared_nodes_t = typename shared_nodes<concat_t<maps_in_t<Exprs>...>>::type;
 
 /// The value a statement computes for a destination of dtype T.
 template <class T>
