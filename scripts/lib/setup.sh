@@ -6,11 +6,11 @@
 WEFT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
 # Options every scripts/* release build shares (one build/release for test, demo, bench and
-# gpu-check). scripts/test adds -Dcuda-device-code=ptx -Dbench_set=cuda after them (no GPU to run
-# SASS on; its clang build compiles the host benchmarks); the others name the defaults here, as
-# Meson's reconfigure keeps whatever the last configure set.
+# gpu-check). scripts/test adds -Dcuda-device-code=ptx -Dbench=false after them (no GPU to run
+# SASS on; its clang build compiles the host benchmarks, gpu-check the CUDA ones); the others name
+# the defaults here, as Meson's reconfigure keeps whatever the last configure set.
 # shellcheck disable=SC2034  # used by the scripts that source this file
-WEFT_RELEASE_OPTS=(--buildtype=release -Dtests=true -Dbench=true -Dexamples=true -Dcuda=auto -Dbench_set=all
+WEFT_RELEASE_OPTS=(--buildtype=release -Dtests=true -Dbench=true -Dexamples=true -Dcuda=auto
   -Dcuda-device-code=per-arch)
 
 weft_log() { printf '== %s\n' "$*" >&2; }
