@@ -22,6 +22,10 @@ using namespace weft_test;
 // translation unit, where another file's helpers of the same names would collide.
 namespace conv_test {
 
+// The bfloat16 scope (tests/meson.build: the aarch64 build with FEAT_BF16) keeps only the bfloat16
+// cases (#if !WEFT_TESTS_BF16_SCOPE around the rest): float's and double's kernels are those of
+// the armv8-a build.
+
 
 /// One convolution's sizes and options, as the reference reads them.
 struct Config {
@@ -233,6 +237,7 @@ void check_random_convolutions(int cases, Config (*make_config)(Rng&) = random_c
 }
 
 
+#if !WEFT_TESTS_BF16_SCOPE
 TEST_CASE("conv2d forward and backward: the GEMM's task splits (many rows, many columns), both layouts") {
   // Rows (batch x output positions) past one 256-row block split into row chunks; few rows with
   // more than one 64-column panel of output channels split the columns and gather the patches
@@ -269,6 +274,7 @@ TEST_CASE("conv2d forward and backward: the GEMM's task splits (many rows, many 
     }
   }
 }
+#endif  // !WEFT_TESTS_BF16_SCOPE
 
 /// |B^T| |d| |B| of a 4 x 4 tile d(r, e) (already absolute), into out[4 r + e].
 template <class D>
@@ -389,6 +395,7 @@ std::vector<double> winograd_weight_magnitude(const std::vector<double>& x, cons
   return mag;
 }
 
+#if !WEFT_TESTS_BF16_SCOPE
 TEST_CASE("conv2d as Winograd F(2x2, 3x3): forward, input and weight gradients against a double sum, within its error bound") {
   // float 3 x 3 of stride 1 with 16 or more channels and 64 or more output tiles; padding 0, 1, 2
   // (the input gradient's 2, 1, 0); odd sizes (tiles past the edge); channels past a whole packet
@@ -447,6 +454,7 @@ TEST_CASE("conv2d as Winograd F(2x2, 3x3): forward, input and weight gradients a
     }
   }
 }
+#endif  // !WEFT_TESTS_BF16_SCOPE
 
 /// The weight gradient of a layer whose partial sums per thread pass 1 MiB (og x k = 64 x 2304 in
 /// double, 2 groups of 192 x 1728 in float and bfloat16): one product per group split by output
@@ -474,24 +482,34 @@ void check_weight_gradient_by_blocks(const Config& k) {
 }
 
 TEST_CASE("conv2d weight gradient: partial sums past 1 MiB split the product by output blocks") {
+#if !WEFT_TESTS_BF16_SCOPE
   check_weight_gradient_by_blocks<double>({2, 256, 5, 4, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1});
   check_weight_gradient_by_blocks<float>({1, 384, 4, 5, 384, 3, 3, 1, 1, 1, 0, 1, 1, 2});
+#endif
   check_weight_gradient_by_blocks<bfloat16>({1, 384, 4, 5, 384, 3, 3, 1, 1, 1, 0, 1, 1, 2});
 }
 
 TEST_CASE("conv2d forward and backward: random configurations, both layouts, against a double sum") {
+#if !WEFT_TESTS_BF16_SCOPE
   check_random_convolutions<float>(40);
   check_random_convolutions<double>(25);
+#endif
   check_random_convolutions<bfloat16>(15);
   check_random_convolutions<bfloat16>(10, random_wide_config);  // even channel counts: the direct product on AVX512-BF16
+#if !WEFT_TESTS_BF16_SCOPE
   check_random_convolutions<float>(10, random_wide_config);
   check_random_convolutions<double>(5, random_wide_config);
   check_random_convolutions<float>(8, random_stem_config);
+#endif
   check_random_convolutions<bfloat16>(6, random_stem_config);
+#if !WEFT_TESTS_BF16_SCOPE
   check_random_convolutions<double>(4, random_stem_config);
   check_random_convolutions<float>(4, random_sampled_config);
+#endif
   check_random_convolutions<bfloat16>(6, random_sampled_config);
+#if !WEFT_TESTS_BF16_SCOPE
   check_random_convolutions<double>(2, random_sampled_config);
+#endif
 }
 
 
@@ -572,11 +590,14 @@ void check_random_transposed(int cases) {
 
 
 TEST_CASE("conv_transpose2d forward and backward: random configurations against a double sum") {
+#if !WEFT_TESTS_BF16_SCOPE
   check_random_transposed<float>(25);
   check_random_transposed<double>(15);
+#endif
   check_random_transposed<bfloat16>(8);
 }
 
+#if !WEFT_TESTS_BF16_SCOPE
 TEST_CASE("conv1d: the width options of a 2-D convolution of height 1, against a double sum") {
   WEFT_TEST_RNG(rng);
   for (int t = 0; t < 12;) {
@@ -714,6 +735,7 @@ TEST_CASE("WEFT_LOGS=vision: each convolution's GEMM, the layout of its patches 
   CHECK_MESSAGE(has(log, "nn::conv2d x [2, 16, 6, 6] NCHW * w [4, 16, 3, 3] -> [2, 4, 6, 6] NCHW: 72 x 144 x 4 direct, "
                          "patches read in place from a padded channels-last copy of x\n"), log);
 }
+#endif  // !WEFT_TESTS_BF16_SCOPE
 
 TEST_CASE("WEFT_LOGS=vision: a bfloat16 convolution names its GEMM and its one rounding") {
   WEFT_TEST_RNG(rng);
@@ -786,10 +808,13 @@ void check_prepack_bits() {
 }
 
 TEST_CASE("Conv2d::prepack: the weight kept in the GEMM's panels gives bit-identical results") {
+#if !WEFT_TESTS_BF16_SCOPE
   check_prepack_bits<float>();
+#endif
   check_prepack_bits<bfloat16>();
 }
 
+#if !WEFT_TESTS_BF16_SCOPE
 TEST_CASE("fold_batch_norm: conv2d with the folded weight and bias equals batch_norm(conv2d) in eval") {
   WEFT_TEST_RNG(rng);
   for (bool with_bias : {true, false}) {
@@ -841,5 +866,6 @@ TEST_CASE("nn::fold_batch_norm of modules and nn::prepack of a model: the same o
   CHECK(std::memcmp(packed.data(), before.data(), std::size_t(before.numel()) * sizeof(double)) == 0);
   nn::unpack(net);
 }
+#endif  // !WEFT_TESTS_BF16_SCOPE
 
 }  // namespace conv_test

@@ -4,8 +4,14 @@
 
 using namespace weft_test;
 
+namespace weft_test {
+Trajectory adam_reference_f64(const OptimGolden& g) { return reference_f64<optim::Adam>(g); }
+Trajectory adamw_reference_f64(const OptimGolden& g) { return reference_f64<optim::AdamW>(g); }
+Trajectory rmsprop_reference_f64(const OptimGolden& g) { return reference_f64<optim::RMSprop>(g); }
+}  // namespace weft_test
+
 TEST_SUITE("cpu") {
-// Adam in float32 against its float64 run on the same inputs (adam_reference_f64, optim_golden_test.cpp).
+// Adam in float32 against its float64 run on the same inputs (adam_reference_f64, above).
 TEST_CASE("Adam in float32 follows its float64 trajectory") {
   for (const char* name : kAdamGoldens) check_golden_f32<optim::Adam>(name, &adam_reference_f64);
 }

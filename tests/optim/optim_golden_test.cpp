@@ -4,12 +4,6 @@
 
 using namespace weft_test;
 
-namespace weft_test {
-Trajectory adam_reference_f64(const OptimGolden& g) { return reference_f64<optim::Adam>(g); }
-Trajectory adamw_reference_f64(const OptimGolden& g) { return reference_f64<optim::AdamW>(g); }
-Trajectory rmsprop_reference_f64(const OptimGolden& g) { return reference_f64<optim::RMSprop>(g); }
-}  // namespace weft_test
-
 TEST_SUITE("cpu") {
 // SGD against torch.optim.SGD (golden trajectories), float64 and float32.
 TEST_CASE("SGD matches torch.optim.SGD") {
@@ -18,11 +12,11 @@ TEST_CASE("SGD matches torch.optim.SGD") {
     check_golden_f32<optim::SGD>(name);
   }
 }
-// Adam against torch.optim.Adam in float64; adam_reference_f64 above is what optim_f32_test.cpp compares float32 with.
+// Adam against torch.optim.Adam in float64.
 TEST_CASE("Adam matches torch.optim.Adam in float64") {
   for (const char* name : kAdamGoldens) check_golden_f64<optim::Adam>(name);
 }
-// AdamW against torch.optim.AdamW in float64 (and adamw_reference_f64 for the float32 checks).
+// AdamW against torch.optim.AdamW in float64.
 TEST_CASE("AdamW matches torch.optim.AdamW in float64") {
   for (const char* name : kAdamWGoldens) check_golden_f64<optim::AdamW>(name);
 }
@@ -33,7 +27,7 @@ TEST_CASE("Adagrad matches torch.optim.Adagrad") {
     check_golden_f32<optim::Adagrad>(name);
   }
 }
-// RMSprop against torch.optim.RMSprop in float64 (and rmsprop_reference_f64 for the float32 checks).
+// RMSprop against torch.optim.RMSprop in float64.
 TEST_CASE("RMSprop matches torch.optim.RMSprop in float64") {
   for (const char* name : kRmspropGoldens) check_golden_f64<optim::RMSprop>(name);
 }

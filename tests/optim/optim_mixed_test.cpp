@@ -4,7 +4,7 @@
 /// mixed-precision machinery is the optimizer base's, shared by all optimizers; AdamW (bias
 /// corrections, decoupled decay, amsgrad's extra state) covers its paths. The path with the step
 /// count on the device (CUDA's) is checked for every optimizer in float64 (optim_golden_test.cpp, optim_device_step_test.cpp), so
-/// it is not run here, and the float64 reference comes from optim_golden_test.cpp
+/// it is not run here, and the float64 reference comes from optim_f32_test.cpp
 /// (adamw_reference_f64) rather than being compiled a second time.
 #include "optim_suite.hpp"
 

@@ -214,9 +214,9 @@ Trajectory reference_f64(const OptimGolden& g) {
 /// A float64 trajectory: reference_f64<Opt>, or a function that returns it from another test file.
 using ReferenceF64 = Trajectory (*)(const OptimGolden&);
 
-/// The float64 references of the optimizers whose float32 or bf16 checks have their own file
-/// (optim_f32_test.cpp, optim_mixed_test.cpp), defined in the optimizer's float64 file: a file
-/// checking float32 then compiles no float64 optimizer (each is half of such a file's compile time).
+/// The float64 references of the optimizers whose float32 and bf16 checks have their own files,
+/// defined once, in optim_f32_test.cpp: optim_mixed_test.cpp then compiles no float64 optimizer
+/// (each is half of such a file's compile time).
 Trajectory adam_reference_f64(const OptimGolden& g);
 Trajectory adamw_reference_f64(const OptimGolden& g);
 Trajectory rmsprop_reference_f64(const OptimGolden& g);
