@@ -1139,68 +1139,68 @@ void store_block(const Strided4<T>& dst, std::int64_t grid_h, std::int64_t grid_
   }
 }
 
-/// x's rows as conv2d_forward_by_positions reads them: at stride 1 along w, x itself; at stride s,
-/// each row split into its s phases, phase r holding x[..., u s + r] at u (phase_width(r) of them),
-/// copied once (a 224 x 224 stem's x is 1/12 of its patches): a tap's elements for consecutive
-/// output columns j, x[..., j s + d], are then consecutive in phase d mod s, and every patch row is
-/// a copy. Picking every s-th element of x's rows while filling the patches ran an element at a
-/// time, 30% of ResNet-50's stem.
+/// x's rows as conv2d_forward_by_positions reads them, each row split into its stride_w = s phases
+/// and padded with zeros: tap d = kw dilation_w - pad_w of output column j reads
+///   x[n, c, h, j s + d] = row(n, c, h, r)[j + shift],  r = d mod s, shift = (d - r) / s
+/// for every j < `columns` (the output's width rounded up to the reader's tiles), zero where that
+/// lies in the padding. One pass over x (a 224 x 224 stem's x is 1/12 of its patches): the
+/// elements of a tap for consecutive output columns are then consecutive, and a row is read
+/// without bounds checks. Picking every s-th element of x's rows while filling the patches ran an
+/// element at a time, 30% of ResNet-50's stem.
 template <class T>
-class PositionRows {
+class PhaseRows {
  public:
-  PositionRows(const ConvGeometry& geo, const Strided4<const T>& x) : x_(x), step_(geo.stride_w), in_w_(geo.in_w) {
-    if (step_ == 1) return;
-    const std::int64_t wide = (in_w_ + step_ - 1) / step_, rows = geo.batch * geo.in_channels * geo.in_h;
-    phases_.resize(std::size_t(rows * step_ * wide));
-    const int threads = threads_for(rows * in_w_);
+  PhaseRows(const ConvGeometry& geo, const Strided4<const T>& x, std::int64_t columns)
+      : step_(geo.stride_w), channels_(geo.in_channels), height_(geo.in_h) {
+    // the taps' shifts run from floor(-pad / s) to floor(((kW - 1) dilation - pad) / s)
+    const std::int64_t first = tap_of(-geo.pad_w).shift, last = tap_of((geo.kernel_w - 1) * geo.dilation_w - geo.pad_w).shift;
+    before_ = std::max<std::int64_t>(0, -first);
+    width_ = before_ + columns + std::max<std::int64_t>(0, last);
+    const std::int64_t rows = geo.batch * geo.in_channels * geo.in_h;
+    data_.resize(std::size_t(rows * step_ * width_));
+    const int threads = threads_for(rows * step_ * width_);
     WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(static) if (threads > 1))
     for (std::int64_t row = 0; row < rows; ++row) {
       const std::int64_t n = row / (geo.in_channels * geo.in_h), c = row / geo.in_h % geo.in_channels, h = row % geo.in_h;
       const T* from = x.data + n * x.sn + c * x.sc + h * x.sh;
-      T* to = phases_.data() + row * step_ * wide;
-      for (std::int64_t r = 0; r < step_; ++r)
-        for (std::int64_t u = 0; u < phase_width(r); ++u) to[r * wide + u] = from[u * step_ + r];
+      T* to = data_.data() + row * step_ * width_;
+      std::fill(to, to + step_ * width_, T(0));
+      for (std::int64_t r = 0; r < step_; ++r) {
+        const std::int64_t count = std::min((geo.in_w - r + step_ - 1) / step_, width_ - before_);
+        T* phase = to + r * width_ + before_;
+        if (x.sw == 1 && step_ == 1) std::copy(from, from + count, phase);
+        else for (std::int64_t u = 0; u < count; ++u) phase[u] = from[(u * step_ + r) * x.sw];
+      }
     }
-    x_ = Strided4<const T>{phases_.data(), geo.in_channels * geo.in_h * step_ * wide, geo.in_h * step_ * wide,
-                           step_ * wide, 1};
-    phase_stride_ = wide;
   }
-  /// Elements of phase r of a row.
-  std::int64_t phase_width(std::int64_t r) const { return (in_w_ - r + step_ - 1) / step_; }
-  /// Where a tap d = kw dilation_w - pad_w reads: x[..., j s + d] is phase `phase`'s element j + shift.
   struct Tap {
-    std::int64_t phase, shift, width;  // width: the phase's elements
+    std::int64_t phase, shift;
+    std::int64_t offset(std::int64_t width) const { return phase * width + shift; }  // from row(n, c, h, 0)
   };
-  Tap tap(std::int64_t d) const {
+  /// Where tap d = kw dilation_w - pad_w reads.
+  Tap tap_of(std::int64_t d) const {
     const std::int64_t r = ((d % step_) + step_) % step_;
-    return {r, (d - r) / step_, phase_width(r)};
+    return {r, (d - r) / step_};
   }
-  /// to[e] = x[n, c, h, (j + e) s + d] for e < run (t = tap(d)), zero where that lies in the padding.
-  void copy(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t j, const Tap& t, std::int64_t run,
-            T* to) const {
-    const std::int64_t u0 = j + t.shift;
-    const T* from = x_.data + n * x_.sn + c * x_.sc + h * x_.sh + t.phase * phase_stride_;
-    // elements e in [lo, hi) lie in the phase; those before and after, the padding
-    const std::int64_t lo = std::clamp<std::int64_t>(-u0, 0, run), hi = std::clamp<std::int64_t>(t.width - u0, lo, run);
-    std::fill(to, to + lo, T(0));
-    std::copy(from + u0 + lo, from + u0 + hi, to + lo);
-    std::fill(to + hi, to + run, T(0));
+  /// Phase 0 of row (n, c, h) at output column 0; phase r starts width() later.
+  const T* row(std::int64_t n, std::int64_t c, std::int64_t h) const {
+    return data_.data() + ((n * channels_ + c) * height_ + h) * step_ * width_ + before_;
   }
+  std::int64_t width() const { return width_; }
 
  private:
-  Strided4<const T> x_;
-  std::int64_t step_, in_w_, phase_stride_ = 0;
-  HostVector<T> phases_;
+  std::int64_t step_, channels_, height_, before_ = 0, width_ = 0;
+  HostVector<T> data_;
 };
 
 /// The patch operand of conv2d_forward_by_positions for image n, columns j0 .. j0 + cols - 1 (the
 /// output positions p = i out_w + j; cols <= 64), every row s = (c, kh, kw) (channel-major, as w's
 /// rows):
 ///   dst[s ld + p - j0] = x[n, c, i stride_h - pad_h + kh dilation_h, j stride_w - pad_w + kw dilation_w]
-/// zero where that lies in the padding: each output row's piece one PositionRows copy. The pieces
-/// and taps are worked out once, not per row (their divisions were a third of the fill).
+/// zero where that lies in the padding: each output row's piece a copy from a PhaseRows row. The
+/// pieces and taps are worked out once, not per row (their divisions were a third of the fill).
 template <class T>
-void fill_position_columns(const ConvGeometry& geo, const PositionRows<T>& x, std::int64_t n, std::int64_t j0,
+void fill_position_columns(const ConvGeometry& geo, const PhaseRows<T>& x, std::int64_t n, std::int64_t j0,
                            std::int64_t cols, T* dst, std::int64_t ld) {
   struct Piece {
     std::int64_t i, j, run;  // output row i from column j, `run` positions
@@ -1216,63 +1216,165 @@ void fill_position_columns(const ConvGeometry& geo, const PositionRows<T>& x, st
   for (std::int64_t c = 0; c < geo.in_channels; ++c)
     for (std::int64_t kh = 0; kh < geo.kernel_h; ++kh)
       for (std::int64_t kw = 0; kw < geo.kernel_w; ++kw, row += ld) {
-        const typename PositionRows<T>::Tap tap = x.tap(kw * geo.dilation_w - geo.pad_w);
+        const std::int64_t offset = x.tap_of(kw * geo.dilation_w - geo.pad_w).offset(x.width());
         T* to = row;
         for (std::int64_t q = 0; q < count; to += pieces[q++].run) {
           const std::int64_t ih = pieces[q].i * geo.stride_h - geo.pad_h + kh * geo.dilation_h;
           if (ih < 0 || ih >= geo.in_h) std::fill(to, to + pieces[q].run, T(0));
-          else x.copy(n, c, ih, pieces[q].j, tap, pieces[q].run, to);
+          else std::copy_n(x.row(n, c, ih) + offset + pieces[q].j, pieces[q].run, to);
         }
       }
 }
 
+/// Register tile of conv2d_forward_positions_direct: kRows output channels x 2 packets of
+/// consecutive output columns (16 registers: 6 x 2 = 12 accumulators; 32: 8 x 2 = 16, so that a
+/// 64-channel stem fills whole tiles and a 32 x 32 output two tiles a row).
+template <class T>
+struct PositionTile {
+  static constexpr int kLanes = simd::native_lanes<T>;
+  static constexpr int kRows = simd::kBytes >= 64 ? 8 : 6;
+  static constexpr int kVecs = 2;
+  static constexpr int kCols = kVecs * kLanes;
+};
+
+/// out = conv(x, w) with the epilogue for conv_forward_by_positions in float and double, read in
+/// place: per output row (n, i), tiles of PositionTile's kRows output channels x kCols columns
+///   Y(o, j) = sum over (c, kh, kw) of W(o, c, kh, kw) x[n, c, i stride_h - pad_h + kh dilation_h, j s + d(kw)]
+/// whose kCols inputs of a tap are one load from a PhaseRows row and whose weights are broadcasts
+/// from panels of kRows channels (w's rows, packed once per call). Taps whose input row lies in
+/// the padding are skipped. Nothing of the patches is packed: packing them (k x 256 columns a
+/// task, each element feeding 64 channels' FMAs) was 30% of ResNet-50's 7 x 7 stem forward.
+template <class T, class StoreRow>
+void conv2d_forward_positions_direct(const ConvGeometry& geo, const Strided4<const T>& x, const T* w,
+                                     const Strided4<T>& out, bool plain, const StoreRow& store_row) {
+  using Tile = PositionTile<T>;
+  constexpr int R = Tile::kRows, NV = Tile::kVecs, W = Tile::kLanes, C = Tile::kCols;
+  using V = simd::Vec<T, W>;
+  const std::int64_t k = geo.reduction(), m = geo.out_channels, taps_w = geo.kernel_w;
+  const std::int64_t panels = (m + R - 1) / R, segments = (geo.out_w + C - 1) / C;  // segments: tiles a row
+  // panel t: packed[(t k + s) R + r] = w[t R + r, s], zeros past m
+  HostVector<T> packed(std::size_t(panels * k * R), T(0));
+  for (std::int64_t o = 0; o < m; ++o)
+    for (std::int64_t s = 0; s < k; ++s) packed[std::size_t((o / R * k + s) * R + o % R)] = w[o * k + s];
+  const PhaseRows<T> rows(geo, x, segments * C);
+  std::vector<std::int64_t> tap_offset(static_cast<std::size_t>(taps_w));
+  for (std::int64_t kw = 0; kw < taps_w; ++kw)
+    tap_offset[std::size_t(kw)] = rows.tap_of(kw * geo.dilation_w - geo.pad_w).offset(rows.width());
+  const std::int64_t out_rows = geo.batch * geo.out_h;
+  const int threads = threads_for(out_rows * m * k * geo.out_w / 64);
+  WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1))
+  for (std::int64_t row = 0; row < out_rows; ++row) {
+    const std::int64_t n = row / geo.out_h, i = row % geo.out_h;
+    alignas(64) T block[R * C];
+    for (std::int64_t t = 0; t < panels; ++t)
+      for (std::int64_t j0 = 0; j0 < geo.out_w; j0 += C) {
+        V acc[R][NV];
+        for (int r = 0; r < R; ++r)
+          for (int v = 0; v < NV; ++v) acc[r][v] = V::broadcast(T(0));
+        const T* a = packed.data() + t * k * R;
+        for (std::int64_t c = 0; c < geo.in_channels; ++c)
+          for (std::int64_t kh = 0; kh < geo.kernel_h; ++kh, a += taps_w * R) {
+            const std::int64_t ih = i * geo.stride_h - geo.pad_h + kh * geo.dilation_h;
+            if (ih < 0 || ih >= geo.in_h) continue;
+            const T* from = rows.row(n, c, ih) + j0;
+            for (std::int64_t kw = 0; kw < taps_w; ++kw) {
+              V b[NV];
+              for (int v = 0; v < NV; ++v) b[v] = V::load(from + tap_offset[std::size_t(kw)] + v * W);
+              const T* ak = a + kw * R;
+              for (int r = 0; r < R; ++r) {
+                const V weight = V::broadcast(ak[r]);
+                for (int v = 0; v < NV; ++v) acc[r][v] = acc[r][v] + weight * b[v];
+              }
+            }
+          }
+        const std::int64_t o0 = t * R, o1 = std::min(m, o0 + R), run = std::min<std::int64_t>(C, geo.out_w - j0);
+        if (plain && out.sw == 1 && o1 - o0 == R && run == C) {  // straight from the registers into out's rows
+          for (int r = 0; r < R; ++r)
+            for (int v = 0; v < NV; ++v) acc[r][v].store(out.data + out.offset(n, o0 + r, i, j0) + v * W);
+          continue;
+        }
+        for (int r = 0; r < R; ++r)
+          for (int v = 0; v < NV; ++v) acc[r][v].store(block + r * C + v * W);
+        store_row(n, o0, o1, i, j0, run, block, C);
+      }
+  }
+}
+
 /// out = conv(x, w) with the epilogue for conv_forward_by_positions, on ConvKernel<T>: per image
 /// n, the O x k x (out_h out_w) product Y_n(o, p) = sum_s W(o, s) P_n(s, p) of the weight as it
-/// is (rows of [O, C kH kW], packed once) and the patch panels (fill_position_columns); each
-/// finished block's rows go to out[n, o] as runs, with bias[o], relu and the residual applied.
+/// is (rows of [O, C kH kW]) and the patches; each finished block's rows go to out[n, o] as runs,
+/// with bias[o], relu and the residual applied. Float and double read the patches in place
+/// (conv2d_forward_positions_direct); bfloat16's kernels take k in pairs (or fours), so its
+/// patches are packed (fill_position_columns) for the packed GEMM, in tasks of (image,
+/// K::kBlockCols positions) where there are 4 or more a thread (a task's packed patches stay in
+/// L2 while they are multiplied; one product per image packed all of ResNet-50's stem patches,
+/// 7.4 MB, first), else one product per image whose output channels split over the threads.
 template <class T>
 void conv2d_forward_by_positions(const ConvGeometry& geo, const Strided4<const T>& x, const T* w,
                                  const ConvEpilogue<T>& epilogue, const Strided4<T>& out) {
   using K = ConvKernel<T>;
   using B = typename K::Elem;  // the finished blocks' type: T, or float for bfloat16
   using Packed = typename K::Packed;
-  const std::int64_t k = geo.reduction(), m = geo.out_channels, plane = geo.out_h * geo.out_w;
-  const std::int64_t steps = (k + K::kStep - 1) / K::kStep, row_panels = (m + K::kRows - 1) / K::kRows;
-  HostVector<Packed> weights(std::size_t(row_panels * steps * K::kStepElemsA));
-  for (std::int64_t t = 0; t < row_panels; ++t)
-    pack_rows_panel<K>(w, k, m, k, t * K::kRows, steps, weights.data() + t * steps * K::kStepElemsA);
-  const PositionRows<T> rows(geo, x);
   const ConvEpilogue<T>& e = epilogue;
-  for_each_packed_product(geo.batch, m, k, plane, [&](std::int64_t n, int threads) {
-    auto pack_b = [&](std::int64_t j0, std::int64_t panel_steps, Packed* dst) {
-      const std::int64_t cols = std::min(K::kCols, plane - j0);
-      pack_filled_panel<K, T>(k, cols, panel_steps, [&](T* to, std::int64_t ld) {
-        fill_position_columns(geo, rows, n, j0, cols, to, ld);
-      }, dst);
-    };
-    auto done = [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const B* block,
-                    std::int64_t ld) {
-      for (std::int64_t o = i0; o < i1; ++o) {
-        const B* from = block + (o - i0) * ld;
-        for (std::int64_t p = j0; p < j1;) {  // a run per output row the block's columns reach
-          const std::int64_t i = p / geo.out_w, j = p % geo.out_w, run = std::min(geo.out_w - j, j1 - p);
-          T* to = out.data + out.offset(n, o, i, j);
-          const B* values = from + (p - j0);
-          if (e.none()) {
-            store_run(to, values, run);
-          } else {
-            const T* residual = e.residual.data ? e.residual.data + e.residual.offset(n, o, i, j) : nullptr;
-            store_values<T, B>(to, run, [&](std::int64_t q) {
-              return e.apply(values[q], o, residual ? residual + q * e.residual.sw : nullptr);
-            });
-          }
+  // rows [o0, o1) x output row i's columns [j, j + run) of image n's product, block(o, q) at
+  // block[(o - o0) ld + q]
+  auto store_row = [&](std::int64_t n, std::int64_t o0, std::int64_t o1, std::int64_t i, std::int64_t j, std::int64_t run,
+                       const B* block, std::int64_t ld) {
+    for (std::int64_t o = o0; o < o1; ++o) {
+      T* to = out.data + out.offset(n, o, i, j);
+      const B* values = block + (o - o0) * ld;
+      if (e.none()) {
+        store_run(to, values, run);
+      } else {
+        const T* residual = e.residual.data ? e.residual.data + e.residual.offset(n, o, i, j) : nullptr;
+        store_values<T, B>(to, run, [&](std::int64_t q) {
+          return e.apply(values[q], o, residual ? residual + q * e.residual.sw : nullptr);
+        });
+      }
+    }
+  };
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    conv2d_forward_positions_direct<T>(geo, x, w, out, e.none(), store_row);
+  } else {
+    const std::int64_t k = geo.reduction(), m = geo.out_channels, plane = geo.out_h * geo.out_w;
+    const std::int64_t steps = (k + K::kStep - 1) / K::kStep, row_panels = (m + K::kRows - 1) / K::kRows;
+    HostVector<Packed> weights(std::size_t(row_panels * steps * K::kStepElemsA));
+    for (std::int64_t t = 0; t < row_panels; ++t)
+      pack_rows_panel<K>(w, k, m, k, t * K::kRows, steps, weights.data() + t * steps * K::kStepElemsA);
+    const PhaseRows<T> rows(geo, x, geo.out_w);
+    // image n's product over positions [c0, c0 + cols) on `threads` threads
+    auto product = [&](std::int64_t n, std::int64_t c0, std::int64_t cols, int threads) {
+      auto pack_b = [&](std::int64_t j0, std::int64_t panel_steps, Packed* dst) {
+        const std::int64_t panel_cols = std::min(K::kCols, cols - j0);
+        pack_filled_panel<K, T>(k, panel_cols, panel_steps, [&](T* to, std::int64_t ld) {
+          fill_position_columns(geo, rows, n, c0 + j0, panel_cols, to, ld);
+        }, dst);
+      };
+      auto done = [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const B* block,
+                      std::int64_t ld) {
+        for (std::int64_t p = c0 + j0; p < c0 + j1;) {  // a run per output row the block's columns reach
+          const std::int64_t i = p / geo.out_w, j = p % geo.out_w, run = std::min(geo.out_w - j, c0 + j1 - p);
+          store_row(n, i0, i1, i, j, run, block + (p - c0 - j0), ld);
           p += run;
         }
-      }
+      };
+      gemm_packed<K>(PrepackedPanels<Packed>{weights.data()}, pack_b, m, k, cols, threads,
+                     GemmBlockEpilogue<decltype(done)>{done});
     };
-    gemm_packed<K>(PrepackedPanels<Packed>{weights.data()}, pack_b, m, k, plane, threads,
-                   GemmBlockEpilogue<decltype(done)>{done});
-  });
+    const std::int64_t chunks = (plane + K::kBlockCols - 1) / K::kBlockCols, tasks = geo.batch * chunks;
+    const int threads = threads_for(geo.batch * m * k * plane / 64);
+    if (tasks >= 4 * threads) {
+      WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1))
+      for (std::int64_t task = 0; task < tasks; ++task) {
+        const std::int64_t n = task / chunks, c0 = task % chunks * K::kBlockCols;
+        product(n, c0, std::min(K::kBlockCols, plane - c0), 1);
+      }
+      return;
+    }
+    for_each_packed_product(geo.batch, m, k, plane, [&](std::int64_t n, int image_threads) {
+      product(n, 0, plane, image_threads);
+    });
+  }
 }
 
 /// out = conv(x, w) with the epilogue, on ConvKernel<T> (float, double; bfloat16 where
