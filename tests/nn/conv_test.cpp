@@ -253,7 +253,13 @@ TEST_CASE("conv2d forward and backward: the GEMM's task splits (many rows, many 
                            // a multiple of the panel width a group: the weight gradient's direct
                            // product (strided, dilated, grouped)
                            {2, 64, 10, 11, 20, 3, 3, 2, 1, 1, 1, 1, 1, 1},
-                           {1, 128, 7, 7, 70, 3, 3, 1, 1, 2, 2, 2, 2, 2}};
+                           {1, 128, 7, 7, 70, 3, 3, 1, 1, 2, 2, 2, 2, 2},
+                           // a 1 x 1 kernel over 9 chunks of 256 positions an image (NCHW: by
+                           // output positions, x's rows packed as they are, in tasks of 256)
+                           {2, 24, 48, 47, 70, 1, 1, 1, 1, 0, 0, 1, 1, 1}};
+  // 2 threads (CI's): every image of the 1 x 1 case then has enough chunks for tasks
+  const int threads = weft::get_num_threads();
+  weft::set_num_threads(2);
   for (const Config& k : shapes) {
     for (int layout : {0, 1, 2}) {  // layout 2: NCHW, the batch in slabs of one image
       INFO(k.str(), ", layout ", layout);
@@ -273,6 +279,7 @@ TEST_CASE("conv2d forward and backward: the GEMM's task splits (many rows, many 
       weft::detail::cpu::conv_slab_bytes = slab_bytes;
     }
   }
+  weft::set_num_threads(threads);
 }
 #endif  // !WEFT_TESTS_BF16_SCOPE
 
@@ -718,18 +725,27 @@ TEST_CASE("WEFT_LOGS=vision: each convolution's GEMM, the layout of its patches 
   nn::conv2d_out<float>(out_last, x, w, TensorView<const float>(), {.padding = 1});
   (void)Tensor<float>(nn::conv2d(random_contiguous<float>(rng, Shape{2, 16, 6, 6}, Domain{}),
                                  random_contiguous<float>(rng, Shape{4, 16, 3, 3}, Domain{}), {.padding = 1}));
+  const int threads = weft::get_num_threads();
+  weft::set_num_threads(2);  // 18 chunks of 256 positions: 4 or more a thread
+  (void)Tensor<float>(nn::conv2d(random_contiguous<float>(rng, Shape{2, 24, 48, 47}, Domain{}),
+                                 random_contiguous<float>(rng, Shape{8, 24, 1, 1}, Domain{})));
+  weft::set_num_threads(threads);
   const std::string log = capture.text();
   capture.restore();
   weft::set_logs("");
   // 8 channels of NCHW into NCHW: by output positions; into channels-last, the patches gathered
-  CHECK_MESSAGE(has(log, "nn::conv2d x [2, 8, 6, 6] NCHW * w [4, 8, 3, 3] -> [2, 4, 6, 6] NCHW: 72 x 72 x 4 implicit GEMM "
-                         "by output positions (rows the output channels), patches copied from runs of x's rows, "
+  CHECK_MESSAGE(has(log, "nn::conv2d x [2, 8, 6, 6] NCHW * w [4, 8, 3, 3] -> [2, 4, 6, 6] NCHW: 72 x 72 x 4 direct "
+                         "by output positions (rows the output channels), patches read in place from runs of x's rows, "
                          "epilogue + bias\n"), log);
   CHECK_MESSAGE(has(log, "nn::conv2d x [2, 8, 6, 6] NCHW * w [4, 8, 3, 3] -> [2, 4, 6, 6] channels-last: 72 x 72 x 4 "
                          "implicit GEMM, patches channel-major\n"), log);
   CHECK_MESSAGE(has(log, "nn::conv2d x [2, 8, 6, 6] channels-last * w [4, 8, 3, 3] -> [2, 4, 6, 6] NCHW: 72 x 72 x 4 "
                          "implicit GEMM, patches tap-major from a padded channels-last copy of x (a run per tap), "
                          "epilogue + bias, relu, + residual"),
+                log);
+  // a 1 x 1 kernel over enough positions: a product per (image, 256 positions), x's rows as b
+  CHECK_MESSAGE(has(log, "nn::conv2d x [2, 24, 48, 47] NCHW * w [8, 24, 1, 1] -> [2, 8, 48, 47] NCHW: 4512 x 24 x 8 "
+                         "implicit GEMM by output positions (rows the output channels), x's rows packed as they are\n"),
                 log);
   // 16 channels a group: the direct product, reading the padded copy in place
   CHECK_MESSAGE(has(log, "nn::conv2d x [2, 16, 6, 6] NCHW * w [4, 16, 3, 3] -> [2, 4, 6, 6] NCHW: 72 x 144 x 4 direct, "
@@ -754,8 +770,13 @@ TEST_CASE("WEFT_LOGS=vision: a bfloat16 convolution names its GEMM and its one r
   const std::string rounding = native ? weft::detail::cat(", bfloat16 products on ", weft::detail::conv_bf16_path(),
                                                           ", fp32 sums rounded once\n")
                                       : std::string(", in float, rounded once\n");
-  CHECK_MESSAGE(has(log, "9 x 36 x 2 implicit GEMM by output positions (rows the output channels), patches copied from "
-                         "runs of x's rows" + rounding), log);
+  // 4 channels by output positions: bfloat16's GEMM on patch panels copied from x's rows; in float
+  // (no native kernel) the direct product reading them in place
+  const std::string positions = native ? "implicit GEMM by output positions (rows the output channels), patches copied from "
+                                         "runs of x's rows"
+                                       : "direct by output positions (rows the output channels), patches read in place "
+                                         "from runs of x's rows";
+  CHECK_MESSAGE(has(log, "9 x 36 x 2 " + positions + rounding), log);
   // 16 channels of NCHW under a 1 x 1 kernel: in bfloat16 read from a channels-last copy, by the
   // direct product on AVX512-BF16 or gathered by the other native GEMMs; in float (no native
   // kernel) gathered in place (each element feeds one window: the copy does not pay)

@@ -122,23 +122,15 @@ constexpr bool conv_winograd(const ConvGeometry& geo, bool transposed = false) {
   return conv_winograd_shape<T>(geo, transposed) && geo.batch * ((h + 1) / 2) * ((w + 1) / 2) >= kWinogradTiles;
 }
 
-/// Whether the forward runs by output positions (conv2d_forward_by_positions): one group of few
-/// input channels (a stem's 3: its patches have no runs of channels to read), from an x whose
-/// rows are runs (x_sw, its w stride, 1) into an output whose positions are adjacent and channels
-/// not (NCHW: out_sw 1, out_sc not). The product's rows are then the output channels and its
-/// columns the positions, so a block's rows are runs of the output and the patch panels' rows
-/// copies of runs of x's rows (PositionRows). In the other orientation, ResNet-18's stem stored
-/// its NCHW output through transposes (a third of its bfloat16 forward) and gathered its patches
-/// an element at a time (a fifth).
-inline bool conv_forward_by_positions(const ConvGeometry& geo, std::int64_t x_sw, std::int64_t out_sc,
-                                      std::int64_t out_sw) {
-  return geo.groups == 1 && geo.in_channels < kPatchCopyChannels && x_sw == 1 && out_sw == 1 && out_sc != 1;
-}
-
 /// How a forward in T with x's channel stride reads its patches, for logs: as the direct product
-/// or an implicit GEMM, and from where; `by_positions`: conv_forward_by_positions holds.
+/// or an implicit GEMM, and from where; `by_positions`: conv_forward_by_positions holds,
+/// `pointwise`: conv_pointwise_planes too.
 template <class T>
-std::string conv_patches_text(const ConvGeometry& geo, std::int64_t channel_stride, bool by_positions) {
+std::string conv_patches_text(const ConvGeometry& geo, std::int64_t channel_stride, bool by_positions,
+                              bool pointwise = false) {
+  if (by_positions && pointwise) return "implicit GEMM by output positions (rows the output channels), x's rows packed as they are";
+  if (by_positions && (std::is_same_v<T, float> || std::is_same_v<T, double>))
+    return "direct by output positions (rows the output channels), patches read in place from runs of x's rows";
   if (by_positions) return "implicit GEMM by output positions (rows the output channels), patches copied from runs of x's rows";
   const std::int64_t cg = geo.in_per_group();
   if (!patches_channel_runs<T>(channel_stride, cg, geo.taps())) return "implicit GEMM, patches channel-major";
@@ -207,6 +199,54 @@ struct conv_kernel<weft::bfloat16> {
 };
 template <class T>
 using ConvKernel = typename conv_kernel<T>::type;
+
+/// How the packed product of conv2d_forward_by_positions splits: `chunks` of K::kBlockCols
+/// positions an image, and, where `batch x chunks` tasks give each of `threads` threads 4 or
+/// more (`tasks`), a task per (image, chunk) whose packed patches stay in L2 while they are
+/// multiplied; otherwise a product per image whose output channels split over the threads.
+struct PositionTasks {
+  std::int64_t chunks;
+  int threads;
+  bool tasks;
+};
+template <class T>
+PositionTasks conv_position_tasks(const ConvGeometry& geo) {
+  using K = ConvKernel<T>;
+  const std::int64_t plane = geo.out_h * geo.out_w, chunks = (plane + K::kBlockCols - 1) / K::kBlockCols;
+  const int threads = threads_for(geo.batch * geo.out_channels * geo.reduction() * plane / 64);
+  return {chunks, threads, geo.batch * chunks >= 4 * threads};
+}
+
+/// Whether a forward in T is a plain product per image, Y_n = W X_n with X_n x's [C, H W] rows
+/// as they are: float or double, a 1 x 1 kernel of stride 1 without padding, over an x whose
+/// planes are contiguous (x_sh = in_w, x_sw = 1), with positions enough for conv_position_tasks'
+/// tasks. Its output rows are then runs of an NCHW output. ResNet-50's first-stage 1 x 1 layers
+/// at batch 1 (3136 positions, AVX2, 2 threads): the expand 1.5x faster than as positions x
+/// channels (stored through transposes), the reduce as fast; with fewer positions than tasks
+/// (its later stages) a product per image ran 1.2-1.3x slower than that.
+template <class T>
+bool conv_pointwise_planes(const ConvGeometry& geo, std::int64_t x_sh, std::int64_t x_sw) {
+  return (std::is_same_v<T, float> || std::is_same_v<T, double>) && geo.taps() == 1 && geo.stride_h == 1 &&
+         geo.stride_w == 1 && geo.pad_h == 0 && geo.pad_w == 0 && x_sw == 1 && x_sh == geo.in_w &&
+         conv_position_tasks<T>(geo).tasks;
+}
+
+/// Whether the forward in T runs by output positions (conv2d_forward_by_positions): one group of
+/// few input channels (a stem's 3: its patches have no runs of channels to read), or a
+/// conv_pointwise_planes product, from an x whose rows are runs (x_sw, its w stride, 1) into an
+/// output whose positions are adjacent and channels not (NCHW: out_sw 1, out_sc not). The
+/// product's rows are then the output channels and its columns the positions, so a block's rows
+/// are runs of the output and the patch panels' rows copies of runs of x's rows (PhaseRows). In
+/// the other orientation, ResNet-18's stem stored its NCHW output through transposes (a third of
+/// its bfloat16 forward) and gathered its patches an element at a time (a fifth); ResNet-50's
+/// batch-1 1 x 1 layers stored theirs through transposes too (about 0.8x libtorch's forward).
+template <class T>
+bool conv_forward_by_positions(const ConvGeometry& geo, std::int64_t x_sh, std::int64_t x_sw, std::int64_t out_sc,
+                               std::int64_t out_sw) {
+  const bool few_channels = geo.in_channels < kPatchCopyChannels;
+  return geo.groups == 1 && (few_channels || conv_pointwise_planes<T>(geo, x_sh, x_sw)) && x_sw == 1 &&
+         out_sw == 1 && out_sc != 1;
+}
 
 /// Whether this build has a kernel for convolutions with T operands (float, double; bfloat16
 /// where a native bfloat16 GEMM is built).
@@ -1303,12 +1343,12 @@ void conv2d_forward_positions_direct(const ConvGeometry& geo, const Strided4<con
 /// out = conv(x, w) with the epilogue for conv_forward_by_positions, on ConvKernel<T>: per image
 /// n, the O x k x (out_h out_w) product Y_n(o, p) = sum_s W(o, s) P_n(s, p) of the weight as it
 /// is (rows of [O, C kH kW]) and the patches; each finished block's rows go to out[n, o] as runs,
-/// with bias[o], relu and the residual applied. Float and double read the patches in place
-/// (conv2d_forward_positions_direct); bfloat16's kernels take k in pairs (or fours), so its
-/// patches are packed (fill_position_columns) for the packed GEMM, in tasks of (image,
-/// K::kBlockCols positions) where there are 4 or more a thread (a task's packed patches stay in
-/// L2 while they are multiplied; one product per image packed all of ResNet-50's stem patches,
-/// 7.4 MB, first), else one product per image whose output channels split over the threads.
+/// with bias[o], relu and the residual applied. Float and double with few channels read the
+/// patches in place (conv2d_forward_positions_direct). The others run the packed GEMM split as
+/// conv_position_tasks says (one product per image over both threads packed all of ResNet-50's
+/// stem patches, 7.4 MB, before multiplying them): a conv_pointwise_planes product packs x's
+/// rows as matmul packs its b; bfloat16, whose kernels take k in pairs (or fours), fills its
+/// patch panels from x's phase rows (fill_position_columns).
 template <class T>
 void conv2d_forward_by_positions(const ConvGeometry& geo, const Strided4<const T>& x, const T* w,
                                  const ConvEpilogue<T>& epilogue, const Strided4<T>& out) {
@@ -1333,21 +1373,25 @@ void conv2d_forward_by_positions(const ConvGeometry& geo, const Strided4<const T
       }
     }
   };
+  const bool pointwise = conv_pointwise_planes<T>(geo, x.sh, x.sw);
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    conv2d_forward_positions_direct<T>(geo, x, w, out, e.none(), store_row);
-  } else {
+    if (!pointwise) return conv2d_forward_positions_direct<T>(geo, x, w, out, e.none(), store_row);
+  }
+  {
     const std::int64_t k = geo.reduction(), m = geo.out_channels, plane = geo.out_h * geo.out_w;
     const std::int64_t steps = (k + K::kStep - 1) / K::kStep, row_panels = (m + K::kRows - 1) / K::kRows;
     HostVector<Packed> weights(std::size_t(row_panels * steps * K::kStepElemsA));
     for (std::int64_t t = 0; t < row_panels; ++t)
       pack_rows_panel<K>(w, k, m, k, t * K::kRows, steps, weights.data() + t * steps * K::kStepElemsA);
-    const PhaseRows<T> rows(geo, x, geo.out_w);
+    std::optional<PhaseRows<T>> rows;
+    if (!pointwise) rows.emplace(geo, x, geo.out_w);
     // image n's product over positions [c0, c0 + cols) on `threads` threads
     auto product = [&](std::int64_t n, std::int64_t c0, std::int64_t cols, int threads) {
       auto pack_b = [&](std::int64_t j0, std::int64_t panel_steps, Packed* dst) {
+        if (pointwise) return pack_columns_panel<K>(x.data + n * x.sn, x.sc, k, c0 + cols, c0 + j0, panel_steps, dst);
         const std::int64_t panel_cols = std::min(K::kCols, cols - j0);
         pack_filled_panel<K, T>(k, panel_cols, panel_steps, [&](T* to, std::int64_t ld) {
-          fill_position_columns(geo, rows, n, c0 + j0, panel_cols, to, ld);
+          fill_position_columns(geo, *rows, n, c0 + j0, panel_cols, to, ld);
         }, dst);
       };
       auto done = [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const B* block,
@@ -1361,11 +1405,11 @@ void conv2d_forward_by_positions(const ConvGeometry& geo, const Strided4<const T
       gemm_packed<K>(PrepackedPanels<Packed>{weights.data()}, pack_b, m, k, cols, threads,
                      GemmBlockEpilogue<decltype(done)>{done});
     };
-    const std::int64_t chunks = (plane + K::kBlockCols - 1) / K::kBlockCols, tasks = geo.batch * chunks;
-    const int threads = threads_for(geo.batch * m * k * plane / 64);
-    if (tasks >= 4 * threads) {
-      WEFT_PRAGMA_OMP(omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1))
-      for (std::int64_t task = 0; task < tasks; ++task) {
+    const PositionTasks split = conv_position_tasks<T>(geo);
+    if (split.tasks) {
+      const std::int64_t chunks = split.chunks;
+      WEFT_PRAGMA_OMP(omp parallel for num_threads(split.threads) schedule(dynamic, 1) if (split.threads > 1))
+      for (std::int64_t task = 0; task < geo.batch * chunks; ++task) {
         const std::int64_t n = task / chunks, c0 = task % chunks * K::kBlockCols;
         product(n, c0, std::min(K::kBlockCols, plane - c0), 1);
       }
@@ -1386,7 +1430,7 @@ void conv2d_forward(const ConvGeometry& geo, const Strided4<const T>& x, const T
                     const Strided4<T>& out) {
   using B = typename ConvKernel<T>::Elem;  // the finished blocks' type: T, or float for bfloat16
   if (conv_sampled_input(geo)) return conv2d_forward(sampled_geometry(geo), sampled_view(geo, x), w, prepacked, epilogue, out);
-  if (conv_forward_by_positions(geo, x.sw, out.sc, out.sw)) return conv2d_forward_by_positions(geo, x, w, epilogue, out);
+  if (conv_forward_by_positions<T>(geo, x.sh, x.sw, out.sc, out.sw)) return conv2d_forward_by_positions(geo, x, w, epilogue, out);
   const std::int64_t m = geo.out_per_group(), plane = geo.out_h * geo.out_w;
   auto finish = [&](std::int64_t g, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const B* block,
                     std::int64_t ld) {
