@@ -255,8 +255,11 @@ TEST_CASE("conv2d forward and backward: the GEMM's task splits (many rows, many 
                            {2, 64, 10, 11, 20, 3, 3, 2, 1, 1, 1, 1, 1, 1},
                            {1, 128, 7, 7, 70, 3, 3, 1, 1, 2, 2, 2, 2, 2},
                            // a 1 x 1 kernel over 9 chunks of 256 positions an image (NCHW: by
-                           // output positions, x's rows packed as they are, in tasks of 256)
-                           {2, 24, 48, 47, 70, 1, 1, 1, 1, 0, 0, 1, 1, 1}};
+                           // output positions, x's rows packed as they are, in tasks of 256):
+                           // the forward where the channels grow, the input gradient where they
+                           // shrink
+                           {2, 24, 48, 47, 70, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+                           {2, 70, 48, 47, 24, 1, 1, 1, 1, 0, 0, 1, 1, 1}};
   // 2 threads (CI's): every image of the 1 x 1 case then has enough chunks for tasks
   const int threads = weft::get_num_threads();
   weft::set_num_threads(2);
@@ -728,7 +731,7 @@ TEST_CASE("WEFT_LOGS=vision: each convolution's GEMM, the layout of its patches 
   const int threads = weft::get_num_threads();
   weft::set_num_threads(2);  // 18 chunks of 256 positions: 4 or more a thread
   (void)Tensor<float>(nn::conv2d(random_contiguous<float>(rng, Shape{2, 24, 48, 47}, Domain{}),
-                                 random_contiguous<float>(rng, Shape{8, 24, 1, 1}, Domain{})));
+                                 random_contiguous<float>(rng, Shape{32, 24, 1, 1}, Domain{})));
   weft::set_num_threads(threads);
   const std::string log = capture.text();
   capture.restore();
@@ -744,7 +747,7 @@ TEST_CASE("WEFT_LOGS=vision: each convolution's GEMM, the layout of its patches 
                          "epilogue + bias, relu, + residual"),
                 log);
   // a 1 x 1 kernel over enough positions: a product per (image, 256 positions), x's rows as b
-  CHECK_MESSAGE(has(log, "nn::conv2d x [2, 24, 48, 47] NCHW * w [8, 24, 1, 1] -> [2, 8, 48, 47] NCHW: 4512 x 24 x 8 "
+  CHECK_MESSAGE(has(log, "nn::conv2d x [2, 24, 48, 47] NCHW * w [32, 24, 1, 1] -> [2, 32, 48, 47] NCHW: 4512 x 24 x 32 "
                          "implicit GEMM by output positions (rows the output channels), x's rows packed as they are\n"),
                 log);
   // 16 channels a group: the direct product, reading the padded copy in place

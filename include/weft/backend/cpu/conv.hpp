@@ -218,17 +218,19 @@ PositionTasks conv_position_tasks(const ConvGeometry& geo) {
 }
 
 /// Whether a forward in T is a plain product per image, Y_n = W X_n with X_n x's [C, H W] rows
-/// as they are: float or double, a 1 x 1 kernel of stride 1 without padding, over an x whose
-/// planes are contiguous (x_sh = in_w, x_sw = 1), with positions enough for conv_position_tasks'
-/// tasks. Its output rows are then runs of an NCHW output. ResNet-50's first-stage 1 x 1 layers
-/// at batch 1 (3136 positions, AVX2, 2 threads): the expand 1.5x faster than as positions x
-/// channels (stored through transposes), the reduce as fast; with fewer positions than tasks
-/// (its later stages) a product per image ran 1.2-1.3x slower than that.
+/// as they are: float or double, a 1 x 1 kernel of stride 1 without padding, as many output
+/// channels as input ones or more, over an x whose planes are contiguous (x_sh = in_w, x_sw = 1),
+/// with positions enough for conv_position_tasks' tasks. Its output rows are then runs of an
+/// NCHW output. ResNet-50's first-stage 1 x 1 layers at batch 1 (3136 positions, AVX2, 2
+/// threads): the expand (64 -> 256) 1.5x faster than as positions x channels (its 4x larger
+/// output stored through transposes), the reduce (256 -> 64) no faster, and its input gradient
+/// as such a forward (256 -> 64) 0.9-1.0x; with fewer positions than tasks (the later stages) a
+/// product per image ran 1.2-1.3x slower.
 template <class T>
 bool conv_pointwise_planes(const ConvGeometry& geo, std::int64_t x_sh, std::int64_t x_sw) {
   return (std::is_same_v<T, float> || std::is_same_v<T, double>) && geo.taps() == 1 && geo.stride_h == 1 &&
-         geo.stride_w == 1 && geo.pad_h == 0 && geo.pad_w == 0 && x_sw == 1 && x_sh == geo.in_w &&
-         conv_position_tasks<T>(geo).tasks;
+         geo.stride_w == 1 && geo.pad_h == 0 && geo.pad_w == 0 && geo.out_channels >= geo.in_channels && x_sw == 1 &&
+         x_sh == geo.in_w && conv_position_tasks<T>(geo).tasks;
 }
 
 /// Whether the forward in T runs by output positions (conv2d_forward_by_positions): one group of
