@@ -1379,48 +1379,46 @@ void conv2d_forward_by_positions(const ConvGeometry& geo, const Strided4<const T
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     if (!pointwise) return conv2d_forward_positions_direct<T>(geo, x, w, out, e.none(), store_row);
   }
-  {
-    const std::int64_t k = geo.reduction(), m = geo.out_channels, plane = geo.out_h * geo.out_w;
-    const std::int64_t steps = (k + K::kStep - 1) / K::kStep, row_panels = (m + K::kRows - 1) / K::kRows;
-    HostVector<Packed> weights(std::size_t(row_panels * steps * K::kStepElemsA));
-    for (std::int64_t t = 0; t < row_panels; ++t)
-      pack_rows_panel<K>(w, k, m, k, t * K::kRows, steps, weights.data() + t * steps * K::kStepElemsA);
-    std::optional<PhaseRows<T>> rows;
-    if (!pointwise) rows.emplace(geo, x, geo.out_w);
-    // image n's product over positions [c0, c0 + cols) on `threads` threads
-    auto product = [&](std::int64_t n, std::int64_t c0, std::int64_t cols, int threads) {
-      auto pack_b = [&](std::int64_t j0, std::int64_t panel_steps, Packed* dst) {
-        if (pointwise) return pack_columns_panel<K>(x.data + n * x.sn, x.sc, k, c0 + cols, c0 + j0, panel_steps, dst);
-        const std::int64_t panel_cols = std::min(K::kCols, cols - j0);
-        pack_filled_panel<K, T>(k, panel_cols, panel_steps, [&](T* to, std::int64_t ld) {
-          fill_position_columns(geo, *rows, n, c0 + j0, panel_cols, to, ld);
-        }, dst);
-      };
-      auto done = [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const B* block,
-                      std::int64_t ld) {
-        for (std::int64_t p = c0 + j0; p < c0 + j1;) {  // a run per output row the block's columns reach
-          const std::int64_t i = p / geo.out_w, j = p % geo.out_w, run = std::min(geo.out_w - j, c0 + j1 - p);
-          store_row(n, i0, i1, i, j, run, block + (p - c0 - j0), ld);
-          p += run;
-        }
-      };
-      gemm_packed<K>(PrepackedPanels<Packed>{weights.data()}, pack_b, m, k, cols, threads,
-                     GemmBlockEpilogue<decltype(done)>{done});
+  const std::int64_t k = geo.reduction(), m = geo.out_channels, plane = geo.out_h * geo.out_w;
+  const std::int64_t steps = (k + K::kStep - 1) / K::kStep, row_panels = (m + K::kRows - 1) / K::kRows;
+  HostVector<Packed> weights(std::size_t(row_panels * steps * K::kStepElemsA));
+  for (std::int64_t t = 0; t < row_panels; ++t)
+    pack_rows_panel<K>(w, k, m, k, t * K::kRows, steps, weights.data() + t * steps * K::kStepElemsA);
+  std::optional<PhaseRows<T>> rows;
+  if (!pointwise) rows.emplace(geo, x, geo.out_w);
+  // image n's product over positions [c0, c0 + cols) on `threads` threads
+  auto product = [&](std::int64_t n, std::int64_t c0, std::int64_t cols, int threads) {
+    auto pack_b = [&](std::int64_t j0, std::int64_t panel_steps, Packed* dst) {
+      if (pointwise) return pack_columns_panel<K>(x.data + n * x.sn, x.sc, k, c0 + cols, c0 + j0, panel_steps, dst);
+      const std::int64_t panel_cols = std::min(K::kCols, cols - j0);
+      pack_filled_panel<K, T>(k, panel_cols, panel_steps, [&](T* to, std::int64_t ld) {
+        fill_position_columns(geo, *rows, n, c0 + j0, panel_cols, to, ld);
+      }, dst);
     };
-    const PositionTasks split = conv_position_tasks<T>(geo);
-    if (split.tasks) {
-      const std::int64_t chunks = split.chunks;
-      WEFT_PRAGMA_OMP(omp parallel for num_threads(split.threads) schedule(dynamic, 1) if (split.threads > 1))
-      for (std::int64_t task = 0; task < geo.batch * chunks; ++task) {
-        const std::int64_t n = task / chunks, c0 = task % chunks * K::kBlockCols;
-        product(n, c0, std::min(K::kBlockCols, plane - c0), 1);
+    auto done = [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const B* block,
+                    std::int64_t ld) {
+      for (std::int64_t p = c0 + j0; p < c0 + j1;) {  // a run per output row the block's columns reach
+        const std::int64_t i = p / geo.out_w, j = p % geo.out_w, run = std::min(geo.out_w - j, c0 + j1 - p);
+        store_row(n, i0, i1, i, j, run, block + (p - c0 - j0), ld);
+        p += run;
       }
-      return;
+    };
+    gemm_packed<K>(PrepackedPanels<Packed>{weights.data()}, pack_b, m, k, cols, threads,
+                   GemmBlockEpilogue<decltype(done)>{done});
+  };
+  const PositionTasks split = conv_position_tasks<T>(geo);
+  if (split.tasks) {
+    const std::int64_t chunks = split.chunks;
+    WEFT_PRAGMA_OMP(omp parallel for num_threads(split.threads) schedule(dynamic, 1) if (split.threads > 1))
+    for (std::int64_t task = 0; task < geo.batch * chunks; ++task) {
+      const std::int64_t n = task / chunks, c0 = task % chunks * K::kBlockCols;
+      product(n, c0, std::min(K::kBlockCols, plane - c0), 1);
     }
-    for_each_packed_product(geo.batch, m, k, plane, [&](std::int64_t n, int image_threads) {
-      product(n, 0, plane, image_threads);
-    });
+    return;
   }
+  for_each_packed_product(geo.batch, m, k, plane, [&](std::int64_t n, int image_threads) {
+    product(n, 0, plane, image_threads);
+  });
 }
 
 /// out = conv(x, w) with the epilogue, on ConvKernel<T> (float, double; bfloat16 where
