@@ -259,7 +259,10 @@ TEST_CASE("conv2d forward and backward: the GEMM's task splits (many rows, many 
                            // the forward where the channels grow, the input gradient where they
                            // shrink
                            {2, 24, 48, 47, 70, 1, 1, 1, 1, 0, 0, 1, 1, 1},
-                           {2, 70, 48, 47, 24, 1, 1, 1, 1, 0, 0, 1, 1, 1}};
+                           {2, 70, 48, 47, 24, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+                           // strided: NCHW, the sampled positions (48 x 31 an image) gathered
+                           // into the panels
+                           {2, 24, 95, 93, 70, 1, 1, 2, 3, 0, 0, 1, 1, 1}};
   // 2 threads (CI's): every image of the 1 x 1 case then has enough chunks for tasks
   const int threads = weft::get_num_threads();
   weft::set_num_threads(2);
@@ -732,6 +735,8 @@ TEST_CASE("WEFT_LOGS=vision: each convolution's GEMM, the layout of its patches 
   weft::set_num_threads(2);  // 18 chunks of 256 positions: 4 or more a thread
   (void)Tensor<float>(nn::conv2d(random_contiguous<float>(rng, Shape{2, 24, 48, 47}, Domain{}),
                                  random_contiguous<float>(rng, Shape{32, 24, 1, 1}, Domain{})));
+  (void)Tensor<float>(nn::conv2d(random_contiguous<float>(rng, Shape{2, 24, 96, 94}, Domain{}),
+                                 random_contiguous<float>(rng, Shape{32, 24, 1, 1}, Domain{}), {.stride = 2}));
   weft::set_num_threads(threads);
   const std::string log = capture.text();
   capture.restore();
@@ -749,6 +754,10 @@ TEST_CASE("WEFT_LOGS=vision: each convolution's GEMM, the layout of its patches 
   // a 1 x 1 kernel over enough positions: a product per (image, 256 positions), x's rows as b
   CHECK_MESSAGE(has(log, "nn::conv2d x [2, 24, 48, 47] NCHW * w [32, 24, 1, 1] -> [2, 32, 48, 47] NCHW: 4512 x 24 x 32 "
                          "implicit GEMM by output positions (rows the output channels), x's rows packed as they are\n"),
+                log);
+  // the same of stride 2: x's sampled positions gathered into the panels
+  CHECK_MESSAGE(has(log, "nn::conv2d x [2, 24, 96, 94] NCHW * w [32, 24, 1, 1] -> [2, 32, 48, 47] NCHW: 4512 x 24 x 32 "
+                         "implicit GEMM by output positions (rows the output channels), x's sampled positions gathered\n"),
                 log);
   // 16 channels a group: the direct product, reading the padded copy in place
   CHECK_MESSAGE(has(log, "nn::conv2d x [2, 16, 6, 6] NCHW * w [4, 16, 3, 3] -> [2, 4, 6, 6] NCHW: 72 x 144 x 4 direct, "

@@ -124,11 +124,13 @@ constexpr bool conv_winograd(const ConvGeometry& geo, bool transposed = false) {
 
 /// How a forward in T with x's channel stride reads its patches, for logs: as the direct product
 /// or an implicit GEMM, and from where; `by_positions`: conv_forward_by_positions holds,
-/// `pointwise`: conv_pointwise_planes too.
+/// `pointwise`: conv_pointwise_planes too, `gathers`: and conv_pointwise_gathers.
 template <class T>
 std::string conv_patches_text(const ConvGeometry& geo, std::int64_t channel_stride, bool by_positions,
-                              bool pointwise = false) {
-  if (by_positions && pointwise) return "implicit GEMM by output positions (rows the output channels), x's rows packed as they are";
+                              bool pointwise = false, bool gathers = false) {
+  if (by_positions && pointwise)
+    return gathers ? "implicit GEMM by output positions (rows the output channels), x's sampled positions gathered"
+                   : "implicit GEMM by output positions (rows the output channels), x's rows packed as they are";
   if (by_positions && (std::is_same_v<T, float> || std::is_same_v<T, double>))
     return "direct by output positions (rows the output channels), patches read in place from runs of x's rows";
   if (by_positions) return "implicit GEMM by output positions (rows the output channels), patches copied from runs of x's rows";
@@ -217,26 +219,65 @@ PositionTasks conv_position_tasks(const ConvGeometry& geo) {
   return {chunks, threads, geo.batch * chunks >= 4 * threads};
 }
 
-/// Whether a forward in T is a plain product per image, Y_n = W X_n with X_n x's [C, H W] rows
-/// as they are: float or double, a 1 x 1 kernel of stride 1 without padding, as many output
-/// channels as input ones or more, over an x whose planes are contiguous (x_sh = in_w, x_sw = 1),
-/// with positions enough for conv_position_tasks' tasks. Its output rows are then runs of an
-/// NCHW output. ResNet-50's first-stage 1 x 1 layers at batch 1 (3136 positions, AVX2, 2
-/// threads): the expand (64 -> 256) 1.5x faster than as positions x channels (its 4x larger
-/// output stored through transposes), the reduce (256 -> 64) no faster, and its input gradient
-/// as such a forward (256 -> 64) 0.9-1.0x; with fewer positions than tasks (the later stages) a
-/// product per image ran 1.2-1.3x slower.
+/// The widest w stride of x (in elements) whose positions conv_pointwise_planes gathers: a
+/// strided 1 x 1 kernel's sampled NCHW input, up to stride 4 (each line of x it reads then holds
+/// 4 of its elements or more).
+inline constexpr std::int64_t kPointwiseGatherStride = 4;
+
+/// Whether a forward in T is a plain product per image, Y_n = W X_n with X_n x's [C, H W]
+/// positions: float or double, a 1 x 1 kernel of stride 1 without padding, as many output
+/// channels as input ones or more, over an x whose positions are at most
+/// kPointwiseGatherStride elements apart along w, with positions enough for
+/// conv_position_tasks' tasks. Contiguous planes (x_sh = in_w, x_sw = 1) are packed as they are;
+/// other positions (a strided 1 x 1 kernel's sampled view: conv_sampled_input) are gathered into
+/// the panels (conv_pointwise_gathers). Its output rows are then runs of an NCHW output.
+/// ResNet-50's first-stage 1 x 1 layers at batch 1 (3136 positions, AVX2, 2 threads): the expand
+/// (64 -> 256) 1.5x faster than as positions x channels (its 4x larger output stored through
+/// transposes), the reduce (256 -> 64) no faster, and its input gradient as such a forward
+/// (256 -> 64) 0.9-1.0x; with fewer positions than tasks (the later stages) a product per image
+/// ran 1.2-1.3x slower. ResNet-18's stride-2 shortcut (64 -> 128, batch 64), gathered: see
+/// docs/vision.md.
 template <class T>
 bool conv_pointwise_planes(const ConvGeometry& geo, std::int64_t x_sh, std::int64_t x_sw) {
   return (std::is_same_v<T, float> || std::is_same_v<T, double>) && geo.taps() == 1 && geo.stride_h == 1 &&
-         geo.stride_w == 1 && geo.pad_h == 0 && geo.pad_w == 0 && geo.out_channels >= geo.in_channels && x_sw == 1 &&
-         x_sh == geo.in_w && conv_position_tasks<T>(geo).tasks;
+         geo.stride_w == 1 && geo.pad_h == 0 && geo.pad_w == 0 && geo.out_channels >= geo.in_channels && x_sw >= 1 &&
+         x_sw <= kPointwiseGatherStride && x_sh >= x_sw * geo.in_w && conv_position_tasks<T>(geo).tasks;
+}
+
+/// Whether a conv_pointwise_planes product gathers x's positions (they are not one contiguous
+/// run a channel).
+inline bool conv_pointwise_gathers(const ConvGeometry& geo, std::int64_t x_sh, std::int64_t x_sw) {
+  return x_sw != 1 || x_sh != geo.in_w;
+}
+
+/// How many channel planes ahead gather_position_columns prefetches the rows it reads.
+inline constexpr std::int64_t kGatherPrefetchChannels = 8;
+
+/// to[c ld + q] = x[n, c, i, j] for every input channel c and the positions p0 + q = i out_w + j,
+/// q < cols: the b operand of a conv_pointwise_planes product whose positions are not
+/// contiguous, gathered a channel at a time, its rows in order, the rows of the channel
+/// kGatherPrefetchChannels ahead prefetched: ResNet-18's sampled shortcut input (every other
+/// row of 64 planes of 4 KB an image) comes from memory, where the hardware's prefetchers,
+/// within a page, left the gather 40% of the convolution (1.25-1.3x faster prefetched).
+template <class T>
+void gather_position_columns(const ConvGeometry& geo, const Strided4<const T>& x, std::int64_t n, std::int64_t p0,
+                             std::int64_t cols, T* to, std::int64_t ld) {
+  for (std::int64_t c = 0; c < geo.in_channels; ++c)
+    for (std::int64_t q = 0; q < cols;) {
+      const std::int64_t p = p0 + q, i = p / geo.out_w, j = p % geo.out_w, run = std::min(geo.out_w - j, cols - q);
+      const T* from = x.data + x.offset(n, c, i, j);
+      if (c + kGatherPrefetchChannels < geo.in_channels)
+        for (std::int64_t t = 0; t < run * x.sw; t += 64 / std::int64_t(sizeof(T)))
+          __builtin_prefetch(from + kGatherPrefetchChannels * x.sc + t);
+      for (std::int64_t t = 0; t < run; ++t) to[c * ld + q + t] = from[t * x.sw];
+      q += run;
+    }
 }
 
 /// Whether the forward in T runs by output positions (conv2d_forward_by_positions): one group of
-/// few input channels (a stem's 3: its patches have no runs of channels to read), or a
-/// conv_pointwise_planes product, from an x whose rows are runs (x_sw, its w stride, 1) into an
-/// output whose positions are adjacent and channels not (NCHW: out_sw 1, out_sc not). The
+/// few input channels (a stem's 3: its patches have no runs of channels to read) from an x whose
+/// rows are runs (x_sw, its w stride, 1), or a conv_pointwise_planes product, into an output
+/// whose positions are adjacent and channels not (NCHW: out_sw 1, out_sc not). The
 /// product's rows are then the output channels and its columns the positions, so a block's rows
 /// are runs of the output and the patch panels' rows copies of runs of x's rows (PhaseRows). In
 /// the other orientation, ResNet-18's stem stored its NCHW output through transposes (a third of
@@ -246,7 +287,7 @@ template <class T>
 bool conv_forward_by_positions(const ConvGeometry& geo, std::int64_t x_sh, std::int64_t x_sw, std::int64_t out_sc,
                                std::int64_t out_sw) {
   const bool few_channels = geo.in_channels < kPatchCopyChannels;
-  return geo.groups == 1 && (few_channels || conv_pointwise_planes<T>(geo, x_sh, x_sw)) && x_sw == 1 &&
+  return geo.groups == 1 && ((few_channels && x_sw == 1) || conv_pointwise_planes<T>(geo, x_sh, x_sw)) &&
          out_sw == 1 && out_sc != 1;
 }
 
@@ -1349,7 +1390,7 @@ void conv2d_forward_positions_direct(const ConvGeometry& geo, const Strided4<con
 /// patches in place (conv2d_forward_positions_direct). The others run the packed GEMM split as
 /// conv_position_tasks says (one product per image over both threads packed all of ResNet-50's
 /// stem patches, 7.4 MB, before multiplying them): a conv_pointwise_planes product packs x's
-/// rows as matmul packs its b; bfloat16, whose kernels take k in pairs (or fours), fills its
+/// rows as matmul packs its b, or gathers a sampled x's positions into its panels; bfloat16, whose kernels take k in pairs (or fours), fills its
 /// patch panels from x's phase rows (fill_position_columns).
 template <class T>
 void conv2d_forward_by_positions(const ConvGeometry& geo, const Strided4<const T>& x, const T* w,
@@ -1375,7 +1416,7 @@ void conv2d_forward_by_positions(const ConvGeometry& geo, const Strided4<const T
       }
     }
   };
-  const bool pointwise = conv_pointwise_planes<T>(geo, x.sh, x.sw);
+  const bool pointwise = conv_pointwise_planes<T>(geo, x.sh, x.sw), gathers = conv_pointwise_gathers(geo, x.sh, x.sw);
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     if (!pointwise) return conv2d_forward_positions_direct<T>(geo, x, w, out, e.none(), store_row);
   }
@@ -1388,7 +1429,13 @@ void conv2d_forward_by_positions(const ConvGeometry& geo, const Strided4<const T
   if (!pointwise) rows.emplace(geo, x, geo.out_w);
   // image n's product over positions [c0, c0 + cols) on `threads` threads
   auto product = [&](std::int64_t n, std::int64_t c0, std::int64_t cols, int threads) {
+    HostVector<T> gathered;  // a sampled x's positions of this product, [C, cols]
+    if (pointwise && gathers) {
+      gathered.resize(std::size_t(k * cols));
+      gather_position_columns(geo, x, n, c0, cols, gathered.data(), cols);
+    }
     auto pack_b = [&](std::int64_t j0, std::int64_t panel_steps, Packed* dst) {
+      if (pointwise && gathers) return pack_columns_panel<K>(gathered.data(), cols, k, cols, j0, panel_steps, dst);
       if (pointwise) return pack_columns_panel<K>(x.data + n * x.sn, x.sc, k, c0 + cols, c0 + j0, panel_steps, dst);
       const std::int64_t panel_cols = std::min(K::kCols, cols - j0);
       pack_filled_panel<K, T>(k, panel_cols, panel_steps, [&](T* to, std::int64_t ld) {
