@@ -152,7 +152,7 @@ struct ConvBlocks {
   std::string describe() const {
     return cat("convolution ", geo.groups > 1 ? cat(geo.groups, " groups x ") : std::string(), geo.out_positions(),
                " x ", geo.reduction(), " x ", geo.out_per_group(), " (", cpu::gemm_fma_isa(), " FMA), ",
-               cpu::conv_patches_text<T>(geo, x.strides()[1], false), bias.defined() ? ", + bias" : "");
+               cpu::conv_patches_text<T>(geo, x.strides()[1]), bias.defined() ? ", + bias" : "");
   }
   /// f(ResultBlock) for every finished block of the convolution (+ bias), from any thread.
   /// `destination`: the destination's strides in the block shape; where its positions are nearer

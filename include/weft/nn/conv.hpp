@@ -231,20 +231,14 @@ void conv_forward_into(const ConvCall<T>& c, const TensorView<const T>* bias, co
       // the strides the product writes: out's, or (computed in C, not T) a contiguous NCHW result's
       const std::int64_t out_sc = std::is_same_v<C, T> ? out.strides()[1] : g.out_h * g.out_w;
       const std::int64_t out_sw = std::is_same_v<C, T> ? out.strides()[3] : 1;
-      // the product's operand: a strided 1 x 1 kernel's sampled view of x, of stride 1
-      const bool sampled = weft::detail::cpu::conv_sampled_input(g);
-      const ConvGeometry pg = sampled ? weft::detail::cpu::sampled_geometry(g) : g;
-      const std::int64_t x_sh = x.strides()[2] * (sampled ? g.stride_h : 1), x_sw = x.strides()[3] * (sampled ? g.stride_w : 1);
-      const bool by_positions = weft::detail::cpu::conv_forward_by_positions<C>(pg, x_sh, x_sw, out_sc, out_sw);
-      const bool pointwise = weft::detail::cpu::conv_pointwise_planes<C>(pg, x_sh, x_sw);
-      const bool gathers = weft::detail::cpu::conv_pointwise_gathers(pg, x_sh, x_sw);
       weft::log_message(LogComponent::vision, LogLevel::info, c.op, " x ", c.x4.shape(),
                         x_last ? " channels-last" : " NCHW",
                         " * w ", c.w4.shape(), " -> ", out.shape(),
                         weft::is_channels_last(out) ? " channels-last" : " NCHW",
                         ": ", g.groups > 1 ? weft::detail::cat(g.groups, " groups x ") : std::string(),
                         g.out_positions(), " x ", g.reduction(), " x ", g.out_per_group(), " ",
-                        weft::detail::cpu::conv_patches_text<C>(g, c.x4.strides()[1], by_positions, pointwise, gathers),
+                        weft::detail::cpu::conv_forward_text<C>(g, c.x4.strides()[1], x.strides()[2], x.strides()[3],
+                                                                out_sc, out_sw),
                         bias ? ", epilogue + bias" : "", relu_before_residual ? ", relu" : "",
                         residual ? ", + residual" : "", relu_after_residual ? ", relu" : "", conv_precision<T, C>());
     }

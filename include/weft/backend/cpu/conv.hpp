@@ -122,18 +122,11 @@ constexpr bool conv_winograd(const ConvGeometry& geo, bool transposed = false) {
   return conv_winograd_shape<T>(geo, transposed) && geo.batch * ((h + 1) / 2) * ((w + 1) / 2) >= kWinogradTiles;
 }
 
-/// How a forward in T with x's channel stride reads its patches, for logs: as the direct product
-/// or an implicit GEMM, and from where; `by_positions`: conv_forward_by_positions holds,
-/// `pointwise`: conv_pointwise_planes too, `gathers`: and conv_pointwise_gathers.
+/// How a forward in T with x's channel stride reads its patches as positions x channels, for
+/// logs: as the direct product or an implicit GEMM, and from where (conv_forward_text: by output
+/// positions too).
 template <class T>
-std::string conv_patches_text(const ConvGeometry& geo, std::int64_t channel_stride, bool by_positions,
-                              bool pointwise = false, bool gathers = false) {
-  if (by_positions && pointwise)
-    return gathers ? "implicit GEMM by output positions (rows the output channels), x's sampled positions gathered"
-                   : "implicit GEMM by output positions (rows the output channels), x's rows packed as they are";
-  if (by_positions && (std::is_same_v<T, float> || std::is_same_v<T, double>))
-    return "direct by output positions (rows the output channels), patches read in place from runs of x's rows";
-  if (by_positions) return "implicit GEMM by output positions (rows the output channels), patches copied from runs of x's rows";
+std::string conv_patches_text(const ConvGeometry& geo, std::int64_t channel_stride) {
   const std::int64_t cg = geo.in_per_group();
   if (!patches_channel_runs<T>(channel_stride, cg, geo.taps())) return "implicit GEMM, patches channel-major";
   // a copy unless x is channels-last and no window reaches past it
@@ -1047,6 +1040,26 @@ Strided4<T> sampled_view(const ConvGeometry& geo, const Strided4<T>& x) {
   return Strided4<T>{x.data, x.sn, x.sc, x.sh * geo.stride_h, x.sw * geo.stride_w};
 }
 
+/// How conv2d_forward in T reads its patches, for logs, from x's strides (sc, sh, sw) into an
+/// output of strides (out_sc, out_sw): the product of a strided 1 x 1 kernel's sampled view as
+/// conv2d_forward runs it, by output positions (conv_forward_by_positions) or as positions x
+/// channels (conv_patches_text).
+template <class T>
+std::string conv_forward_text(const ConvGeometry& geo, std::int64_t x_sc, std::int64_t x_sh, std::int64_t x_sw,
+                              std::int64_t out_sc, std::int64_t out_sw) {
+  const bool sampled = conv_sampled_input(geo);
+  const ConvGeometry product = sampled ? sampled_geometry(geo) : geo;
+  if (sampled) x_sh *= geo.stride_h, x_sw *= geo.stride_w;
+  if (!conv_forward_by_positions<T>(product, x_sh, x_sw, out_sc, out_sw)) return conv_patches_text<T>(geo, x_sc);
+  if (conv_pointwise_planes<T>(product, x_sh, x_sw))
+    return conv_pointwise_gathers(product, x_sh, x_sw)
+               ? "implicit GEMM by output positions (rows the output channels), x's sampled positions gathered"
+               : "implicit GEMM by output positions (rows the output channels), x's rows packed as they are";
+  if (std::is_same_v<T, float> || std::is_same_v<T, double>)
+    return "direct by output positions (rows the output channels), patches read in place from runs of x's rows";
+  return "implicit GEMM by output positions (rows the output channels), patches copied from runs of x's rows";
+}
+
 /// For each group g: the rows x k x m product of its patch operand (read from one source) and its
 /// weight panels, finish(g, i0, i1, j0, j1, block, ld) receiving each finished block: the direct
 /// product where conv_direct<T>(channels) (patches read in place), else the implicit GEMM on
@@ -1390,8 +1403,9 @@ void conv2d_forward_positions_direct(const ConvGeometry& geo, const Strided4<con
 /// patches in place (conv2d_forward_positions_direct). The others run the packed GEMM split as
 /// conv_position_tasks says (one product per image over both threads packed all of ResNet-50's
 /// stem patches, 7.4 MB, before multiplying them): a conv_pointwise_planes product packs x's
-/// rows as matmul packs its b, or gathers a sampled x's positions into its panels; bfloat16, whose kernels take k in pairs (or fours), fills its
-/// patch panels from x's phase rows (fill_position_columns).
+/// rows as matmul packs its b, or gathers a sampled x's positions into its panels; bfloat16,
+/// whose kernels take k in pairs (or fours), fills its patch panels from x's phase rows
+/// (fill_position_columns).
 template <class T>
 void conv2d_forward_by_positions(const ConvGeometry& geo, const Strided4<const T>& x, const T* w,
                                  const ConvEpilogue<T>& epilogue, const Strided4<T>& out) {
@@ -1416,7 +1430,8 @@ void conv2d_forward_by_positions(const ConvGeometry& geo, const Strided4<const T
       }
     }
   };
-  const bool pointwise = conv_pointwise_planes<T>(geo, x.sh, x.sw), gathers = conv_pointwise_gathers(geo, x.sh, x.sw);
+  const bool pointwise = conv_pointwise_planes<T>(geo, x.sh, x.sw);
+  const bool gathers = pointwise && conv_pointwise_gathers(geo, x.sh, x.sw);
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     if (!pointwise) return conv2d_forward_positions_direct<T>(geo, x, w, out, e.none(), store_row);
   }
@@ -1430,12 +1445,12 @@ void conv2d_forward_by_positions(const ConvGeometry& geo, const Strided4<const T
   // image n's product over positions [c0, c0 + cols) on `threads` threads
   auto product = [&](std::int64_t n, std::int64_t c0, std::int64_t cols, int threads) {
     HostVector<T> gathered;  // a sampled x's positions of this product, [C, cols]
-    if (pointwise && gathers) {
+    if (gathers) {
       gathered.resize(std::size_t(k * cols));
       gather_position_columns(geo, x, n, c0, cols, gathered.data(), cols);
     }
     auto pack_b = [&](std::int64_t j0, std::int64_t panel_steps, Packed* dst) {
-      if (pointwise && gathers) return pack_columns_panel<K>(gathered.data(), cols, k, cols, j0, panel_steps, dst);
+      if (gathers) return pack_columns_panel<K>(gathered.data(), cols, k, cols, j0, panel_steps, dst);
       if (pointwise) return pack_columns_panel<K>(x.data + n * x.sn, x.sc, k, c0 + cols, c0 + j0, panel_steps, dst);
       const std::int64_t panel_cols = std::min(K::kCols, cols - j0);
       pack_filled_panel<K, T>(k, panel_cols, panel_steps, [&](T* to, std::int64_t ld) {
