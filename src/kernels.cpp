@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @file The optional precompiled kernels (the weft_kernels library): Eigen's GEMM behind matmul, weft's FMA GEMM and the CPU attention (flash and math backends) for float and double, and the checks, plans and log printers every kernel shares, compiled once for a program whose files define WEFT_PRECOMPILED_KERNELS.
+/// @file The optional precompiled kernels (the weft_kernels library): Eigen's GEMM behind matmul, weft's FMA GEMM, the CPU attention (flash and math backends) and the convolution engines for float and double, and the checks, plans and log printers every kernel shares, compiled once for a program whose files define WEFT_PRECOMPILED_KERNELS.
 ///
 /// Header-only stays the default: without the macro every file instantiates what it calls. With
 /// it (meson: weft_kernels_dep; CMake: weft::kernels, which define it for their users), the
@@ -9,6 +9,7 @@
 #define WEFT_KERNELS_LIBRARY      // ... also the one definition of each WEFT_SHARED function (core/config.hpp)
 
 #include "weft/backend/cpu/attention/flash.hpp"
+#include "weft/backend/cpu/conv.hpp"
 #include "weft/backend/cpu/gemm/eigen.hpp"
 #include "weft/backend/cpu/gemm/fma.hpp"
 #include "weft/log/log.hpp"
@@ -31,6 +32,8 @@ template void gemm_fma_batched<float>(const StridedMatrix<float>&, const Strides
 template void gemm_fma_batched<double>(const StridedMatrix<double>&, const Strides&, const StridedMatrix<double>&,
                                        const Strides&, double*, const Shape&, std::int64_t, std::int64_t,
                                        std::int64_t);
+WEFT_CONV_INSTANCES(, float)
+WEFT_CONV_INSTANCES(, double)
 
 }  // namespace weft::detail::cpu
 

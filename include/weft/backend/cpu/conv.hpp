@@ -49,6 +49,7 @@
 #include "weft/backend/cpu/gemm/bf16.hpp"
 #include "weft/backend/cpu/gemm/fma.hpp"
 #include "weft/backend/cpu/simd/transpose.hpp"
+#include "weft/core/config.hpp"
 #include "weft/plan/conv_geometry.hpp"
 
 namespace weft::detail::cpu {
@@ -1996,6 +1997,28 @@ void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x,
       dw[row * k + (direct ? j : dw_column[j])] = T(total);
     }
 }
+
+// The convolution engines' entry points for T, declared `extern` in the files of a program that
+// links the weft_kernels library (WEFT_LINKED_KERNELS, core/config.hpp), which defines them
+// (src/kernels.cpp: WEFT_CONV_INSTANCES(, float)): those files call them rather than compiling
+// the engines again (tests/nn/conv_test.cpp, g++ -Og: 43.8 -> 35.2 s of CPU), and a sanitizer
+// build runs them from its -O1 library rather than at -O0. For float and double: bfloat16's stay in
+// the headers (its GEMM follows each file's ISA macros), and so does the forward into an
+// expression's epilogue (conv_forward_product with the caller's block function, backend/conv.hpp).
+#define WEFT_CONV_INSTANCES(EXTERN, T)                                                                             \
+  EXTERN template void conv2d_forward<T>(const ConvGeometry&, const Strided4<const T>&, const T*,                  \
+                                         const typename ConvKernel<T>::Packed*, const ConvEpilogue<T>&,            \
+                                         const Strided4<T>&);                                                      \
+  EXTERN template void conv2d_backward_input<T>(const ConvGeometry&, const Strided4<const T>&, const T*,           \
+                                                const Strided4<T>&);                                               \
+  EXTERN template void conv2d_backward_weight<T>(const ConvGeometry&, const Strided4<const T>&,                    \
+                                                 const Strided4<const T>&, T*);                                    \
+  EXTERN template HostVector<typename ConvKernel<T>::Packed> conv_forward_weights<T>(                              \
+      const ConvGeometry&, const PatchOperand<T>&, const T*);
+#if WEFT_LINKED_KERNELS
+WEFT_CONV_INSTANCES(extern, float)
+WEFT_CONV_INSTANCES(extern, double)
+#endif
 
 }  // namespace weft::detail::cpu
 
