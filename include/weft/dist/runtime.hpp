@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <numeric>
 #include <string>
