@@ -34,6 +34,23 @@ template void gemm_fma_batched<double>(const StridedMatrix<double>&, const Strid
                                        std::int64_t);
 WEFT_CONV_INSTANCES(, float)
 WEFT_CONV_INSTANCES(, double)
+// The register blocks that products with an epilogue, attention and the convolutions call from
+// the program's own files too (their extern declarations: gemm/block.hpp, gemm/fma.hpp,
+// conv_direct.hpp).
+template void block_gemm_panels<float, false>(std::int64_t, std::int64_t, std::int64_t, const float*, std::int64_t,
+                                              std::int64_t, const float*, float*, std::int64_t);
+template void block_gemm_panels<float, true>(std::int64_t, std::int64_t, std::int64_t, const float*, std::int64_t,
+                                             std::int64_t, const float*, float*, std::int64_t);
+template void block_gemm_panels<double, false>(std::int64_t, std::int64_t, std::int64_t, const double*, std::int64_t,
+                                               std::int64_t, const double*, double*, std::int64_t);
+template void block_gemm_panels<double, true>(std::int64_t, std::int64_t, std::int64_t, const double*, std::int64_t,
+                                              std::int64_t, const double*, double*, std::int64_t);
+template void GemmFmaKernel<float>::block(const float*, const float*, std::int64_t, float*, bool);
+template void GemmFmaKernel<double>::block(const double*, const double*, std::int64_t, double*, bool);
+template void direct_tile<float>(const float* const*, const DirectRun*, std::int64_t, const float*, float*,
+                                 std::int64_t, bool);
+template void direct_tile<double>(const double* const*, const DirectRun*, std::int64_t, const double*, double*,
+                                  std::int64_t, bool);
 
 }  // namespace weft::detail::cpu
 

@@ -111,33 +111,45 @@ Config random_sampled_config(Rng& rng) {
   return k;
 }
 
-/// Reference forward, input gradient and weight gradient, in double, by the definition.
+/// Reference forward, input gradient and weight gradient, in double, by the definition:
+/// y[n, o, i, j] = b[o] + sum_{c, a, e} w[o, c, a, e] x[n, g(o) cg + c, i sh - ph + a dh, j sw - pw + e dw]
+/// (terms outside x are zero), dx and dw the same sum's transposes against dy.
+/// Raw pointers and sizes hoisted out of the loops: the sanitizer build runs this at -O0, where
+/// every vector subscript and member call is a call (a third of a large conv test's time).
 struct Reference {
   std::vector<double> y, dx, dw;
 };
-Reference reference(const Config& k, const std::vector<double>& x, const std::vector<double>& w,
-                    const std::vector<double>* b, const std::vector<double>& dy) {
+Reference reference(const Config& k, const std::vector<double>& x_values, const std::vector<double>& w_values,
+                    const std::vector<double>* b, const std::vector<double>& dy_values) {
   const std::int64_t cg = k.c / k.groups, og = k.o / k.groups, oh = k.oh(), ow = k.ow();
-  Reference r{std::vector<double>(std::size_t(k.n * k.o * oh * ow)), std::vector<double>(x.size()),
-              std::vector<double>(w.size())};
+  const std::int64_t ph = k.pad_h(), pw = k.pad_w(), H = k.h, W = k.w, KH = k.kh, KW = k.kw;
+  Reference r{std::vector<double>(std::size_t(k.n * k.o * oh * ow)), std::vector<double>(x_values.size()),
+              std::vector<double>(w_values.size())};
+  const double *x = x_values.data(), *w = w_values.data(), *dy = dy_values.data();
+  double *y = r.y.data(), *dx = r.dx.data(), *dw = r.dw.data();
   for (std::int64_t n = 0; n < k.n; ++n)
     for (std::int64_t o = 0; o < k.o; ++o)
       for (std::int64_t i = 0; i < oh; ++i)
         for (std::int64_t j = 0; j < ow; ++j) {
           const std::int64_t yi = ((n * k.o + o) * oh + i) * ow + j;
-          double s = b ? (*b)[o] : 0.0;
-          for (std::int64_t c = 0; c < cg; ++c)
-            for (std::int64_t a = 0; a < k.kh; ++a)
-              for (std::int64_t e = 0; e < k.kw; ++e) {
-                const std::int64_t ih = i * k.sh - k.pad_h() + a * k.dh, iw = j * k.sw - k.pad_w() + e * k.dw;
-                if (ih < 0 || ih >= k.h || iw < 0 || iw >= k.w) continue;
-                const std::int64_t ci = o / og * cg + c;
-                const std::int64_t xi = ((n * k.c + ci) * k.h + ih) * k.w + iw, wi = ((o * cg + c) * k.kh + a) * k.kw + e;
-                s += w[wi] * x[xi];
-                r.dx[xi] += w[wi] * dy[yi];
-                r.dw[wi] += x[xi] * dy[yi];
+          double s = b ? (*b)[std::size_t(o)] : 0.0;
+          for (std::int64_t c = 0; c < cg; ++c) {
+            const double* xc = x + (n * k.c + o / og * cg + c) * H * W;
+            double* dxc = dx + (n * k.c + o / og * cg + c) * H * W;
+            for (std::int64_t a = 0; a < KH; ++a) {
+              const std::int64_t ih = i * k.sh - ph + a * k.dh;
+              if (ih < 0 || ih >= H) continue;
+              for (std::int64_t e = 0; e < KW; ++e) {
+                const std::int64_t iw = j * k.sw - pw + e * k.dw;
+                if (iw < 0 || iw >= W) continue;
+                const std::int64_t xi = ih * W + iw, wi = ((o * cg + c) * KH + a) * KW + e;
+                s += w[wi] * xc[xi];
+                dxc[xi] += w[wi] * dy[yi];
+                dw[wi] += xc[xi] * dy[yi];
               }
-          r.y[yi] = s;
+            }
+          }
+          y[yi] = s;
         }
   return r;
 }

@@ -2001,9 +2001,9 @@ void conv2d_backward_weight(const ConvGeometry& geo, const Strided4<const T>& x,
 // The convolution engines' entry points for T, declared `extern` in the files of a program that
 // links the weft_kernels library (WEFT_LINKED_KERNELS, core/config.hpp), which defines them
 // (src/kernels.cpp: WEFT_CONV_INSTANCES(, float)): those files call them rather than compiling
-// the engines again (tests/nn/conv_test.cpp, g++ -Og: 43.8 -> 35.2 s of CPU). The GEMM kernels
-// they call stay weak symbols: a file that instantiates them too (a matmul epilogue) may supply
-// the copy the linker keeps. For float and double: bfloat16's stay in
+// the engines again (tests/nn/conv_test.cpp, g++ -Og: 43.8 -> 35.2 s of CPU); the register
+// blocks that a file's own fused forward calls (direct_tile, GemmFmaKernel::block) are declared
+// extern beside their definitions. For float and double: bfloat16's stay in
 // the headers (its GEMM follows each file's ISA macros), and so does the forward into an
 // expression's epilogue (conv_forward_product with the caller's block function, backend/conv.hpp).
 #define WEFT_CONV_INSTANCES(EXTERN, T)                                                                             \

@@ -116,6 +116,14 @@ WEFT_HOST_UNROLL(4)
   store_tile_sums(sum, acc, ldc, first);
 }
 
+#if WEFT_LINKED_KERNELS  // core/config.hpp
+// The weft_kernels library's copies (src/kernels.cpp), as block_gemm_panels' (gemm/block.hpp).
+extern template void direct_tile<float>(const float* const*, const DirectRun*, std::int64_t, const float*, float*,
+                                        std::int64_t, bool);
+extern template void direct_tile<double>(const double* const*, const DirectRun*, std::int64_t, const double*,
+                                         double*, std::int64_t, bool);
+#endif
+
 /// What the direct product runs on for T: the register tile, the layout of the weight panels it
 /// reads (packed by the GEMM kernel K for T's convolutions) and the k columns a slice holds.
 /// float and double: direct_tile on GemmFmaKernel's panels (kCols columns, one row a column s).

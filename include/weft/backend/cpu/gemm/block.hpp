@@ -86,6 +86,20 @@ void block_gemm_panels(std::int64_t M, std::int64_t N, std::int64_t K, const T* 
       block_gemm_tile<T, kAccumulate>(a + i * ar, ar, ak, b + j * K, NC, c + i * ldc + j, ldc, K);
 }
 
+#if WEFT_LINKED_KERNELS  // core/config.hpp
+// The weft_kernels library's copies (src/kernels.cpp), called rather than instantiated here:
+// otherwise the linker may keep this file's, compiled with this file's optimization (a -O0 test
+// file's in the sanitizer build, whose library is at -O1: a tenth of its suite's time).
+extern template void block_gemm_panels<float, false>(std::int64_t, std::int64_t, std::int64_t, const float*,
+                                                     std::int64_t, std::int64_t, const float*, float*, std::int64_t);
+extern template void block_gemm_panels<float, true>(std::int64_t, std::int64_t, std::int64_t, const float*,
+                                                    std::int64_t, std::int64_t, const float*, float*, std::int64_t);
+extern template void block_gemm_panels<double, false>(std::int64_t, std::int64_t, std::int64_t, const double*,
+                                                      std::int64_t, std::int64_t, const double*, double*, std::int64_t);
+extern template void block_gemm_panels<double, true>(std::int64_t, std::int64_t, std::int64_t, const double*,
+                                                     std::int64_t, std::int64_t, const double*, double*, std::int64_t);
+#endif
+
 }  // namespace weft::detail::cpu
 
 #endif  // !defined(__CUDA_ARCH__)

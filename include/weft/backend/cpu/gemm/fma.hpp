@@ -54,11 +54,9 @@ struct GemmFmaKernel {
   struct Thread {};
 
   /// acc (kRows x kCols, row-major) = (zero if `first`, else acc) + the `steps` steps of a packed
-  /// a and b panel.
-  static void block(const T* a, const T* b, std::int64_t steps, T* acc, bool first) {
-    if (first) block_gemm_tile<T, false>(a, 1, kRows, b, kCols, acc, kCols, steps);
-    else block_gemm_tile<T, true>(a, 1, kRows, b, kCols, acc, kCols, steps);
-  }
+  /// a and b panel. Defined below the class: not inline, so that a program linking weft_kernels
+  /// calls the library's copy (the extern declarations at the end of this file).
+  static void block(const T* a, const T* b, std::int64_t steps, T* acc, bool first);
 
   /// Packs rows i0.. i0 + kRows - 1 of a (n x k): dst[s kRows + r] = a(i0 + r, s), zeros past n.
   static void pack_a(const StridedMatrix<T>& a, std::int64_t n, std::int64_t k, std::int64_t i0, std::int64_t steps,
@@ -107,6 +105,12 @@ WEFT_HOST_UNROLL(8)
       std::memcpy(c + (i0 + r) * ldc + j0, acc + r * kCols, std::size_t(cols) * sizeof(T));
   }
 };
+
+template <class T>
+void GemmFmaKernel<T>::block(const T* a, const T* b, std::int64_t steps, T* acc, bool first) {
+  if (first) block_gemm_tile<T, false>(a, 1, kRows, b, kCols, acc, kCols, steps);
+  else block_gemm_tile<T, true>(a, 1, kRows, b, kCols, acc, kCols, steps);
+}
 
 /// Whether the FMA GEMM is expected to beat Eigen's for an n x k x m float product, with or
 /// without a fused epilogue (same-run comparisons, AMD Zen 5, 2 threads): from 2^21 multiply-adds
@@ -228,7 +232,9 @@ void gemm_fma_few_rows_prepacked(const T* a, std::int64_t lda, std::int64_t n, s
 #if defined(WEFT_PRECOMPILED_KERNELS)
 // Compiled once in the weft_kernels library (src/kernels.cpp): the files of a program that links
 // it call these rather than instantiating them (a product with an epilogue still instantiates its
-// own blocks' driver).
+// own blocks' driver, which calls the library's register block).
+extern template void GemmFmaKernel<float>::block(const float*, const float*, std::int64_t, float*, bool);
+extern template void GemmFmaKernel<double>::block(const double*, const double*, std::int64_t, double*, bool);
 extern template void gemm_fma_batched<float>(const StridedMatrix<float>&, const Strides&, const StridedMatrix<float>&,
                                              const Strides&, float*, const Shape&, std::int64_t, std::int64_t,
                                              std::int64_t);
