@@ -1380,7 +1380,7 @@ void conv2d_forward_positions_direct(const ConvGeometry& geo, const Strided4<con
               const T* ak = a + kw * R;
               for (int r = 0; r < R; ++r) {
                 const V weight = V::broadcast(ak[r]);
-                for (int v = 0; v < NV; ++v) acc[r][v] = acc[r][v] + weight * b[v];
+                for (int v = 0; v < NV; ++v) acc[r][v] = simd::mul_add(weight, b[v], acc[r][v]);
               }
             }
           }

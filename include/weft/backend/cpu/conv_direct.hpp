@@ -109,7 +109,7 @@ WEFT_HOST_UNROLL(8)
       for (int r = 0; r < R; ++r) {
         const V x{a[r][s] - typename V::Raw{}};  // a broadcast load (see block_gemm_tile)
 WEFT_HOST_UNROLL(4)
-        for (int v = 0; v < NV; ++v) sum[r][v] = sum[r][v] + x * bs[v];
+        for (int v = 0; v < NV; ++v) sum[r][v] = simd::mul_add(x, bs[v], sum[r][v]);
       }
     }
   }
@@ -392,7 +392,7 @@ WEFT_HOST_UNROLL(8)
     for (int r = 0; r < R; ++r) {
       const V g{dy[r][d] - typename V::Raw{}};  // a broadcast load
 WEFT_HOST_UNROLL(4)
-      for (int v = 0; v < NV; ++v) sum[r][v] = sum[r][v] + g * xs[v];
+      for (int v = 0; v < NV; ++v) sum[r][v] = simd::mul_add(g, xs[v], sum[r][v]);
     }
   }
   store_tile_sums(sum, acc, ldc, first);

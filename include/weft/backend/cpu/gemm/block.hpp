@@ -57,7 +57,7 @@ WEFT_HOST_UNROLL(8)
       // add and a register broadcast on the shuffle port, which the FMAs share (110 vs 170 GFLOP/s).
       const V x{ak_[r * ar] - typename V::Raw{}};
 WEFT_HOST_UNROLL(4)
-      for (int v = 0; v < NV; ++v) acc[r][v] = acc[r][v] + x * bk[v];
+      for (int v = 0; v < NV; ++v) acc[r][v] = simd::mul_add(x, bk[v], acc[r][v]);
     }
   }
 WEFT_HOST_UNROLL(8)

@@ -200,7 +200,7 @@ void gemm_fma_rows_prepacked(const T* a, std::int64_t lda, std::int64_t k, std::
         for (int v = 0; v < NV; ++v) bs[v] = V::load(panel + s * kCols + v * W);
         for (int r = 0; r < R; ++r) {
           const V x{a[r * lda + s] - typename V::Raw{}};  // a broadcast load, as block_gemm_tile's
-          for (int v = 0; v < NV; ++v) part[r][v] = part[r][v] + x * bs[v];
+          for (int v = 0; v < NV; ++v) part[r][v] = simd::mul_add(x, bs[v], part[r][v]);
         }
       }
       for (int r = 0; r < R; ++r)

@@ -374,6 +374,34 @@ WEFT_SIMD_INLINE Vec<T, N> operator>>(Vec<T, N> a, int s) {
   return {a.raw >> s};
 }
 
+/// a b + c rounded once (a fused multiply-add) where the ISA has one for this width (x86 FMA3,
+/// AVX-512, aarch64 NEON), else a b + c rounded twice. Spelled out rather than left to the
+/// compiler: g++ contracts `c + a * b` into an FMA from -O2 on and not at -Og or -O0, so one GEMM
+/// tile compiled in a -Og file and in the -O3 weft_kernels library rounded differently (a
+/// prepacked Linear lost the bits of the unpacked call). Where the ISA has no FMA there is nothing
+/// to contract, and the plain expression rounds alike at every level.
+template <class T, int N>
+WEFT_SIMD_INLINE Vec<T, N> mul_add(Vec<T, N> a, Vec<T, N> b, Vec<T, N> c) {
+  using Raw = typename Vec<T, N>::Raw;
+  [[maybe_unused]] constexpr std::size_t bytes = sizeof(Raw);
+  [[maybe_unused]] constexpr bool f32 = std::is_same_v<T, float>, f64 = std::is_same_v<T, double>;
+#if defined(__AVX512F__)
+  if constexpr (bytes == 64 && f32) return {(Raw)_mm512_fmadd_ps((__m512)a.raw, (__m512)b.raw, (__m512)c.raw)};
+  if constexpr (bytes == 64 && f64) return {(Raw)_mm512_fmadd_pd((__m512d)a.raw, (__m512d)b.raw, (__m512d)c.raw)};
+#endif
+#if defined(__FMA__)
+  if constexpr (bytes == 32 && f32) return {(Raw)_mm256_fmadd_ps((__m256)a.raw, (__m256)b.raw, (__m256)c.raw)};
+  if constexpr (bytes == 32 && f64) return {(Raw)_mm256_fmadd_pd((__m256d)a.raw, (__m256d)b.raw, (__m256d)c.raw)};
+  if constexpr (bytes == 16 && f32) return {(Raw)_mm_fmadd_ps((__m128)a.raw, (__m128)b.raw, (__m128)c.raw)};
+  if constexpr (bytes == 16 && f64) return {(Raw)_mm_fmadd_pd((__m128d)a.raw, (__m128d)b.raw, (__m128d)c.raw)};
+#endif
+#if defined(__ARM_NEON) && defined(__aarch64__)
+  if constexpr (bytes == 16 && f32) return {(Raw)vfmaq_f32((float32x4_t)c.raw, (float32x4_t)a.raw, (float32x4_t)b.raw)};
+  if constexpr (bytes == 16 && f64) return {(Raw)vfmaq_f64((float64x2_t)c.raw, (float64x2_t)a.raw, (float64x2_t)b.raw)};
+#endif
+  return {a.raw * b.raw + c.raw};
+}
+
 // ---------------------------------------------------------------------------
 // Comparisons, masks, select, conversion
 // ---------------------------------------------------------------------------
