@@ -27,30 +27,15 @@ template void eigen_product<float>(const float*, std::int64_t, bool, const float
                                    std::int64_t, std::int64_t, std::int64_t, int);
 template void eigen_product<double>(const double*, std::int64_t, bool, const double*, std::int64_t, bool, double*,
                                     std::int64_t, std::int64_t, std::int64_t, int);
-template void gemm_fma_batched<float>(const StridedMatrix<float>&, const Strides&, const StridedMatrix<float>&,
-                                      const Strides&, float*, const Shape&, std::int64_t, std::int64_t, std::int64_t);
-template void gemm_fma_batched<double>(const StridedMatrix<double>&, const Strides&, const StridedMatrix<double>&,
-                                       const Strides&, double*, const Shape&, std::int64_t, std::int64_t,
-                                       std::int64_t);
+WEFT_GEMM_FMA_INSTANCES(, float)
+WEFT_GEMM_FMA_INSTANCES(, double)
 WEFT_CONV_INSTANCES(, float)
 WEFT_CONV_INSTANCES(, double)
-// The register blocks that products with an epilogue, attention and the convolutions call from
-// the program's own files too (their extern declarations: gemm/block.hpp, gemm/fma.hpp,
-// conv_direct.hpp).
-template void block_gemm_panels<float, false>(std::int64_t, std::int64_t, std::int64_t, const float*, std::int64_t,
-                                              std::int64_t, const float*, float*, std::int64_t);
-template void block_gemm_panels<float, true>(std::int64_t, std::int64_t, std::int64_t, const float*, std::int64_t,
-                                             std::int64_t, const float*, float*, std::int64_t);
-template void block_gemm_panels<double, false>(std::int64_t, std::int64_t, std::int64_t, const double*, std::int64_t,
-                                               std::int64_t, const double*, double*, std::int64_t);
-template void block_gemm_panels<double, true>(std::int64_t, std::int64_t, std::int64_t, const double*, std::int64_t,
-                                              std::int64_t, const double*, double*, std::int64_t);
-template void GemmFmaKernel<float>::block(const float*, const float*, std::int64_t, float*, bool);
-template void GemmFmaKernel<double>::block(const double*, const double*, std::int64_t, double*, bool);
-template void direct_tile<float>(const float* const*, const DirectRun*, std::int64_t, const float*, float*,
-                                 std::int64_t, bool);
-template void direct_tile<double>(const double* const*, const DirectRun*, std::int64_t, const double*, double*,
-                                  std::int64_t, bool);
+// The register blocks that attention and the convolutions call from the program's own files too.
+WEFT_BLOCK_GEMM_INSTANCES(, float)
+WEFT_BLOCK_GEMM_INSTANCES(, double)
+WEFT_DIRECT_TILE_INSTANCES(, float)
+WEFT_DIRECT_TILE_INSTANCES(, double)
 
 }  // namespace weft::detail::cpu
 

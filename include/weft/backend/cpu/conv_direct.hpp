@@ -116,12 +116,12 @@ WEFT_HOST_UNROLL(4)
   store_tile_sums(sum, acc, ldc, first);
 }
 
-#if WEFT_LINKED_KERNELS  // core/config.hpp
 // The weft_kernels library's copies (src/kernels.cpp), as block_gemm_panels' (gemm/block.hpp).
-extern template void direct_tile<float>(const float* const*, const DirectRun*, std::int64_t, const float*, float*,
-                                        std::int64_t, bool);
-extern template void direct_tile<double>(const double* const*, const DirectRun*, std::int64_t, const double*,
-                                         double*, std::int64_t, bool);
+#define WEFT_DIRECT_TILE_INSTANCES(EXTERN, T) \
+  EXTERN template void direct_tile<T>(const T* const*, const DirectRun*, std::int64_t, const T*, T*, std::int64_t, bool);
+#if WEFT_LINKED_KERNELS  // core/config.hpp
+WEFT_DIRECT_TILE_INSTANCES(extern, float)
+WEFT_DIRECT_TILE_INSTANCES(extern, double)
 #endif
 
 /// What the direct product runs on for T: the register tile, the layout of the weight panels it

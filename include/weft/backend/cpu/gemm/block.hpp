@@ -86,18 +86,18 @@ void block_gemm_panels(std::int64_t M, std::int64_t N, std::int64_t K, const T* 
       block_gemm_tile<T, kAccumulate>(a + i * ar, ar, ak, b + j * K, NC, c + i * ldc + j, ldc, K);
 }
 
-#if WEFT_LINKED_KERNELS  // core/config.hpp
-// The weft_kernels library's copies (src/kernels.cpp), called rather than instantiated here:
-// otherwise the linker may keep this file's, compiled with this file's optimization (a -O0 test
-// file's in the sanitizer build, whose library is at -O1: a tenth of its suite's time).
-extern template void block_gemm_panels<float, false>(std::int64_t, std::int64_t, std::int64_t, const float*,
-                                                     std::int64_t, std::int64_t, const float*, float*, std::int64_t);
-extern template void block_gemm_panels<float, true>(std::int64_t, std::int64_t, std::int64_t, const float*,
-                                                    std::int64_t, std::int64_t, const float*, float*, std::int64_t);
-extern template void block_gemm_panels<double, false>(std::int64_t, std::int64_t, std::int64_t, const double*,
-                                                      std::int64_t, std::int64_t, const double*, double*, std::int64_t);
-extern template void block_gemm_panels<double, true>(std::int64_t, std::int64_t, std::int64_t, const double*,
-                                                     std::int64_t, std::int64_t, const double*, double*, std::int64_t);
+// In a program that links weft_kernels (WEFT_LINKED_KERNELS, core/config.hpp), the library's
+// copies (src/kernels.cpp: WEFT_BLOCK_GEMM_INSTANCES(, float)), called rather than instantiated
+// here: otherwise the linker may keep this file's, compiled with this file's optimization (a -O0
+// test file's in the sanitizer build, whose library is at -O1: a tenth of its suite's time).
+#define WEFT_BLOCK_GEMM_INSTANCES(EXTERN, T)                                                                  \
+  EXTERN template void block_gemm_panels<T, false>(std::int64_t, std::int64_t, std::int64_t, const T*,        \
+                                                   std::int64_t, std::int64_t, const T*, T*, std::int64_t);   \
+  EXTERN template void block_gemm_panels<T, true>(std::int64_t, std::int64_t, std::int64_t, const T*,         \
+                                                  std::int64_t, std::int64_t, const T*, T*, std::int64_t);
+#if WEFT_LINKED_KERNELS
+WEFT_BLOCK_GEMM_INSTANCES(extern, float)
+WEFT_BLOCK_GEMM_INSTANCES(extern, double)
 #endif
 
 }  // namespace weft::detail::cpu

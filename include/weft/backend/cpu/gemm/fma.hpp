@@ -229,18 +229,17 @@ void gemm_fma_few_rows_prepacked(const T* a, std::int64_t lda, std::int64_t n, s
   }
 }
 
+// Compiled once in the weft_kernels library (src/kernels.cpp: WEFT_GEMM_FMA_INSTANCES(, float)):
+// the files of a program that links it call these rather than instantiating them (a product with
+// an epilogue still instantiates its own blocks' driver, which calls the library's register block).
+#define WEFT_GEMM_FMA_INSTANCES(EXTERN, T)                                                                    \
+  EXTERN template void GemmFmaKernel<T>::block(const T*, const T*, std::int64_t, T*, bool);                  \
+  EXTERN template void gemm_fma_batched<T>(const StridedMatrix<T>&, const Strides&, const StridedMatrix<T>&,   \
+                                           const Strides&, T*, const Shape&, std::int64_t, std::int64_t,       \
+                                           std::int64_t);
 #if defined(WEFT_PRECOMPILED_KERNELS)
-// Compiled once in the weft_kernels library (src/kernels.cpp): the files of a program that links
-// it call these rather than instantiating them (a product with an epilogue still instantiates its
-// own blocks' driver, which calls the library's register block).
-extern template void GemmFmaKernel<float>::block(const float*, const float*, std::int64_t, float*, bool);
-extern template void GemmFmaKernel<double>::block(const double*, const double*, std::int64_t, double*, bool);
-extern template void gemm_fma_batched<float>(const StridedMatrix<float>&, const Strides&, const StridedMatrix<float>&,
-                                             const Strides&, float*, const Shape&, std::int64_t, std::int64_t,
-                                             std::int64_t);
-extern template void gemm_fma_batched<double>(const StridedMatrix<double>&, const Strides&,
-                                              const StridedMatrix<double>&, const Strides&, double*, const Shape&,
-                                              std::int64_t, std::int64_t, std::int64_t);
+WEFT_GEMM_FMA_INSTANCES(extern, float)
+WEFT_GEMM_FMA_INSTANCES(extern, double)
 #endif
 
 }  // namespace weft::detail::cpu
