@@ -147,6 +147,21 @@ for t in json.load(sys.stdin):
 ' "$1" "$2"
 }
 
+# weft_targets_outside DIR SUBDIR: the ninja targets of build DIR (libraries, programs, generated
+# files; no run targets) that SUBDIR/meson.build does not define, one path per line relative to
+# DIR: what a build that only checks SUBDIR's syntax (scripts/check-syntax) compiles.
+weft_targets_outside() {
+  meson introspect --targets "$1" | python3 -c '
+import json, os, sys
+build, sub = os.path.realpath(sys.argv[1]), sys.argv[2]
+for t in json.load(sys.stdin):
+    where = os.path.dirname(os.path.realpath(t["defined_in"]))
+    if t["type"] != "run" and not where.endswith(os.sep + sub):
+        for f in t["filename"]:
+            print(os.path.relpath(f, build))
+' "$1" "$2"
+}
+
 # weft_drop_stale_nvcc_objects DIR: Debian's Meson 1.0 asks nvcc for no dependency file (`ninja
 # -t deps` lists none for a .cu object), so ninja cannot see the headers an nvcc object read and
 # keeps it after one of them changed. Deletes each nvcc object of DIR that is older than some
