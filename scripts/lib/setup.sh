@@ -134,33 +134,28 @@ weft_configure() {
   awk '/^  weft$/ { on = 1; next } on && /^$/ { exit } on' "$dir.configure.log" >&2 || true
 }
 
-# weft_programs DIR SUBDIR: the executables SUBDIR/meson.build defines in
-# build DIR, one path per line relative to DIR (usable as a ninja target).
-weft_programs() {
+# weft_targets DIR SUBDIR in|outside KINDS: the ninja targets of build DIR that SUBDIR/meson.build
+# defines (in) or does not (outside), of the Meson target types KINDS names (a regular expression:
+# "executable", or "^(?!run$)" for every type but run targets), one path per line relative to DIR.
+weft_targets() {
   meson introspect --targets "$1" | python3 -c '
-import json, os, sys
-build, sub = os.path.realpath(sys.argv[1]), sys.argv[2]
+import json, os, re, sys
+build, sub, where_wanted, kinds = os.path.realpath(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 for t in json.load(sys.stdin):
-    where = os.path.dirname(os.path.realpath(t["defined_in"]))
-    if t["type"] == "executable" and where.endswith(os.sep + sub):
-        print(os.path.relpath(t["filename"][0], build))
-' "$1" "$2"
-}
-
-# weft_targets_outside DIR SUBDIR: the ninja targets of build DIR (libraries, programs, generated
-# files; no run targets) that SUBDIR/meson.build does not define, one path per line relative to
-# DIR: what a build that only checks SUBDIR's syntax (scripts/check-syntax) compiles.
-weft_targets_outside() {
-  meson introspect --targets "$1" | python3 -c '
-import json, os, sys
-build, sub = os.path.realpath(sys.argv[1]), sys.argv[2]
-for t in json.load(sys.stdin):
-    where = os.path.dirname(os.path.realpath(t["defined_in"]))
-    if t["type"] != "run" and not where.endswith(os.sep + sub):
+    inside = os.path.dirname(os.path.realpath(t["defined_in"])).endswith(os.sep + sub)
+    if inside == (where_wanted == "in") and re.match(kinds, t["type"]):
         for f in t["filename"]:
             print(os.path.relpath(f, build))
-' "$1" "$2"
+' "$@"
 }
+
+# weft_programs DIR SUBDIR: the executables SUBDIR/meson.build defines in build DIR.
+weft_programs() { weft_targets "$1" "$2" in '^executable$'; }
+
+# weft_targets_outside DIR SUBDIR: every target of build DIR (libraries, programs, generated
+# files; no run targets) that SUBDIR/meson.build does not define: what a build that only checks
+# SUBDIR's syntax (scripts/check-syntax) compiles.
+weft_targets_outside() { weft_targets "$1" "$2" outside '^(?!run$)'; }
 
 # weft_drop_stale_nvcc_objects DIR: Debian's Meson 1.0 asks nvcc for no dependency file (`ninja
 # -t deps` lists none for a .cu object), so ninja cannot see the headers an nvcc object read and
